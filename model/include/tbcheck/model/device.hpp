@@ -1,0 +1,50 @@
+// A GPU's per-SM limits as the scheduler sees them (the fields of corpus/devices/*.json).
+// Loading validates every field; built-in devices are embedded from corpus/devices.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tbcheck/model/json_reader.hpp"
+
+namespace tbcheck::model {
+
+struct Device {
+  std::string name;
+  std::string description;
+  std::string cc;  // compute capability, "8.6"
+  int sms = 0;
+  int sms_per_tpc = 2;  // SMs 2t and 2t+1 form TPC t
+  int pbs_per_sm = 4;   // processing blocks (warp schedulers) per SM
+  int max_blocks_per_sm = 0;
+  int max_warps_per_sm = 0;
+  int max_threads_per_block = 0;
+  int regs_per_sm = 0;
+  int reg_alloc_unit = 0;  // registers per warp allocation step (256 = 8 regs x 32 threads)
+  int max_regs_per_thread = 0;
+  std::vector<int> smem_configs_kb;  // ascending
+  int smem_alloc_unit = 0;
+  int smem_reserved_per_block = 0;  // bytes the runtime adds to every block
+  int max_smem_per_block = 0;       // bytes, excluding the reserved part
+  std::vector<int> gpc_of_tpc;      // optional
+
+  int tpcs() const { return sms / sms_per_tpc; }
+  int tpc_of(int sm) const { return sm / sms_per_tpc; }
+  int max_smem_config_bytes() const { return smem_configs_kb.back() * 1024; }
+  int warp_slots_per_pb() const { return max_warps_per_sm / pbs_per_sm; }
+  int regs_per_pb() const { return regs_per_sm / pbs_per_sm; }
+  // Smallest supported configuration (bytes) >= bytes; nullopt if none.
+  std::optional<int> config_at_least(int64_t bytes) const;
+
+  json to_json() const;
+};
+
+// Reads and validates a device object. `where` names the file, `path` the field prefix.
+Device device_from_json(const json& j, const std::string& where, const std::string& path = "device");
+
+// Built-in devices (embedded from corpus/devices/*.json), in name order.
+const std::vector<Device>& builtin_devices();
+// A built-in device by name; an unknown name is an InputError listing the valid ones.
+const Device& builtin_device(const std::string& name, const std::string& where, const std::string& field);
+
+}  // namespace tbcheck::model

@@ -1,0 +1,76 @@
+// A hypothesis is one option per scheduler mechanism (DESIGN.md "Mechanisms and hypotheses").
+// Options are registered in one explicit table (option_table) with the paper section they come from.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tbcheck/model/json_reader.hpp"
+
+namespace tbcheck::model {
+
+enum class Selection { RoundRobin, MostRoom, GpcPriority };
+enum class Order { Natural, EvenFirst };
+enum class Warps { Sm, PbStrictRR, PbAny };
+enum class Registers { Sm, Pb, PbContiguous };
+enum class Smem { Counted, ContiguousFirstFit };
+enum class SmemConfig { None, Tpc };
+enum class Local { Ignore, GpuConfig };
+enum class Capacity { Blocks, Literal };
+
+struct Hypothesis {
+  std::string name;
+  std::string source;
+  std::string description;
+  std::string file;  // where it was loaded from ("builtin:alg1" for shipped ones)
+
+  Selection selection = Selection::MostRoom;
+  Order order = Order::Natural;
+  Warps warps = Warps::Sm;
+  bool skip_on_multiple_of_4 = false;
+  Registers registers = Registers::Sm;
+  std::optional<int> registers_ignore_at_or_below;
+  Smem smem = Smem::Counted;
+  std::optional<int> smem_ignore_below;
+  SmemConfig smem_config = SmemConfig::None;
+  Local local = Local::Ignore;
+  Capacity capacity = Capacity::Blocks;
+
+  bool pb_warps() const { return warps != Warps::Sm; }
+  bool pb_registers() const { return registers != Registers::Sm; }
+  json to_json() const;  // the hypothesis-file shape, every field present
+  // True when the two choose the same option for every mechanism (names may differ).
+  bool same_options(const Hypothesis& o) const;
+};
+
+// One row per option of every mechanism: the registry of pluggable units.
+struct OptionInfo {
+  std::string_view mechanism;  // JSON field
+  std::string_view value;      // JSON value
+  std::string_view cites;      // paper section it comes from
+  std::string_view meaning;
+};
+const std::vector<OptionInfo>& option_table();
+
+std::string_view to_string(Selection);
+std::string_view to_string(Order);
+std::string_view to_string(Warps);
+std::string_view to_string(Registers);
+std::string_view to_string(Smem);
+std::string_view to_string(SmemConfig);
+std::string_view to_string(Local);
+std::string_view to_string(Capacity);
+
+// Reads a hypothesis object. `base` (optional) names a shipped hypothesis whose options are
+// taken first. Unknown fields or option values are errors listing the valid ones; option
+// combinations no engine can give a meaning to are rejected with the reason.
+Hypothesis hypothesis_from_json(const json& j, const std::string& where);
+Hypothesis load_hypothesis_file(const std::string& path);
+
+const std::vector<Hypothesis>& builtin_hypotheses();  // the shipped set, in a fixed order
+const Hypothesis* find_builtin_hypothesis(std::string_view name);
+// Resolves a comma list of names, "all", or paths to hypothesis files.
+std::vector<Hypothesis> resolve_hypotheses(const std::string& spec);
+
+}  // namespace tbcheck::model

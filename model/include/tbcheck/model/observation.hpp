@@ -1,0 +1,58 @@
+// What a corpus case records: a full or partial recorded schedule and/or facts from a paper,
+// plus the case wrapper (id, source, expect, notes) around a scenario.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tbcheck/model/scenario.hpp"
+
+namespace tbcheck::model {
+
+enum class ObservationKind { Hardware, Paper, Synthetic };
+std::string_view to_string(ObservationKind);
+
+struct Fact {
+  enum class Kind { OnSms, BlockOnSm, StartsAt, StartsAfter, ConcurrentWith };
+  Kind kind = Kind::OnSms;
+  std::string kernel;
+  std::vector<int> sms;               // OnSms: the set of SMs the kernel's blocks use
+  int block = 0, sm = 0;              // BlockOnSm
+  int time = 0;                       // StartsAt: first block's start
+  std::vector<std::string> kernels;   // StartsAfter / ConcurrentWith
+  std::string describe() const;
+  json to_json() const;
+};
+
+struct Observation {
+  ObservationKind kind = ObservationKind::Paper;
+  std::map<std::string, std::vector<int>> sm_of_block;     // kernel name -> SM per block index
+  std::map<std::string, std::vector<int>> start_of_block;  // kernel name -> start per block index
+  std::vector<Fact> facts;
+  bool has_recording() const { return !sm_of_block.empty() || !start_of_block.empty(); }
+  json to_json() const;
+};
+
+enum class Expect { Pass, Fail };
+
+struct Case {
+  std::string id;
+  std::string source;
+  std::string file;  // where it was read from
+  Scenario scenario;
+  std::optional<Observation> observation;
+  std::map<std::string, Expect> expect;  // hypothesis name -> what the source says
+  std::string notes;
+  json to_json() const;
+};
+
+// A case object: a scenario plus id, source, observation, expect, notes. Observation kernels and
+// block indices are checked against the scenario.
+Case case_from_json(const json& j, const std::string& where, const std::string& default_source = "");
+// A file holds one case, or a collection {"source": ..., "cases": [...]}; a directory is read
+// recursively in path order. Non-case JSON files (devices, hypotheses) under a directory are
+// skipped only when they lack "kernels".
+std::vector<Case> load_cases(const std::string& path);
+
+}  // namespace tbcheck::model

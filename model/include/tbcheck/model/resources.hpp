@@ -1,0 +1,121 @@
+// The resource mechanisms of DESIGN.md: per-SM and per-PB accounting of block slots, warp slots,
+// registers and shared memory, the TPC shared-memory configuration and the GPU local-memory
+// configuration. Each option's rule lives in exactly one function here (see resources.cpp).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/model/scenario.hpp"
+
+namespace tbcheck::model {
+
+inline constexpr int kMaxPbs = 8;
+inline constexpr int64_t kUnlimited = int64_t{1} << 40;
+
+// What one block of a kernel needs under a hypothesis (thresholds already applied).
+struct BlockNeeds {
+  int warps = 1;            // W
+  int regs_per_warp = 0;    // R; 0 when registers are ignored
+  int smem = 0;             // S in bytes; 0 when shared memory is ignored
+  int config_s = 0;         // TB.config_s in bytes (Mechanism 3)
+  int local = 0;            // TB.config_l
+};
+
+BlockNeeds block_needs(const Kernel& k, const Device& d, const Hypothesis& h);
+
+// An address interval [offset, offset + size) in a contiguous allocator.
+struct Interval {
+  int offset = 0;
+  int size = 0;
+};
+
+// Sorted, non-overlapping allocations inside [0, limit): first fit at the lowest hole.
+class ContiguousSpace {
+ public:
+  int64_t fits(int size, int limit) const;   // how many `size` chunks fit in the holes
+  int allocate(int size, int limit);         // offset; -1 if no hole fits
+  void release(int offset);
+  int used() const { return used_; }
+  bool empty() const { return allocs_.empty(); }
+  std::vector<Interval> holes(int limit) const;
+
+ private:
+  std::vector<Interval> allocs_;
+  int used_ = 0;
+};
+
+struct SmState {
+  int blocks = 0;
+  int warps = 0;                      // SM pool (warps: sm)
+  int regs = 0;                       // SM pool (registers: sm)
+  int smem = 0;                       // bytes in use
+  int pb_pointer = 0;                 // Mechanism 2.1 round-robin pointer; never reset
+  std::array<int, kMaxPbs> pb_warps{};
+  std::array<int, kMaxPbs> pb_regs{};
+  std::vector<ContiguousSpace> pb_reg_space;  // registers: pb-contiguous
+  ContiguousSpace smem_space;                 // smem: contiguous-first-fit
+};
+
+// Where a committed block's resources went, so that its retirement frees exactly those.
+struct Allocation {
+  int sm = -1;
+  int warps = 0;
+  int regs_per_warp = 0;
+  int smem = 0;
+  std::array<int, kMaxPbs> pb_warps{};
+  int smem_offset = -1;
+  std::vector<int> reg_offsets;  // per warp, registers: pb-contiguous only (warp w in PB pb_of[w])
+  std::vector<int> reg_pbs;
+};
+
+// Capacity of one SM for a block, with the parts that make it up (for explanations and tests).
+struct CapacityParts {
+  int64_t limit_b = 0;        // free block slots
+  int64_t limit_w = 0;        // warps placeable (Algorithm 1's limit_w, registers folded in)
+  int64_t limit_regs_w = 0;   // warps allowed by SM-pooled registers (kUnlimited if not pooled)
+  int64_t limit_s = 0;        // blocks allowed by shared memory
+  bool config_blocked = false;  // TPC busy with a smaller configuration (Mechanism 3)
+  int64_t blocks = 0;         // blocks that fit: min(limit_b, limit_w / W, limit_s)
+  int64_t value = 0;          // the ranking value under the hypothesis' capacity units
+};
+
+class GpuState {
+ public:
+  GpuState(const Device& d, const Hypothesis& h);
+
+  CapacityParts capacity_parts(int sm, const BlockNeeds& n) const;
+  int64_t capacity(int sm, const BlockNeeds& n) const { return capacity_parts(sm, n).value; }
+  // Algorithm 1 lines 1-3: false when the local-memory configuration forbids any placement now.
+  bool local_allows(const BlockNeeds& n) const;
+  Allocation commit(int sm, const BlockNeeds& n);
+  void release(const Allocation& a);
+
+  bool tpc_idle(int tpc) const;
+  bool gpu_idle() const { return resident_ == 0; }
+  int tpc_config(int tpc) const { return tpc_config_[tpc]; }
+  const SmState& sm(int i) const { return sms_[i]; }
+  const Device& device() const { return d_; }
+  const Hypothesis& hypothesis() const { return h_; }
+
+  // Blocks of this kernel one empty SM holds (pointer 0, largest configuration): the factor of
+  // config_s (Mechanism 3) and the feasibility check of a kernel.
+  static CapacityParts empty_sm_capacity(const Device& d, const Hypothesis& h, const BlockNeeds& n);
+
+ private:
+  int64_t smem_limit(int sm, const BlockNeeds& n) const;
+  const Device& d_;
+  const Hypothesis& h_;
+  std::vector<SmState> sms_;
+  std::vector<int> tpc_config_;   // bytes
+  std::vector<int> tpc_blocks_;   // resident blocks per TPC
+  int gpu_local_ = 0;
+  int resident_ = 0;
+};
+
+// Why a kernel fits no empty SM under a hypothesis ("" when it fits).
+std::string infeasibility_reason(const Kernel& k, const Device& d, const Hypothesis& h);
+
+}  // namespace tbcheck::model

@@ -1,0 +1,47 @@
+// Scenarios (a device and an ordered list of kernels launched at time 0) and their loading.
+// Per-block resource needs (W, R, S of DESIGN.md) are derived here, once.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tbcheck/model/device.hpp"
+
+namespace tbcheck::model {
+
+struct Kernel {
+  std::string name;
+  int blocks = 1;
+  std::optional<std::pair<int, int>> grid;  // 2-D grid (x, y); blocks = x * y
+  int threads = 32;
+  int regs = 32;
+  int smem = 0;   // bytes per block, static + dynamic
+  int local = 0;  // bytes of local memory per thread
+  std::optional<int> stream;
+  int duration = 1;  // time units, every block of the kernel
+
+  int warps() const { return (threads + 31) / 32; }                 // W
+  int regs_per_warp(const Device& d) const;                           // R
+  int smem_per_block(const Device& d) const;                          // S (rounded + reserved)
+  json to_json() const;
+};
+
+struct Scenario {
+  Device device;
+  bool device_builtin = true;  // written back by name when true
+  std::vector<Kernel> kernels;
+
+  int total_blocks() const;
+  int kernel_index(const std::string& name) const;  // -1 if absent
+  json to_json() const;
+};
+
+// Keys a scenario object may have; cases add theirs.
+extern const std::vector<std::string> kScenarioKeys;
+
+// Reads device + kernels from an object (other keys are the caller's business) and checks every
+// kernel against the device limits (threads, regs, smem, blocks, duration) with named reasons.
+Scenario scenario_from_json(const json& j, const std::string& where);
+Scenario load_scenario_file(const std::string& path);
+
+}  // namespace tbcheck::model

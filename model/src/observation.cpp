@@ -1,0 +1,232 @@
+// Observations and corpus cases: loading (single cases, collections, directories) with every
+// kernel name, block index and SM id checked against the case's own scenario.
+#include "tbcheck/model/observation.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace tbcheck::model {
+
+std::string_view to_string(ObservationKind k) {
+  switch (k) {
+    case ObservationKind::Hardware: return "hardware";
+    case ObservationKind::Paper: return "paper";
+    case ObservationKind::Synthetic: return "synthetic";
+  }
+  return "?";
+}
+
+std::string Fact::describe() const {
+  switch (kind) {
+    case Kind::OnSms: return fmt::format("{} blocks are on SMs [{}]", kernel, fmt::join(sms, ", "));
+    case Kind::BlockOnSm: return fmt::format("{} block {} is on SM {}", kernel, block, sm);
+    case Kind::StartsAt: return fmt::format("{} starts at time {}", kernel, time);
+    case Kind::StartsAfter: return fmt::format("{} starts only after {} finished", kernel, fmt::join(kernels, ", "));
+    case Kind::ConcurrentWith: return fmt::format("{} runs concurrently with {}", kernel, fmt::join(kernels, ", "));
+  }
+  return "?";
+}
+
+json Fact::to_json() const {
+  json j = {{"kernel", kernel}};
+  switch (kind) {
+    case Kind::OnSms: j["on_sms"] = sms; break;
+    case Kind::BlockOnSm: j["block"] = block; j["sm"] = sm; break;
+    case Kind::StartsAt: j["starts_at"] = time; break;
+    case Kind::StartsAfter: j["starts_after"] = kernels; break;
+    case Kind::ConcurrentWith: j["concurrent_with"] = kernels; break;
+  }
+  return j;
+}
+
+json Observation::to_json() const {
+  json j = {{"kind", to_string(kind)}};
+  if (!sm_of_block.empty()) j["sm_of_block"] = sm_of_block;
+  if (!start_of_block.empty()) j["start_of_block"] = start_of_block;
+  if (!facts.empty()) {
+    j["facts"] = json::array();
+    for (const auto& f : facts) j["facts"].push_back(f.to_json());
+  }
+  return j;
+}
+
+json Case::to_json() const {
+  json j = {{"id", id}, {"source", source}};
+  json s = scenario.to_json();
+  j["device"] = s["device"];
+  j["kernels"] = s["kernels"];
+  if (observation) j["observation"] = observation->to_json();
+  if (!expect.empty()) {
+    json e = json::object();
+    for (const auto& [h, x] : expect) e[h] = x == Expect::Pass ? "pass" : "fail";
+    j["expect"] = e;
+  }
+  if (!notes.empty()) j["notes"] = notes;
+  return j;
+}
+
+namespace {
+
+const std::vector<std::string> kCaseKeys = {"id",     "source", "device", "kernels", "observation", "expect",
+                                            "notes",  "predictions", "bounds", "solver_seconds", "route",
+                                            "first_difference"};
+
+void check_kernel_name(const Scenario& s, const std::string& name, const std::string& where, const std::string& field) {
+  if (s.kernel_index(name) >= 0) return;
+  std::vector<std::string> names;
+  for (const auto& k : s.kernels) names.push_back(k.name);
+  throw InputError(where, field, fmt::format("no kernel named '{}' in this case; kernels are: {}", name, fmt::join(names, ", ")));
+}
+
+std::vector<std::string> name_list(const ObjectReader& r, std::string_view key, const Scenario& s) {
+  const json& v = r.require(key);
+  if (!v.is_array() || v.empty()) r.fail(key, "expected a non-empty array of kernel names");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string f = fmt::format("{}[{}]", r.field(key), i);
+    if (!v[i].is_string()) throw InputError(r.where(), f, fmt::format("expected a kernel name, found {}", json_type_name(v[i])));
+    check_kernel_name(s, v[i].get<std::string>(), r.where(), f);
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+Fact fact_from_json(const json& j, const Scenario& s, const std::string& where, const std::string& path) {
+  ObjectReader r(j, where, path, {"kernel", "on_sms", "block", "sm", "starts_at", "starts_after", "concurrent_with", "note"});
+  Fact f;
+  f.kernel = r.string("kernel");
+  check_kernel_name(s, f.kernel, where, r.field("kernel"));
+  const Kernel& k = s.kernels[s.kernel_index(f.kernel)];
+  int kinds = int(r.has("on_sms")) + int(r.has("block") || r.has("sm")) + int(r.has("starts_at")) +
+              int(r.has("starts_after")) + int(r.has("concurrent_with"));
+  if (kinds != 1)
+    throw InputError(where, path,
+                     "a fact needs exactly one of: on_sms, block + sm, starts_at, starts_after, concurrent_with");
+  if (r.has("on_sms")) {
+    f.kind = Fact::Kind::OnSms;
+    for (int64_t sm : r.int_array("on_sms", 0, s.device.sms - 1)) f.sms.push_back(static_cast<int>(sm));
+    if (f.sms.empty()) r.fail("on_sms", "must list at least one SM");
+  } else if (r.has("block") || r.has("sm")) {
+    f.kind = Fact::Kind::BlockOnSm;
+    f.block = static_cast<int>(r.integer("block", 0, k.blocks - 1));
+    f.sm = static_cast<int>(r.integer("sm", 0, s.device.sms - 1));
+  } else if (r.has("starts_at")) {
+    f.kind = Fact::Kind::StartsAt;
+    f.time = static_cast<int>(r.integer("starts_at", 0, INT32_MAX));
+  } else if (r.has("starts_after")) {
+    f.kind = Fact::Kind::StartsAfter;
+    f.kernels = name_list(r, "starts_after", s);
+  } else {
+    f.kind = Fact::Kind::ConcurrentWith;
+    f.kernels = name_list(r, "concurrent_with", s);
+  }
+  return f;
+}
+
+std::map<std::string, std::vector<int>> per_block(const ObjectReader& r, std::string_view key, const Scenario& s,
+                                                  int64_t lo, int64_t hi) {
+  const json& v = r.require(key);
+  if (!v.is_object()) r.fail(key, fmt::format("expected an object of kernel name -> list, found {}", json_type_name(v)));
+  std::map<std::string, std::vector<int>> out;
+  for (const auto& [name, list] : v.items()) {
+    std::string f = r.field(key) + "." + name;
+    check_kernel_name(s, name, r.where(), f);
+    const Kernel& k = s.kernels[s.kernel_index(name)];
+    if (!list.is_array()) throw InputError(r.where(), f, fmt::format("expected an array, found {}", json_type_name(list)));
+    if (static_cast<int>(list.size()) != k.blocks)
+      throw InputError(r.where(), f, fmt::format("lists {} blocks but kernel {} has {}", list.size(), name, k.blocks));
+    std::vector<int> vals;
+    vals.reserve(list.size());
+    for (size_t i = 0; i < list.size(); ++i)
+      vals.push_back(static_cast<int>(ObjectReader::as_integer(list[i], lo, hi, r.where(), fmt::format("{}[{}]", f, i))));
+    out[name] = std::move(vals);
+  }
+  return out;
+}
+
+Observation observation_from_json(const json& j, const Scenario& s, const std::string& where) {
+  ObjectReader r(j, where, "observation", {"kind", "sm_of_block", "start_of_block", "facts", "metadata"});
+  Observation o;
+  std::string kind = r.opt_string("kind").value_or("paper");
+  if (kind == "hardware") o.kind = ObservationKind::Hardware;
+  else if (kind == "paper") o.kind = ObservationKind::Paper;
+  else if (kind == "synthetic") o.kind = ObservationKind::Synthetic;
+  else r.fail("kind", fmt::format("unknown kind '{}'; valid kinds are: hardware, paper, synthetic", kind));
+  if (r.has("sm_of_block")) o.sm_of_block = per_block(r, "sm_of_block", s, 0, s.device.sms - 1);
+  if (r.has("start_of_block")) o.start_of_block = per_block(r, "start_of_block", s, 0, INT32_MAX);
+  if (r.has("facts")) {
+    const json& fs = r.require("facts");
+    if (!fs.is_array()) r.fail("facts", fmt::format("expected an array, found {}", json_type_name(fs)));
+    for (size_t i = 0; i < fs.size(); ++i)
+      o.facts.push_back(fact_from_json(fs[i], s, where, fmt::format("observation.facts[{}]", i)));
+  }
+  return o;
+}
+
+}  // namespace
+
+Case case_from_json(const json& j, const std::string& where, const std::string& default_source) {
+  ObjectReader r(j, where, "", kCaseKeys);
+  Case c;
+  c.file = where;
+  c.scenario = scenario_from_json(j, where);
+  c.id = r.opt_string("id").value_or("");
+  c.source = r.opt_string("source").value_or(default_source);
+  c.notes = r.opt_string("notes").value_or("");
+  if (const json* o = r.get("observation"); o && !o->is_null()) c.observation = observation_from_json(*o, c.scenario, where);
+  if (const json* e = r.get("expect"); e && !e->is_null()) {
+    if (!e->is_object()) r.fail("expect", "expected an object of hypothesis name -> \"pass\" or \"fail\"");
+    for (const auto& [h, v] : e->items()) {
+      if (v == "pass") c.expect[h] = Expect::Pass;
+      else if (v == "fail") c.expect[h] = Expect::Fail;
+      else throw InputError(where, "expect." + h, "expected \"pass\" or \"fail\"");
+    }
+  }
+  return c;
+}
+
+static void load_file_cases(const std::string& path, bool from_directory, std::vector<Case>& out) {
+  json j = read_json_file(path);
+  std::string stem = std::filesystem::path(path).stem().string();
+  if (j.is_object() && j.contains("cases")) {
+    ObjectReader r(j, path, "", {"source", "description", "cases"});
+    std::string source = r.opt_string("source").value_or("");
+    const json& cs = r.require("cases");
+    if (!cs.is_array()) r.fail("cases", fmt::format("expected an array of cases, found {}", json_type_name(cs)));
+    for (size_t i = 0; i < cs.size(); ++i) {
+      std::string where = fmt::format("{}: cases[{}]", path, i);
+      Case c = case_from_json(cs[i], where, source);
+      if (c.id.empty()) c.id = fmt::format("{}#{}", stem, i);
+      c.file = path;
+      out.push_back(std::move(c));
+    }
+    return;
+  }
+  if (from_directory && !(j.is_object() && j.contains("kernels"))) return;  // devices, hypotheses, other data
+  Case c = case_from_json(j, path);
+  if (c.id.empty()) c.id = stem;
+  out.push_back(std::move(c));
+}
+
+std::vector<Case> load_cases(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw InputError(path, "", "no such file or directory");
+  std::vector<Case> out;
+  if (fs::is_directory(path, ec)) {
+    std::vector<std::string> files;
+    for (const auto& e : fs::recursive_directory_iterator(path, ec))
+      if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) load_file_cases(f, true, out);
+  } else {
+    load_file_cases(path, false, out);
+  }
+  return out;
+}
+
+}  // namespace tbcheck::model

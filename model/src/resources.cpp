@@ -1,0 +1,274 @@
+// The resource mechanisms: one function per rule, each citing where it comes from.
+// Capacity (how many blocks of a kernel an SM can still take) and commit/release must agree:
+// a positive capacity always means the next block really fits.
+#include "tbcheck/model/resources.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace tbcheck::model {
+
+// ---- needs of one block (Algorithm 1 lines 4-6; seed 002 thresholds) ----
+
+BlockNeeds block_needs(const Kernel& k, const Device& d, const Hypothesis& h) {
+  BlockNeeds n;
+  n.warps = k.warps();
+  // seed 002 Section III-C2: registers play no part at or below the threshold.
+  bool regs_ignored = h.registers_ignore_at_or_below && k.regs <= *h.registers_ignore_at_or_below;
+  n.regs_per_warp = regs_ignored ? 0 : k.regs_per_warp(d);
+  // seed 002 Section III-C2: shared memory plays no part below the threshold (S includes the reserve).
+  int s = k.smem_per_block(d);
+  n.smem = (h.smem_ignore_below && s < *h.smem_ignore_below) ? 0 : s;
+  n.local = h.local == Local::GpuConfig ? k.local : 0;
+  if (h.smem_config == SmemConfig::Tpc) {
+    // Mechanism 3: config_s = (blocks one empty SM holds) x S, rounded up to a supported configuration.
+    int64_t blocks = GpuState::empty_sm_capacity(d, h, n).blocks;
+    int64_t bytes = blocks * n.smem;
+    n.config_s = d.config_at_least(bytes).value_or(d.max_smem_config_bytes());
+  }
+  return n;
+}
+
+// ---- contiguous allocator (Mechanism 4: shared memory; pb-contiguous registers) ----
+
+std::vector<Interval> ContiguousSpace::holes(int limit) const {
+  std::vector<Interval> out;
+  int at = 0;
+  for (const auto& a : allocs_) {
+    if (a.offset > at) out.push_back({at, a.offset - at});
+    at = std::max(at, a.offset + a.size);
+  }
+  if (limit > at) out.push_back({at, limit - at});
+  return out;
+}
+
+int64_t ContiguousSpace::fits(int size, int limit) const {
+  if (size <= 0) return kUnlimited;
+  int64_t n = 0;
+  int at = 0;
+  for (const auto& a : allocs_) {
+    if (a.offset > at) n += (a.offset - at) / size;
+    at = std::max(at, a.offset + a.size);
+  }
+  if (limit > at) n += (limit - at) / size;
+  return n;
+}
+
+int ContiguousSpace::allocate(int size, int limit) {
+  int at = 0;
+  size_t i = 0;
+  for (; i < allocs_.size(); ++i) {
+    if (allocs_[i].offset - at >= size) break;
+    at = std::max(at, allocs_[i].offset + allocs_[i].size);
+  }
+  if (i == allocs_.size() && limit - at < size) return -1;
+  allocs_.insert(allocs_.begin() + static_cast<long>(i), Interval{at, size});
+  used_ += size;
+  return at;
+}
+
+void ContiguousSpace::release(int offset) {
+  auto it = std::lower_bound(allocs_.begin(), allocs_.end(), offset,
+                             [](const Interval& a, int off) { return a.offset < off; });
+  if (it == allocs_.end() || it->offset != offset) throw std::logic_error("release of an unallocated interval");
+  used_ -= it->size;
+  allocs_.erase(it);
+}
+
+// ---- capacity ----
+
+namespace {
+
+int64_t floor_div(int64_t a, int64_t b) { return a <= 0 ? 0 : a / b; }
+
+// Warps of this block one PB can still take: warp slots, and per-PB registers when pooled per PB
+// (Mechanism 4, renaming: free fragments combine) or contiguous (pb-contiguous: holes only).
+int64_t pb_warp_room(const Device& d, const Hypothesis& h, const SmState& s, const BlockNeeds& n, int pb) {
+  int64_t room = d.warp_slots_per_pb() - s.pb_warps[pb];
+  if (n.regs_per_warp > 0) {
+    if (h.registers == Registers::Pb) room = std::min(room, floor_div(d.regs_per_pb() - s.pb_regs[pb], n.regs_per_warp));
+    else if (h.registers == Registers::PbContiguous)
+      room = std::min(room, s.pb_reg_space[pb].fits(n.regs_per_warp, d.regs_per_pb()));
+  }
+  return std::max<int64_t>(room, 0);
+}
+
+// Algorithm 1 lines 19-25 (Mechanism 2.1): warps placeable one after another from the pointer
+// without redirect: min over PBs x PBs + the number of PBs from the pointer before the first minimal one.
+int64_t strict_rr_warps(const int64_t* room, int pbs, int pointer) {
+  int64_t m = *std::min_element(room, room + pbs);
+  for (int j = 0; j < pbs; ++j)
+    if (room[(pointer + j) % pbs] == m) return m * pbs + j;
+  return m * pbs;
+}
+
+CapacityParts sm_capacity(const Device& d, const Hypothesis& h, const SmState& s, const BlockNeeds& n,
+                          int64_t smem_limit, bool config_blocked) {
+  CapacityParts p;
+  p.config_blocked = config_blocked;
+  p.limit_b = d.max_blocks_per_sm - s.blocks;
+  p.limit_regs_w = kUnlimited;
+  if (!h.pb_registers() && n.regs_per_warp > 0) p.limit_regs_w = floor_div(d.regs_per_sm - s.regs, n.regs_per_warp);
+  int64_t warps = 0;
+  if (h.warps == Warps::Sm) {
+    warps = d.max_warps_per_sm - s.warps;
+  } else {
+    int64_t room[kMaxPbs];
+    for (int j = 0; j < d.pbs_per_sm; ++j) room[j] = pb_warp_room(d, h, s, n, j);
+    if (h.warps == Warps::PbStrictRR) {
+      warps = strict_rr_warps(room, d.pbs_per_sm, s.pb_pointer);
+    } else {  // pb-any: redirect lets a warp use any PB with room
+      for (int j = 0; j < d.pbs_per_sm; ++j) warps += room[j];
+    }
+  }
+  p.limit_w = std::max<int64_t>(0, std::min(warps, p.limit_regs_w));
+  if (n.smem == 0) p.limit_s = kUnlimited;
+  else if (h.smem == Smem::ContiguousFirstFit) p.limit_s = s.smem_space.fits(n.smem, static_cast<int>(smem_limit));
+  else p.limit_s = floor_div(smem_limit - s.smem, n.smem);
+  p.blocks = config_blocked ? 0 : std::max<int64_t>(0, std::min({p.limit_b, p.limit_w / n.warps, p.limit_s}));
+  if (h.capacity == Capacity::Blocks) p.value = p.blocks;
+  else p.value = p.blocks == 0 ? 0 : std::min({p.limit_b, p.limit_w, p.limit_s});  // Algorithm 1 line 28 as printed
+  return p;
+}
+
+SmState empty_sm(const Device& d, const Hypothesis& h) {
+  SmState s;
+  if (h.registers == Registers::PbContiguous) s.pb_reg_space.resize(static_cast<size_t>(d.pbs_per_sm));
+  return s;
+}
+
+}  // namespace
+
+GpuState::GpuState(const Device& d, const Hypothesis& h)
+    : d_(d),
+      h_(h),
+      sms_(static_cast<size_t>(d.sms), empty_sm(d, h)),
+      tpc_config_(static_cast<size_t>(d.tpcs()), d.max_smem_config_bytes()),
+      tpc_blocks_(static_cast<size_t>(d.tpcs()), 0) {}
+
+CapacityParts GpuState::empty_sm_capacity(const Device& d, const Hypothesis& h, const BlockNeeds& n) {
+  return sm_capacity(d, h, empty_sm(d, h), n, d.max_smem_config_bytes(), false);
+}
+
+bool GpuState::tpc_idle(int tpc) const { return tpc_blocks_[tpc] == 0; }
+
+// Mechanism 3 (Algorithm 1 lines 26-27): an idle TPC will be configured for this kernel, a busy
+// one keeps its configuration; without the mechanism every SM has the device maximum.
+int64_t GpuState::smem_limit(int sm, const BlockNeeds& n) const {
+  if (h_.smem_config == SmemConfig::None) return d_.max_smem_config_bytes();
+  int tpc = d_.tpc_of(sm);
+  return tpc_idle(tpc) ? n.config_s : tpc_config_[tpc];
+}
+
+CapacityParts GpuState::capacity_parts(int sm, const BlockNeeds& n) const {
+  int tpc = d_.tpc_of(sm);
+  // Algorithm 1 lines 10-12: a busy TPC configured below the kernel's config_s is skipped.
+  bool blocked = h_.smem_config == SmemConfig::Tpc && !tpc_idle(tpc) && n.config_s > tpc_config_[tpc];
+  return sm_capacity(d_, h_, sms_[sm], n, smem_limit(sm, n), blocked);
+}
+
+bool GpuState::local_allows(const BlockNeeds& n) const {
+  // Algorithm 1 lines 1-3: the local configuration can only grow while the GPU is idle.
+  return h_.local == Local::Ignore || resident_ == 0 || n.local <= gpu_local_;
+}
+
+Allocation GpuState::commit(int sm, const BlockNeeds& n) {
+  SmState& s = sms_[sm];
+  int tpc = d_.tpc_of(sm);
+  Allocation a;
+  a.sm = sm;
+  a.warps = n.warps;
+  a.regs_per_warp = n.regs_per_warp;
+  a.smem = n.smem;
+  if (h_.smem_config == SmemConfig::Tpc && tpc_idle(tpc)) tpc_config_[tpc] = n.config_s;  // Mechanism 3
+  if (h_.local == Local::GpuConfig && resident_ == 0) gpu_local_ = n.local;                // Algorithm 1 l. 1-3
+  const int pbs = d_.pbs_per_sm;
+  const int64_t smem_cap = smem_limit(sm, n);
+
+  s.blocks += 1;
+  if (h_.warps == Warps::Sm) {
+    s.warps += n.warps;
+  } else {
+    for (int w = 0; w < n.warps; ++w) {
+      int q = 0;
+      if (h_.warps == Warps::PbStrictRR) {
+        q = (s.pb_pointer + w) % pbs;  // Mechanism 2.1: no redirect
+      } else {                          // pb-any: first PB at or after the pointer with room
+        int j = 0;
+        for (; j < pbs; ++j)
+          if (pb_warp_room(d_, h_, s, n, (s.pb_pointer + j) % pbs) > 0) break;
+        if (j == pbs) throw std::logic_error("pb-any commit found no PB with room");
+        q = (s.pb_pointer + j) % pbs;
+        s.pb_pointer = (q + 1) % pbs;
+      }
+      a.pb_warps[q] += 1;
+      s.pb_warps[q] += 1;
+      if (n.regs_per_warp > 0 && h_.registers == Registers::Pb) s.pb_regs[q] += n.regs_per_warp;
+      if (n.regs_per_warp > 0 && h_.registers == Registers::PbContiguous) {
+        int off = s.pb_reg_space[q].allocate(n.regs_per_warp, d_.regs_per_pb());
+        if (off < 0) throw std::logic_error("pb-contiguous commit found no register hole");
+        a.reg_offsets.push_back(off);
+        a.reg_pbs.push_back(q);
+      }
+    }
+    if (h_.warps == Warps::PbStrictRR) {
+      // Mechanism 2.2: one PB more when W is a multiple of the PB count.
+      int step = n.warps + ((h_.skip_on_multiple_of_4 && n.warps % pbs == 0) ? 1 : 0);
+      s.pb_pointer = (s.pb_pointer + step) % pbs;
+    }
+  }
+  if (!h_.pb_registers()) s.regs += n.warps * n.regs_per_warp;
+  if (n.smem > 0) {
+    if (h_.smem == Smem::ContiguousFirstFit) {
+      a.smem_offset = s.smem_space.allocate(n.smem, static_cast<int>(smem_cap));
+      if (a.smem_offset < 0) throw std::logic_error("contiguous shared memory commit found no hole");
+    }
+    s.smem += n.smem;
+  }
+  tpc_blocks_[tpc] += 1;
+  resident_ += 1;
+  return a;
+}
+
+void GpuState::release(const Allocation& a) {
+  SmState& s = sms_[a.sm];
+  s.blocks -= 1;
+  if (h_.warps == Warps::Sm) s.warps -= a.warps;
+  for (int q = 0; q < d_.pbs_per_sm; ++q) {
+    s.pb_warps[q] -= a.pb_warps[q];
+    if (h_.registers == Registers::Pb) s.pb_regs[q] -= a.pb_warps[q] * a.regs_per_warp;
+  }
+  for (size_t i = 0; i < a.reg_offsets.size(); ++i) s.pb_reg_space[a.reg_pbs[i]].release(a.reg_offsets[i]);
+  if (!h_.pb_registers()) s.regs -= a.warps * a.regs_per_warp;
+  if (a.smem > 0) {
+    if (a.smem_offset >= 0) s.smem_space.release(a.smem_offset);
+    s.smem -= a.smem;
+  }
+  tpc_blocks_[d_.tpc_of(a.sm)] -= 1;
+  resident_ -= 1;
+}
+
+std::string infeasibility_reason(const Kernel& k, const Device& d, const Hypothesis& h) {
+  BlockNeeds n = block_needs(k, d, h);
+  CapacityParts e = GpuState::empty_sm_capacity(d, h, n);
+  if (e.blocks >= 1) return "";
+  int64_t block_regs = int64_t{n.warps} * n.regs_per_warp;
+  if (n.regs_per_warp > 0 && block_regs > d.regs_per_sm)
+    return fmt::format("one block needs {} warps x {} registers = {} registers > {} per SM", n.warps, n.regs_per_warp,
+                       block_regs, d.regs_per_sm);
+  int per_pb = (n.warps + d.pbs_per_sm - 1) / d.pbs_per_sm;
+  if (h.pb_registers() && n.regs_per_warp > 0 && int64_t{per_pb} * n.regs_per_warp > d.regs_per_pb())
+    return fmt::format("one block puts {} warps x {} registers on a processing block > {} registers per PB", per_pb,
+                       n.regs_per_warp, d.regs_per_pb());
+  if (n.warps > d.max_warps_per_sm)
+    return fmt::format("one block needs {} warps > {} per SM", n.warps, d.max_warps_per_sm);
+  if (e.limit_s == 0)
+    return fmt::format("one block needs {} bytes of shared memory > the largest configuration ({} KB)", n.smem,
+                       d.smem_configs_kb.back());
+  return fmt::format("no empty SM can hold one block (limit_b {}, limit_w {} warps for {} warps per block, limit_s {})",
+                     e.limit_b, e.limit_w, n.warps, e.limit_s);
+}
+
+}  // namespace tbcheck::model

@@ -1,0 +1,143 @@
+// Scenario and kernel loading: every kernel is checked against the device limits so that
+// impossible kernels are rejected with the field and the reason before any simulation.
+#include "tbcheck/model/scenario.hpp"
+
+#include <climits>
+#include <cstdint>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace tbcheck::model {
+
+const std::vector<std::string> kScenarioKeys = {"device", "kernels"};
+
+int Kernel::regs_per_warp(const Device& d) const {
+  // Algorithm 1 line 5: ceil(regs x 32 / unit) x unit.
+  return (regs * 32 + d.reg_alloc_unit - 1) / d.reg_alloc_unit * d.reg_alloc_unit;
+}
+
+int Kernel::smem_per_block(const Device& d) const {
+  // Algorithm 1 line 6: ceil(smem / unit) x unit + runtime reserve.
+  return (smem + d.smem_alloc_unit - 1) / d.smem_alloc_unit * d.smem_alloc_unit + d.smem_reserved_per_block;
+}
+
+json Kernel::to_json() const {
+  json j = {{"name", name}};
+  if (grid) j["grid"] = {grid->first, grid->second};
+  else j["blocks"] = blocks;
+  j["threads"] = threads;
+  j["regs"] = regs;
+  j["smem"] = smem;
+  if (local) j["local"] = local;
+  if (stream) j["stream"] = *stream;
+  j["duration"] = duration;
+  return j;
+}
+
+int Scenario::total_blocks() const {
+  int n = 0;
+  for (const auto& k : kernels) n += k.blocks;
+  return n;
+}
+
+int Scenario::kernel_index(const std::string& name) const {
+  for (size_t i = 0; i < kernels.size(); ++i)
+    if (kernels[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+json Scenario::to_json() const {
+  json j;
+  j["device"] = device_builtin ? json(device.name) : device.to_json();
+  j["kernels"] = json::array();
+  for (const auto& k : kernels) j["kernels"].push_back(k.to_json());
+  return j;
+}
+
+static const std::vector<std::string> kKernelKeys = {"name",  "blocks", "grid",   "threads", "regs",
+                                                     "smem",  "local",  "stream", "duration"};
+
+static Kernel kernel_from_json(const json& j, const Device& d, const std::string& where, const std::string& path,
+                               size_t index) {
+  ObjectReader r(j, where, path, kKernelKeys);
+  Kernel k;
+  k.name = r.opt_string("name").value_or(fmt::format("k{}", index + 1));
+  if (k.name.empty()) r.fail("name", "must not be empty");
+  constexpr int64_t kMaxBlocks = int64_t{1} << 26;
+  if (r.has("grid")) {
+    auto g = r.int_array("grid", 1, kMaxBlocks);
+    if (g.size() != 2) r.fail("grid", fmt::format("expected [x, y], found {} numbers", g.size()));
+    if (g[0] * g[1] > kMaxBlocks) r.fail("grid", fmt::format("{} x {} blocks exceed {}", g[0], g[1], kMaxBlocks));
+    k.grid = {static_cast<int>(g[0]), static_cast<int>(g[1])};
+    k.blocks = static_cast<int>(g[0] * g[1]);
+    if (r.has("blocks") && r.integer("blocks", 1, kMaxBlocks) != k.blocks)
+      r.fail("blocks", fmt::format("disagrees with grid {} x {} = {}", g[0], g[1], k.blocks));
+  } else {
+    if (!r.has("blocks")) r.fail("blocks", "required field is missing (or give a 2-D \"grid\")");
+    k.blocks = static_cast<int>(r.integer("blocks", 1, kMaxBlocks));
+  }
+  const json& t = r.require("threads");
+  int64_t threads = ObjectReader::as_integer(t, 1, INT32_MAX, where, r.field("threads"));
+  if (threads > d.max_threads_per_block)
+    r.fail("threads", fmt::format("{} threads > {} per block on {}", threads, d.max_threads_per_block, d.name));
+  k.threads = static_cast<int>(threads);
+  int64_t regs = ObjectReader::as_integer(r.require("regs"), 1, INT32_MAX, where, r.field("regs"));
+  if (regs > d.max_regs_per_thread)
+    r.fail("regs", fmt::format("{} registers > {} per thread on {}", regs, d.max_regs_per_thread, d.name));
+  k.regs = static_cast<int>(regs);
+  int64_t smem = r.has("smem") ? ObjectReader::as_integer(r.require("smem"), 0, INT32_MAX, where, r.field("smem")) : 0;
+  if (smem > d.max_smem_per_block)
+    r.fail("smem", fmt::format("{} bytes > {} bytes of shared memory per block on {}", smem, d.max_smem_per_block, d.name));
+  k.smem = static_cast<int>(smem);
+  k.local = static_cast<int>(r.opt_integer("local", 0, 512 * 1024).value_or(0));
+  if (auto s = r.opt_integer("stream", 0, INT32_MAX)) k.stream = static_cast<int>(*s);
+  k.duration = static_cast<int>(r.integer("duration", 1, 1'000'000'000));
+  return k;
+}
+
+Scenario scenario_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) throw InputError(where, "(top level)", fmt::format("expected an object, found {}", json_type_name(j)));
+  Scenario s;
+  auto dev = j.find("device");
+  if (dev == j.end()) throw InputError(where, "device", "required field is missing");
+  if (dev->is_string()) {
+    s.device = builtin_device(dev->get<std::string>(), where, "device");
+    s.device_builtin = true;
+  } else if (dev->is_object()) {
+    s.device = device_from_json(*dev, where, "device");
+    s.device_builtin = false;
+  } else {
+    throw InputError(where, "device",
+                     fmt::format("expected a built-in device name or a device object, found {}", json_type_name(*dev)));
+  }
+  auto ks = j.find("kernels");
+  if (ks == j.end()) throw InputError(where, "kernels", "required field is missing");
+  if (!ks->is_array()) throw InputError(where, "kernels", fmt::format("expected an array, found {}", json_type_name(*ks)));
+  if (ks->empty()) throw InputError(where, "kernels", "a scenario needs at least one kernel");
+  std::set<std::string> names;
+  int64_t total = 0;
+  for (size_t i = 0; i < ks->size(); ++i) {
+    std::string path = fmt::format("kernels[{}]", i);
+    Kernel k = kernel_from_json((*ks)[i], s.device, where, path, i);
+    if (!names.insert(k.name).second)
+      throw InputError(where, path + ".name", fmt::format("kernel name '{}' is used twice", k.name));
+    total += k.blocks;
+    if (total > (int64_t{1} << 28))
+      throw InputError(where, path + ".blocks", "the scenario has more than 2^28 blocks in total");
+    s.kernels.push_back(std::move(k));
+  }
+  return s;
+}
+
+Scenario load_scenario_file(const std::string& path) {
+  json j = read_json_file(path);
+  // A scenario file may be a full corpus case; only the scenario part matters here, but unknown
+  // keys are still errors.
+  static const std::vector<std::string> keys = {"device", "kernels", "id", "source", "observation", "expect", "notes",
+                                                "predictions", "bounds", "solver_seconds", "route", "first_difference"};
+  ObjectReader r(j, path, "", keys);
+  return scenario_from_json(j, path);
+}
+
+}  // namespace tbcheck::model

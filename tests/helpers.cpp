@@ -1,0 +1,24 @@
+// Running the tbcheck binary from tests (end-to-end checks of exit codes and messages).
+// Uses popen from the repository root so relative corpus paths work as a user types them.
+#include "helpers.hpp"
+
+#include <array>
+#include <cstdio>
+#include <sys/wait.h>
+
+namespace tbcheck::test {
+
+RunResult run_tbcheck(const std::string& args) {
+  std::string cmd = "cd '" + std::string(TBCHECK_SOURCE_DIR) + "' && '" + std::string(TBCHECK_BINARY) + "' " + args + " 2>&1";
+  RunResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace tbcheck::test
