@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "tbcheck/model/simulator.hpp"
+#include "tbcheck/model/text.hpp"
 
 namespace tbcheck::model {
 
@@ -40,16 +41,9 @@ Level level_from_string(const std::string& s) {
 
 namespace {
 
-// "0, 2, ..., 80" for long arithmetic runs, so paper-style SM lists stay readable.
-std::string format_sms(std::vector<int> v) {
+std::vector<int> sorted(std::vector<int> v) {
   std::sort(v.begin(), v.end());
-  if (v.size() > 4) {
-    int step = v[1] - v[0];
-    bool arithmetic = step > 0;
-    for (size_t i = 2; i < v.size() && arithmetic; ++i) arithmetic = v[i] - v[i - 1] == step;
-    if (arithmetic) return fmt::format("{}, {}, ..., {}", v[0], v[1], v.back());
-  }
-  return fmt::format("{}", fmt::join(v, ", "));
+  return v;
 }
 
 const KernelSchedule& kernel_of(const Schedule& sch, const Scenario& s, const std::string& name) {
@@ -96,7 +90,7 @@ Check check_fact(const Fact& f, const Scenario& s, const Schedule& sch) {
       std::set<int> want(f.sms.begin(), f.sms.end());
       if (got == want) return {};
       return {Verdict::Fail, fmt::format("{} blocks predicted on SMs [{}], observed [{}]", f.kernel,
-                                         format_sms({got.begin(), got.end()}), format_sms(f.sms))};
+                                         format_int_list({got.begin(), got.end()}), format_int_list(sorted(f.sms)))};
     }
     case Fact::Kind::BlockOnSm: {
       int got = k.blocks[static_cast<size_t>(f.block)].sm;

@@ -1,0 +1,102 @@
+// `tbcheck devices` and `tbcheck hypotheses`: what is built in, as tables or JSON.
+// The option registry (with the paper section of every option) is shown by `hypotheses --options`.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "commands.hpp"
+#include "tbcheck/model/device.hpp"
+#include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/report/table.hpp"
+
+namespace tbcheck::cli {
+namespace {
+
+struct Devices : Command {
+  bool json = false;
+  int run() override {
+    const auto& ds = model::builtin_devices();
+    if (json) {
+      auto j = envelope();
+      j["devices"] = nlohmann::json::array();
+      for (const auto& d : ds) j["devices"].push_back(d.to_json());
+      print_json(j);
+      return kExitOk;
+    }
+    report::Table t({"name", "cc", "SMs", "TPCs", "PBs", "blocks/SM", "warps/SM", "regs/SM", "reg unit", "smem configs (KB)",
+                     "reserved", "max smem/block", "description"});
+    for (size_t c : {2u, 3u, 4u, 5u, 6u, 7u, 8u, 10u, 11u}) t.right_align(c);
+    for (const auto& d : ds)
+      t.add({d.name, d.cc, std::to_string(d.sms), std::to_string(d.tpcs()), std::to_string(d.pbs_per_sm),
+             std::to_string(d.max_blocks_per_sm), std::to_string(d.max_warps_per_sm), std::to_string(d.regs_per_sm),
+             std::to_string(d.reg_alloc_unit), fmt::format("{}", fmt::join(d.smem_configs_kb, "/")),
+             std::to_string(d.smem_reserved_per_block), std::to_string(d.max_smem_per_block), d.description});
+    fmt::print("{}", t.render());
+    return kExitOk;
+  }
+};
+
+struct Hypotheses : Command {
+  bool json = false, options = false;
+  int run() override {
+    if (options) return run_options();
+    const auto& hs = model::builtin_hypotheses();
+    if (json) {
+      auto j = envelope();
+      j["hypotheses"] = nlohmann::json::array();
+      for (const auto& h : hs) j["hypotheses"].push_back(h.to_json());
+      print_json(j);
+      return kExitOk;
+    }
+    report::Table t({"name", "selection", "order", "warps", "registers", "smem", "smem config", "local", "capacity"});
+    for (const auto& h : hs) {
+      std::string warps(model::to_string(h.warps));
+      if (h.skip_on_multiple_of_4) warps += " +skip";
+      std::string regs(model::to_string(h.registers));
+      if (h.registers_ignore_at_or_below) regs += fmt::format(" (ignored <= {})", *h.registers_ignore_at_or_below);
+      std::string smem(model::to_string(h.smem));
+      if (h.smem_ignore_below) smem += fmt::format(" (ignored < {} B)", *h.smem_ignore_below);
+      t.add({h.name, std::string(model::to_string(h.selection)), std::string(model::to_string(h.order)), warps, regs, smem,
+             std::string(model::to_string(h.smem_config)), std::string(model::to_string(h.local)),
+             std::string(model::to_string(h.capacity))});
+    }
+    fmt::print("{}\nSources:\n", t.render());
+    for (const auto& h : hs) fmt::print("  {:<22} {}\n", h.name, h.source);
+    fmt::print("\nA new hypothesis is a JSON file of these options (optionally \"base\": a shipped one); "
+               "`tbcheck hypotheses --options` lists every option with its paper section.\n");
+    return kExitOk;
+  }
+  int run_options() {
+    if (json) {
+      auto j = envelope();
+      j["options"] = nlohmann::json::array();
+      for (const auto& o : model::option_table())
+        j["options"].push_back({{"mechanism", o.mechanism}, {"value", o.value}, {"cites", o.cites}, {"meaning", o.meaning}});
+      print_json(j);
+      return kExitOk;
+    }
+    report::Table t({"mechanism", "option", "from", "meaning"});
+    for (const auto& o : model::option_table())
+      t.add({std::string(o.mechanism), std::string(o.value), std::string(o.cites), std::string(o.meaning)});
+    fmt::print("{}", t.render());
+    return kExitOk;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_devices(CLI::App& app) {
+  auto c = std::make_unique<Devices>();
+  c->app = app.add_subcommand("devices", "List the built-in devices and their per-SM limits");
+  c->app->add_flag("--json", c->json, "Machine-readable output");
+  return c;
+}
+
+std::unique_ptr<Command> make_hypotheses(CLI::App& app) {
+  auto c = std::make_unique<Hypotheses>();
+  c->app = app.add_subcommand("hypotheses", "List the shipped hypotheses and their mechanism options");
+  c->app->add_flag("--json", c->json, "Machine-readable output");
+  c->app->add_flag("--options", c->options, "List every mechanism option with the paper section it comes from");
+  return c;
+}
+
+}  // namespace tbcheck::cli

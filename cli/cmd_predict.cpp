@@ -1,0 +1,100 @@
+// `tbcheck predict`: the schedule of a scenario under one or more hypotheses, as a table,
+// as the schedule JSON of DESIGN.md, and optionally as an SVG timeline and a Chrome trace.
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tbcheck/model/io.hpp"
+#include "tbcheck/model/simulator.hpp"
+#include "tbcheck/model/text.hpp"
+#include "tbcheck/report/svg.hpp"
+#include "tbcheck/report/table.hpp"
+#include "tbcheck/report/trace.hpp"
+
+namespace tbcheck::cli {
+namespace {
+
+// Consecutive blocks with the same start and end whose SMs step evenly collapse into one row,
+// so an 82-block kernel on SMs 0, 2, ..., 80 reads as one line.
+report::Table schedule_table(const model::Schedule& s) {
+  report::Table t({"kernel", "blocks", "SMs", "start", "end"});
+  t.right_align(3);
+  t.right_align(4);
+  for (const auto& k : s.kernels) {
+    size_t b = 0;
+    while (b < k.blocks.size()) {
+      size_t e = b + 1;
+      while (e < k.blocks.size() && k.blocks[e].start == k.blocks[b].start && k.blocks[e].end == k.blocks[b].end &&
+             (e == b + 1 ? k.blocks[e].sm != k.blocks[b].sm
+                         : k.blocks[e].sm - k.blocks[e - 1].sm == k.blocks[b + 1].sm - k.blocks[b].sm))
+        ++e;
+      std::vector<int> sms;
+      for (size_t i = b; i < e; ++i) sms.push_back(k.blocks[i].sm);
+      t.add({k.name, e - b == 1 ? std::to_string(b) : fmt::format("{}-{}", b, e - 1), model::format_int_list(sms),
+             std::to_string(k.blocks[b].start), std::to_string(k.blocks[b].end)});
+      b = e;
+    }
+  }
+  return t;
+}
+
+struct Predict : Command {
+  std::string scenario_path, hypothesis_spec = "alg1", svg_path, trace_path;
+  bool json = false;
+  double us_per_unit = 1000.0;
+
+  int run() override {
+    model::Scenario sc = model::load_scenario_file(scenario_path);
+    auto hs = model::resolve_hypotheses(hypothesis_spec);
+    if (hs.size() > 1 && (!svg_path.empty() || !trace_path.empty()))
+      throw model::InputError("--svg/--trace", "", "pictures take exactly one hypothesis");
+    std::vector<model::Schedule> schedules;
+    for (const auto& h : hs) {
+      model::check_feasible(sc, h, scenario_path);
+      schedules.push_back(model::simulate(sc, h));
+    }
+    // Pictures first: a failure to write them must not follow a printed success.
+    if (!svg_path.empty())
+      model::write_file_atomic(svg_path, report::render_timeline_svg(schedules[0], sc,
+                                                                     fmt::format("{} on {}", hs[0].name, sc.device.name)));
+    if (!trace_path.empty())
+      model::write_file_atomic(trace_path, report::chrome_trace(schedules[0], sc, us_per_unit).dump(1) + "\n");
+    if (json) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& s : schedules) {
+        auto j = envelope();
+        j.update(s.to_json());
+        j["makespan"] = s.makespan();
+        out.push_back(j);
+      }
+      print_json(out.size() == 1 ? out[0] : out);
+      return kExitOk;
+    }
+    for (size_t i = 0; i < schedules.size(); ++i) {
+      const auto& s = schedules[i];
+      fmt::print("{}{} on {} ({} SMs): {} blocks, makespan {}\n", i ? "\n" : "", s.hypothesis, sc.device.name, s.sms,
+                 sc.total_blocks(), s.makespan());
+      fmt::print("{}", schedule_table(s).render());
+    }
+    if (!svg_path.empty()) fmt::print("wrote {}\n", svg_path);
+    if (!trace_path.empty()) fmt::print("wrote {} (open in https://ui.perfetto.dev)\n", trace_path);
+    return kExitOk;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_predict(CLI::App& app) {
+  auto c = std::make_unique<Predict>();
+  c->app = app.add_subcommand("predict", "Predict where every block of a scenario runs, and when");
+  c->app->add_option("scenario", c->scenario_path, "Scenario or corpus-case JSON file")->required();
+  c->app->add_option("--hypothesis,-H", c->hypothesis_spec,
+                     "Shipped hypothesis name, comma list, 'all', or a hypothesis file (default alg1)");
+  c->app->add_flag("--json", c->json, "Print the schedule JSON");
+  c->app->add_option("--svg", c->svg_path, "Write an SVG timeline (SM rows, blocks coloured by kernel)");
+  c->app->add_option("--trace", c->trace_path, "Write a Chrome trace-event JSON (one track per SM; opens in Perfetto)");
+  c->app->add_option("--us-per-unit", c->us_per_unit, "Microseconds per model time unit in the trace (default 1000)")
+      ->check(CLI::PositiveNumber);
+  return c;
+}
+
+}  // namespace tbcheck::cli

@@ -1,0 +1,216 @@
+// `tbcheck validate`: every case of a corpus (files, collections, directories) under every chosen
+// hypothesis; a case x hypothesis table, a summary per hypothesis, failures with the first difference.
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tbcheck/model/validate.hpp"
+#include "tbcheck/report/table.hpp"
+
+namespace tbcheck::cli {
+namespace {
+
+std::string symbol(model::Verdict v) {
+  switch (v) {
+    case model::Verdict::Pass: return "✓";
+    case model::Verdict::Fail: return "✗";
+    case model::Verdict::Unknown: return "?";
+    case model::Verdict::Unsupported: return "–";
+  }
+  return "?";
+}
+
+// Collections larger than this show one row of pass counts unless --all-rows.
+constexpr size_t kCollectionRowLimit = 50;
+
+struct Validate : Command {
+  std::vector<std::string> paths;
+  std::string hypothesis_spec = "all", level_name = "all";
+  bool json = false, all_rows = false, details = false;
+
+  int run() override {
+    std::vector<model::Level> levels;
+    if (level_name == "all") levels.assign(std::begin(model::kAllLevels), std::end(model::kAllLevels));
+    else levels.push_back(model::level_from_string(level_name));
+    const model::Level expect_level = levels.size() == 1 ? levels[0] : model::Level::Exact;
+    auto hs = model::resolve_hypotheses(hypothesis_spec);
+    std::vector<model::Case> cases;
+    for (const auto& p : paths)
+      for (auto& c : model::load_cases(p)) cases.push_back(std::move(c));
+    if (cases.empty()) throw model::InputError(fmt::format("{}", fmt::join(paths, " ")), "", "no corpus cases found");
+
+    report::Progress progress("validate", cases.size());
+    model::ValidationRun run = model::run_validation(std::move(cases), std::move(hs), [&] { progress.tick(); });
+    auto mismatches = run.mismatches(expect_level);
+
+    if (json) {
+      auto j = envelope();
+      j.update(run.to_json(levels, expect_level));
+      print_json(j);
+      return mismatches.empty() ? kExitOk : kExitFailed;
+    }
+    print_table(run, levels);
+    print_summary(run, levels);
+    print_failures(run, levels);
+    if (!mismatches.empty()) {
+      fmt::print("\nExpectation mismatches ({}; judged at level {}):\n", mismatches.size(), model::to_string(expect_level));
+      for (const auto& m : mismatches) {
+        const auto& r = run.results[m.case_index][m.hypothesis_index];
+        fmt::print("  {} under {}: expected {}, got {}{}\n", run.cases[m.case_index].id,
+                   run.hypotheses[m.hypothesis_index].name, m.expected == model::Expect::Pass ? "pass" : "fail",
+                   model::to_string(m.got), r.first_failure(expect_level).empty() ? "" : " — " + r.first_failure(expect_level));
+      }
+      return kExitFailed;
+    }
+    fmt::print("\nAll expectations met ({} cases with expectations).\n", count_expectations(run));
+    return kExitOk;
+  }
+
+  static size_t count_expectations(const model::ValidationRun& run) {
+    size_t n = 0;
+    for (const auto& c : run.cases) n += !c.expect.empty();
+    return n;
+  }
+
+  // One cell: a symbol per level for recordings; facts-only cases read the same at every level.
+  static std::string cell(const model::CaseResult& r, const model::Case& c, const std::vector<model::Level>& levels) {
+    bool recorded = c.observation && c.observation->has_recording();
+    if (!recorded || levels.size() == 1) return symbol(r.at(levels[0]));
+    std::string s;
+    for (auto l : levels) s += symbol(r.at(l));
+    return s;
+  }
+
+  void print_table(const model::ValidationRun& run, const std::vector<model::Level>& levels) const {
+    fmt::print("Hypotheses:");
+    for (size_t h = 0; h < run.hypotheses.size(); ++h) fmt::print(" [{}] {}", h + 1, run.hypotheses[h].name);
+    fmt::print("\nCells: ✓ pass, ✗ fail, – not applicable, ? unknown, n/N passing cases of a large collection");
+    if (levels.size() > 1) fmt::print("; recordings show three marks: exact, counts, sms");
+    fmt::print("\n\n");
+    std::vector<std::string> headers = {"case"};
+    for (size_t h = 0; h < run.hypotheses.size(); ++h) headers.push_back(fmt::format("[{}]", h + 1));
+    report::Table t(headers);
+    // A large collection (the 1024-cell Olmedo grids) reads as one row of pass counts; other runs
+    // of identical rows from one file fold into one line.
+    size_t c = 0;
+    while (c < run.cases.size()) {
+      size_t e = c + 1;
+      while (e < run.cases.size() && run.cases[e].file == run.cases[c].file) ++e;
+      if (!all_rows && e - c > kCollectionRowLimit) {
+        std::vector<std::string> row = {fmt::format("{} ({} cases)", std::filesystem::path(run.cases[c].file).filename().string(), e - c)};
+        for (size_t h = 0; h < run.hypotheses.size(); ++h) {
+          size_t pass = 0, fail = 0;
+          for (size_t i = c; i < e; ++i) {
+            auto v = run.results[i][h].at(levels[0]);
+            pass += v == model::Verdict::Pass;
+            fail += v == model::Verdict::Fail;
+          }
+          row.push_back(pass == e - c ? symbol(model::Verdict::Pass)
+                                      : fail == e - c ? symbol(model::Verdict::Fail) : fmt::format("{}/{}", pass, e - c));
+        }
+        t.add(row);
+        c = e;
+        continue;
+      }
+      for (size_t end = e; c < end;) {
+        std::vector<std::string> row;
+        for (size_t h = 0; h < run.hypotheses.size(); ++h) row.push_back(cell(run.results[c][h], run.cases[c], levels));
+        size_t f = c + 1;
+        while (!all_rows && f < end) {
+          bool same = true;
+          for (size_t h = 0; h < run.hypotheses.size() && same; ++h) same = cell(run.results[f][h], run.cases[f], levels) == row[h];
+          if (!same) break;
+          ++f;
+        }
+        row.insert(row.begin(), f - c == 1 ? run.cases[c].id
+                                           : fmt::format("{} … {} ({} cases)", run.cases[c].id, run.cases[f - 1].id, f - c));
+        t.add(row);
+        c = f;
+      }
+    }
+    fmt::print("{}", t.render());
+  }
+
+  static void print_summary(const model::ValidationRun& run, std::vector<model::Level> levels) {
+    bool recorded = false;
+    for (const auto& c : run.cases) recorded = recorded || (c.observation && c.observation->has_recording());
+    if (!recorded) levels.resize(1);  // facts read the same at every level
+    fmt::print("\nSummary (cases passing / failing / not applicable{}):\n", recorded ? "" : "; paper facts only");
+    std::vector<std::string> headers = {"hypothesis"};
+    for (auto l : levels) headers.push_back(recorded ? std::string(model::to_string(l)) : "verdict");
+    report::Table t(headers);
+    for (size_t h = 0; h < run.hypotheses.size(); ++h) {
+      std::vector<std::string> row = {run.hypotheses[h].name};
+      for (auto l : levels) {
+        auto x = run.tally(h, l);
+        row.push_back(fmt::format("{} / {} / {}", x.pass, x.fail, x.other));
+      }
+      t.add(row);
+    }
+    fmt::print("{}", t.render());
+  }
+
+  // Size of the collection (consecutive cases from one file) that case c belongs to.
+  static std::vector<size_t> collection_sizes(const model::ValidationRun& run) {
+    std::vector<size_t> size(run.cases.size());
+    for (size_t c = 0; c < run.cases.size();) {
+      size_t e = c + 1;
+      while (e < run.cases.size() && run.cases[e].file == run.cases[c].file) ++e;
+      for (size_t i = c; i < e; ++i) size[i] = e - c;
+      c = e;
+    }
+    return size;
+  }
+
+  void print_failures(const model::ValidationRun& run, const std::vector<model::Level>& levels) const {
+    std::vector<std::string> lines;
+    auto sizes = collection_sizes(run);
+    // In a large collection only the first failing case per hypothesis is listed, with a count.
+    std::map<std::pair<std::string, size_t>, size_t> folded;
+    for (size_t c = 0; c < run.cases.size(); ++c)
+      for (size_t h = 0; h < run.hypotheses.size(); ++h) {
+        const auto& r = run.results[c][h];
+        std::string line;
+        if (!r.ran) {
+          line = fmt::format("  {} under {}: not run: {}", run.cases[c].id, run.hypotheses[h].name, r.reason);
+        } else {
+          for (auto l : levels) {
+            if (r.at(l) != model::Verdict::Fail) continue;
+            line = fmt::format("  {} under {} ({}): {}", run.cases[c].id, run.hypotheses[h].name, model::to_string(l),
+                               r.first_failure(l));
+            break;  // the strictest failing level names the first difference
+          }
+        }
+        if (line.empty()) continue;
+        if (!details && sizes[c] > kCollectionRowLimit) {
+          if (folded[{run.cases[c].file, h}]++ > 0) continue;
+          line += fmt::format(" [first of the failures in {}]", std::filesystem::path(run.cases[c].file).filename().string());
+        }
+        lines.push_back(line);
+      }
+    if (lines.empty()) return;
+    const size_t limit = details ? lines.size() : 60;
+    fmt::print("\nFailures (first difference, at the strictest failing level):\n");
+    for (size_t i = 0; i < lines.size() && i < limit; ++i) fmt::print("{}\n", lines[i]);
+    if (lines.size() > limit) fmt::print("  ... {} more (--details shows all)\n", lines.size() - limit);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_validate(CLI::App& app) {
+  auto c = std::make_unique<Validate>();
+  c->app = app.add_subcommand("validate", "Check hypotheses against corpus cases (paper facts and recorded runs)");
+  c->app->add_option("paths", c->paths, "Case files, collection files or directories")->required();
+  c->app->add_option("--hypothesis,-H", c->hypothesis_spec, "Names, comma list, 'all' (default) or hypothesis files");
+  c->app->add_option("--level", c->level_name, "exact, counts, sms, or all (default)")
+      ->check(CLI::IsMember({"exact", "counts", "sms", "all"}));
+  c->app->add_flag("--json", c->json, "Machine-readable output");
+  c->app->add_flag("--all-rows", c->all_rows, "Do not fold runs of identical rows");
+  c->app->add_flag("--details", c->details, "List every failure, not only the first 40");
+  return c;
+}
+
+}  // namespace tbcheck::cli

@@ -1,0 +1,15 @@
+// The command table of the CLI: one factory per subcommand.
+// Each factory registers its options on the app and returns the runnable command.
+#pragma once
+#include <memory>
+
+#include "common.hpp"
+
+namespace tbcheck::cli {
+
+std::unique_ptr<Command> make_devices(CLI::App& app);
+std::unique_ptr<Command> make_hypotheses(CLI::App& app);
+std::unique_ptr<Command> make_predict(CLI::App& app);
+std::unique_ptr<Command> make_validate(CLI::App& app);
+
+}  // namespace tbcheck::cli

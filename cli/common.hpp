@@ -1,0 +1,25 @@
+// Shared pieces of the thin CLI: the JSON envelope (schema and tool version), output helpers,
+// and the command entry points registered in main.cpp.
+#pragma once
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+namespace tbcheck::cli {
+
+inline constexpr int kSchemaVersion = 1;
+inline constexpr int kExitOk = 0, kExitFailed = 1, kExitBadInput = 2;
+
+// Every --json document starts with the schema version and the tool identity.
+nlohmann::json envelope();
+void print_json(const nlohmann::json& j);
+
+// Each command: registered on the app, run after parsing when its subcommand was chosen.
+struct Command {
+  CLI::App* app = nullptr;
+  virtual ~Command() = default;
+  virtual int run() = 0;
+};
+
+}  // namespace tbcheck::cli

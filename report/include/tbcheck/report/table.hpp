@@ -1,0 +1,41 @@
+// Plain-text tables for the human output of every command (aligned columns, UTF-8 aware).
+// Kept minimal on purpose: no library in Debian does terminal tables for C++ without pulling more.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace tbcheck::report {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void right_align(size_t column) { right_.push_back(column); }
+  size_t size() const { return rows_.size(); }
+  std::string render() const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+  std::vector<size_t> right_;
+};
+
+// Display width of a UTF-8 string (code points; our symbols are all single-width).
+size_t display_width(const std::string& s);
+
+// A progress bar on stderr, drawn only when stderr is a terminal (never pollutes pipes or CI logs).
+class Progress {
+ public:
+  Progress(std::string label, size_t total);
+  ~Progress();
+  void tick(size_t n = 1);
+
+ private:
+  void draw(bool final);
+  std::string label_;
+  size_t total_, done_ = 0;
+  int last_percent_ = -1;
+  bool enabled_;
+};
+
+}  // namespace tbcheck::report
