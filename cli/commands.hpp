@@ -11,5 +11,6 @@ std::unique_ptr<Command> make_devices(CLI::App& app);
 std::unique_ptr<Command> make_hypotheses(CLI::App& app);
 std::unique_ptr<Command> make_predict(CLI::App& app);
 std::unique_ptr<Command> make_validate(CLI::App& app);
+std::unique_ptr<Command> make_distinguish(CLI::App& app);
 
 }  // namespace tbcheck::cli

@@ -1,0 +1,107 @@
+// `tbcheck distinguish`: a minimal distinguishing scenario for every pair of the chosen hypotheses,
+// written as corpus cases (atomically), with a table of outcomes, sizes, solver time and route.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tbcheck/model/device.hpp"
+#include "tbcheck/model/io.hpp"
+#include "tbcheck/report/table.hpp"
+#include "tbcheck/search/distinguish.hpp"
+
+namespace tbcheck::cli {
+namespace {
+
+struct Distinguish : Command {
+  std::string device_name = "rtx3090", hypothesis_spec = "round-robin,most-room,olmedo,alg1", out_dir;
+  search::DistinguishBounds bounds;
+  double timeout_s = 10;
+  bool json = false;
+
+  int run() override {
+    const model::Device& dev = model::builtin_device(device_name, "--device", "");
+    auto hs = model::resolve_hypotheses(hypothesis_spec);
+    if (hs.size() < 2) throw model::InputError("--hypotheses", "", "need at least two hypotheses to distinguish");
+    if (!out_dir.empty() && !std::filesystem::is_directory(out_dir))
+      throw model::InputError(out_dir, "--out", "is not an existing directory");
+    bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
+    std::vector<search::PairResult> results;
+    size_t pairs = hs.size() * (hs.size() - 1) / 2;
+    report::Progress progress("distinguish", pairs);
+    std::vector<std::string> written;
+    for (size_t a = 0; a < hs.size(); ++a)
+      for (size_t b = a + 1; b < hs.size(); ++b) {
+        results.push_back(search::distinguish_pair(hs[a], hs[b], dev, bounds));
+        const auto& r = results.back();
+        if (r.witness && !out_dir.empty()) {
+          std::string path = (std::filesystem::path(out_dir) / (r.witness->id + ".json")).string();
+          model::write_file_atomic(path, search::case_json(r, bounds, hs[a], hs[b]).dump(1) + "\n");
+          written.push_back(path);
+        }
+        progress.tick();
+      }
+    if (json) {
+      auto j = envelope();
+      j["device"] = dev.name;
+      j["pairs"] = nlohmann::json::array();
+      for (size_t i = 0; i < results.size(); ++i) {
+        const auto& r = results[i];
+        nlohmann::json x = {{"h1", r.h1}, {"h2", r.h2}, {"outcome", search::to_string(r.outcome)},
+                            {"solver_seconds", r.solver_seconds}};
+        if (!r.reason.empty()) x["reason"] = r.reason;
+        if (r.witness) {
+          const auto* h1 = &hs[0];
+          const auto* h2 = &hs[0];
+          for (const auto& h : hs) {
+            if (h.name == r.h1) h1 = &h;
+            if (h.name == r.h2) h2 = &h;
+          }
+          x["case"] = search::case_json(r, bounds, *h1, *h2);
+        }
+        j["pairs"].push_back(x);
+      }
+      print_json(j);
+      return kExitOk;
+    }
+    report::Table t({"pair", "outcome", "kernels", "blocks", "duration", "solver s", "minimal", "route / reason"});
+    for (size_t c : {2u, 3u, 4u, 5u}) t.right_align(c);
+    for (const auto& r : results) {
+      bool sep = r.outcome == search::PairOutcome::Separated;
+      t.add({r.h1 + " / " + r.h2, std::string(search::to_string(r.outcome)), sep ? std::to_string(r.kernels) : "",
+             sep ? std::to_string(r.blocks) : "", sep ? std::to_string(r.total_duration) : "",
+             fmt::format("{:.1f}", r.solver_seconds),
+             sep ? (r.minimal_proved ? "proved" : fmt::format("bounded ({} undecided)", r.unknown_structures.size())) : "",
+             sep ? r.route : r.reason});
+    }
+    fmt::print("{} on {}:\n{}", pairs == 1 ? "1 pair" : fmt::format("{} pairs", pairs), dev.name, t.render());
+    double total = 0;
+    for (const auto& r : results) total += r.solver_seconds;
+    fmt::print("solver time {:.1f} s in all\n", total);
+    for (const auto& w : written) fmt::print("wrote {}\n", w);
+    return kExitOk;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_distinguish(CLI::App& app) {
+  auto c = std::make_unique<Distinguish>();
+  c->app = app.add_subcommand("distinguish", "Synthesize minimal scenarios on which hypotheses disagree (Z3)");
+  c->app->add_option("--device", c->device_name, "Built-in device (default rtx3090)");
+  c->app->add_option("--hypotheses,-H", c->hypothesis_spec, "Comma list, 'all', or hypothesis files");
+  c->app->add_option("--out", c->out_dir, "Directory for the synthesized corpus cases");
+  c->app->add_option("--max-kernels", c->bounds.max_kernels, "Most kernels in a scenario (default 3)")->check(CLI::Range(1, 8));
+  c->app->add_option("--max-blocks", c->bounds.max_total_blocks, "Most blocks in a scenario on the reduced device (default 5)")
+      ->check(CLI::Range(1, 24));
+  c->app->add_option("--max-blocks-per-kernel", c->bounds.max_blocks_per_kernel, "Most blocks per kernel (default 3)")
+      ->check(CLI::Range(1, 16));
+  c->app->add_option("--max-duration", c->bounds.params.max_duration, "Longest block duration in units (default 3)")
+      ->check(CLI::Range(1, 16));
+  c->app->add_option("--timeout", c->timeout_s, "Seconds per solver query (default 10); beyond it: unknown")
+      ->check(CLI::PositiveNumber);
+  c->app->add_flag("--json", c->json, "Machine-readable output");
+  return c;
+}
+
+}  // namespace tbcheck::cli

@@ -1,0 +1,77 @@
+// Z3 encoding of the dispatcher and of every mechanism option, assembled from a hypothesis' JSON
+// options exactly as the simulator is, over a scenario whose kernel parameters may be symbolic.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <z3++.h>
+
+#include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/model/scenario.hpp"
+#include "tbcheck/model/schedule.hpp"
+
+namespace tbcheck::smt {
+
+// A mechanism option the SMT engine cannot encode (named, with the reason): reported as
+// "unsupported", never silently approximated.
+class Unsupported : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Ranges of the symbolic kernel parameters (DESIGN.md "SMT").
+struct ParamBounds {
+  int max_warps = 32;      // threads = 32 x warps, 1..32 warps
+  int max_duration = 3;    // durations 1..D
+  bool vary_regs = true;   // regs from the probe kernel's variants (24, 32, ..., 248, 255); else 32
+  bool vary_smem = true;   // smem in 128-byte steps up to the device maximum; else 0
+  int max_local = 0;       // local bytes per thread 0..max_local (0: local memory plays no part)
+};
+
+// Kernel parameters as Z3 terms: constants for a concrete scenario, variables for synthesis.
+// Every kernel has its own stream, so blocks are dispatched in list order.
+struct SymbolicScenario {
+  model::Device device;
+  std::vector<int> blocks;                                  // per kernel (the fixed structure)
+  std::vector<z3::expr> warps, regs, smem, duration, local;  // per kernel; smem in bytes
+  z3::expr_vector domain;                                   // constraints on the parameters
+
+  explicit SymbolicScenario(z3::context& c) : domain(c) {}
+  z3::context& ctx() const { return domain.ctx(); }
+  int total_blocks() const;
+  int kernel_of_block(int i) const;
+
+  static SymbolicScenario make_symbolic(z3::context& c, const model::Device& d, const std::vector<int>& blocks,
+                                        const ParamBounds& b, const std::string& prefix = "p");
+  // The scenario's parameters as constants. Kernels sharing a stream are Unsupported.
+  static SymbolicScenario make_fixed(z3::context& c, const model::Scenario& s);
+  // A concrete scenario from a model (threads = 32 x warps, regs and smem as realised).
+  model::Scenario decode(const z3::model& m) const;
+};
+
+// The schedule as decision variables: per block in list order, its SM and start instant.
+struct Decisions {
+  std::vector<z3::expr> sm, start;
+  static Decisions fresh(z3::context& c, int blocks, const std::string& tag);
+};
+
+// Constraints that hold exactly when `d` is the schedule hypothesis `h` gives the scenario
+// (realisable kernels included: each kernel fits an empty SM under h).
+z3::expr_vector encode(const SymbolicScenario& s, const model::Hypothesis& h, const Decisions& d, const std::string& tag);
+
+// The same constraints grouped: [0] kernel-level terms and parameter domains, [i + 1] block i's
+// decision given blocks 0..i-1 (for incremental solving).
+std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const model::Hypothesis& h, const Decisions& d,
+                                            const std::string& tag);
+
+// Throws Unsupported when some option of h has no encoding.
+void check_encodable(const model::Hypothesis& h);
+
+model::Schedule decode_schedule(const z3::model& m, const SymbolicScenario& s, const Decisions& d,
+                                const std::string& hypothesis, const std::vector<std::string>& kernel_names);
+
+// The probe kernel's register variants (seed 000 Section III-B): 24, 32, ..., 248, 255.
+const std::vector<int>& realizable_regs();
+
+}  // namespace tbcheck::smt

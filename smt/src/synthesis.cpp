@@ -1,0 +1,96 @@
+// The pair query: shared symbolic parameters, shared decisions for every block but the last, both
+// hypotheses' encodings, and a difference on the last block. Every check() answer is handled.
+#include "tbcheck/smt/synthesis.hpp"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+namespace tbcheck::smt {
+
+std::string_view to_string(QueryOutcome o) {
+  switch (o) {
+    case QueryOutcome::Found: return "found";
+    case QueryOutcome::None: return "none";
+    case QueryOutcome::Unknown: return "unknown";
+    case QueryOutcome::Unsupported: return "unsupported";
+  }
+  return "?";
+}
+
+namespace {
+
+// Kernel completion instants must be distinct on hardware unless the kernels start together and
+// share a duration (their order of completion is otherwise a race the model cannot predict).
+void add_realizability(z3::solver& solver, const SymbolicScenario& s, const Decisions& d) {
+  const size_t nk = s.blocks.size();
+  std::vector<z3::expr> first, last;
+  int i = 0;
+  for (size_t k = 0; k < nk; ++k) {
+    i += s.blocks[k];  // starts are monotone, so a kernel's last block ends last
+    first.push_back(d.start[static_cast<size_t>(i - s.blocks[k])]);
+    last.push_back(d.start[static_cast<size_t>(i - 1)] + s.duration[k]);
+  }
+  for (size_t a = 0; a < nk; ++a)
+    for (size_t b = a + 1; b < nk; ++b)
+      solver.add(last[a] != last[b] || (first[a] == first[b] && s.duration[a] == s.duration[b]));
+}
+
+}  // namespace
+
+QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& dev,
+                                  const std::vector<int>& blocks, const QueryOptions& o) {
+  QueryResult r;
+  auto t0 = std::chrono::steady_clock::now();
+  auto done = [&] {
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  };
+  try {
+    check_encodable(h1);
+    check_encodable(h2);
+  } catch (const Unsupported& e) {
+    r.outcome = QueryOutcome::Unsupported;
+    r.reason = e.what();
+    return done();
+  }
+  z3::context c;
+  SymbolicScenario s = SymbolicScenario::make_symbolic(c, dev, blocks, o.bounds, "p");
+  const int n = s.total_blocks();
+  Decisions d1 = Decisions::fresh(c, n, "a");
+  Decisions d2 = d1;  // shared prefix: the same decision variables ...
+  d2.sm.back() = c.int_const("b_sm_last");  // ... except for the last block
+  d2.start.back() = c.int_const("b_start_last");
+  z3::solver solver(c);
+  z3::params p(c);
+  p.set("timeout", o.timeout_ms);
+  solver.set(p);
+  for (const auto& x : encode(s, h1, d1, "h1")) solver.add(x);
+  for (const auto& x : encode(s, h2, d2, "h2")) solver.add(x);
+  solver.add(d1.sm.back() != d2.sm.back() || d1.start.back() != d2.start.back());
+  if (o.realizable) {
+    add_realizability(solver, s, d1);
+    add_realizability(solver, s, d2);
+  }
+  if (o.max_total_duration) {
+    z3::expr total = c.int_val(0);
+    for (const auto& x : s.duration) total = total + x;
+    solver.add(total <= *o.max_total_duration);
+  }
+  switch (solver.check()) {
+    case z3::sat:
+      r.outcome = QueryOutcome::Found;
+      r.scenario = s.decode(solver.get_model());
+      break;
+    case z3::unsat:
+      r.outcome = QueryOutcome::None;
+      break;
+    case z3::unknown:
+      r.outcome = QueryOutcome::Unknown;
+      r.reason = solver.reason_unknown();
+      break;
+  }
+  return done();
+}
+
+}  // namespace tbcheck::smt
