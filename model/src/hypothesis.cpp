@@ -114,6 +114,7 @@ Hypothesis parse(const json& j, const std::string& where, const std::function<co
   ObjectReader r(j, where, "", kHypothesisKeys);
   Hypothesis h;
   bool has_base = false;
+  std::string base_name;
   if (auto base = r.opt_string("base")) {
     const Hypothesis* b = base_of(*base);
     if (!b) {
@@ -123,6 +124,7 @@ Hypothesis parse(const json& j, const std::string& where, const std::function<co
     }
     h = *b;
     has_base = true;
+    base_name = b->name;
   } else {
     for (auto key : kMechanismKeys)
       if (!r.has(key)) r.fail(key, "required field is missing (give every mechanism, or a \"base\" to start from)");
@@ -130,7 +132,9 @@ Hypothesis parse(const json& j, const std::string& where, const std::function<co
   h.name = r.string("name");
   if (h.name.empty() || h.name.find_first_of(", \t\n/") != std::string::npos)
     r.fail("name", fmt::format("'{}' is not a usable name (non-empty, no spaces, commas or slashes)", h.name));
-  h.source = r.opt_string("source").value_or(has_base ? "" : "");
+  // A derived hypothesis without its own source says where it comes from.
+  std::string inherited = has_base ? fmt::format("based on {}: {}", base_name, h.source) : "";
+  h.source = r.opt_string("source").value_or(inherited);
   h.description = r.opt_string("description").value_or("");
   read_option(r, "selection", kSelection, h.selection);
   read_option(r, "order", kOrder, h.order);

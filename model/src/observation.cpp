@@ -206,7 +206,10 @@ static void load_file_cases(const std::string& path, bool from_directory, std::v
     }
     return;
   }
-  if (from_directory && !(j.is_object() && j.contains("kernels"))) return;  // devices, hypotheses, other data
+  if (!(j.is_object() && j.contains("kernels"))) {
+    if (from_directory) return;  // devices, hypotheses, other data beside the cases
+    throw InputError(path, "", "not a corpus case: it has neither \"kernels\" nor \"cases\" (a device or hypothesis file?)");
+  }
   Case c = case_from_json(j, path);
   if (c.id.empty()) c.id = stem;
   out.push_back(std::move(c));

@@ -1,0 +1,206 @@
+// Device specs: validation of every inconsistent field with its reason, and the nine built-in
+// devices against the numbers DESIGN.md gives (Table I of seed 000, the CUDA occupancy limits).
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "helpers.hpp"
+#include "tbcheck/model/device.hpp"
+
+using namespace tbcheck;
+using namespace tbcheck::model;
+
+namespace {
+
+json mini_ampere() {
+  return json::parse(R"({"name": "mini-ampere-2", "cc": "8.6", "sms": 2, "sms_per_tpc": 2, "pbs_per_sm": 4,
+      "max_blocks_per_sm": 16, "max_warps_per_sm": 48, "max_threads_per_block": 1024, "regs_per_sm": 65536,
+      "reg_alloc_unit": 256, "max_regs_per_thread": 255, "smem_configs_kb": [0, 8, 16, 32, 64, 100],
+      "smem_alloc_unit": 128, "smem_reserved_per_block": 1024, "max_smem_per_block": 101376})");
+}
+
+template <class F>
+InputError error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e;
+  }
+  FAIL("expected an InputError");
+  return InputError("", "", "");
+}
+
+// The error of loading mini-ampere-2 with one field replaced.
+InputError device_error(const std::string& key, const json& value) {
+  json j = mini_ampere();
+  j[key] = value;
+  return error_of([&] { device_from_json(j, "dev.json", "device"); });
+}
+
+}  // namespace
+
+TEST_CASE("device: the DESIGN.md example loads", "[loaders][device]") {
+  Device d = device_from_json(mini_ampere(), "dev.json");
+  CHECK(d.name == "mini-ampere-2");
+  CHECK(d.sms == 2);
+  CHECK(d.tpcs() == 1);
+  CHECK(d.tpc_of(1) == 0);
+  CHECK(d.warp_slots_per_pb() == 12);
+  CHECK(d.regs_per_pb() == 16384);
+  CHECK(d.max_smem_config_bytes() == 102400);
+  CHECK(d.config_at_least(0) == 0);
+  CHECK(d.config_at_least(1) == 8192);
+  CHECK(d.config_at_least(8192) == 8192);
+  CHECK(d.config_at_least(8193) == 16384);
+  CHECK(d.config_at_least(102400) == 102400);
+  CHECK_FALSE(d.config_at_least(102401).has_value());
+  CHECK(d.gpc_of_tpc.empty());
+  // to_json round-trips.
+  CHECK(device_from_json(d.to_json(), "again").to_json() == d.to_json());
+}
+
+TEST_CASE("device: inconsistent limits are rejected with the reason", "[loaders][device]") {
+  InputError warps = device_error("max_warps_per_sm", 46);
+  CHECK(warps.where() == "dev.json");
+  CHECK(warps.field() == "device.max_warps_per_sm");
+  CHECK(warps.reason() == "46 warps cannot be split evenly among 4 processing blocks");
+
+  InputError regs = device_error("regs_per_sm", 65534);
+  CHECK(regs.field() == "device.regs_per_sm");
+  CHECK(regs.reason() == "65534 registers cannot be split evenly among 4 processing blocks");
+
+  InputError order = device_error("smem_configs_kb", json::array({0, 16, 8, 100}));
+  CHECK(order.field() == "device.smem_configs_kb");
+  CHECK(order.reason() == "must be strictly ascending, found [0, 16, 8, 100]");
+  InputError repeated = device_error("smem_configs_kb", json::array({0, 8, 8, 100}));
+  CHECK(repeated.reason() == "must be strictly ascending, found [0, 8, 8, 100]");
+  InputError empty = device_error("smem_configs_kb", json::array());
+  CHECK(empty.reason() == "must list at least one configuration");
+
+  InputError gpc = device_error("gpc_of_tpc", json::array({0, 1, 2}));
+  CHECK(gpc.field() == "device.gpc_of_tpc");
+  CHECK(gpc.reason() == "lists 3 TPCs but the device has 1");
+  json ok = mini_ampere();
+  ok["gpc_of_tpc"] = json::array({3});
+  CHECK(device_from_json(ok, "dev.json").gpc_of_tpc == std::vector<int>{3});
+
+  InputError tpc = device_error("sms", 3);
+  CHECK(tpc.field() == "device.sms_per_tpc");
+  CHECK(tpc.reason() == "3 SMs cannot be split into TPCs of 2");
+
+  InputError unit = device_error("reg_alloc_unit", 100);
+  CHECK(unit.field() == "device.reg_alloc_unit");
+  CHECK(unit.reason() == "100 is not a whole number of registers per thread of a warp (multiple of 32)");
+
+  InputError big = device_error("max_smem_per_block", 101377);
+  CHECK(big.field() == "device.max_smem_per_block");
+  CHECK(big.reason() == "101377 bytes plus 1024 reserved exceed the largest configuration (100 KB)");
+
+  InputError cc = device_error("cc", "ampere");
+  CHECK(cc.field() == "device.cc");
+  CHECK(cc.reason() == "'ampere' is not a compute capability like \"8.6\"");
+
+  InputError name = device_error("name", "");
+  CHECK(name.field() == "device.name");
+  CHECK(name.reason() == "must not be empty");
+
+  InputError pbs = device_error("pbs_per_sm", 0);
+  CHECK(pbs.field() == "device.pbs_per_sm");
+  CHECK(pbs.reason() == "0 is below the minimum 1");
+
+  InputError type = device_error("sms", "two");
+  CHECK(type.field() == "device.sms");
+  CHECK(type.reason() == "expected an integer, found a string");
+
+  InputError unknown = device_error("sm_count", 2);
+  CHECK(unknown.field() == "device.sm_count");
+  CHECK_THAT(unknown.reason(), Catch::StartsWith("unknown field; valid fields are: name, description, cc, sms"));
+
+  json missing = mini_ampere();
+  missing.erase("regs_per_sm");
+  InputError m = error_of([&] { device_from_json(missing, "dev.json", "device"); });
+  CHECK(m.field() == "device.regs_per_sm");
+  CHECK(m.reason() == "required field is missing");
+}
+
+TEST_CASE("device: nine built-in devices with the DESIGN.md numbers", "[loaders][device]") {
+  const auto& all = builtin_devices();
+  std::vector<std::string> names;
+  for (const auto& d : all) names.push_back(d.name);
+  CHECK(names == std::vector<std::string>{"a100", "h100-pcie", "h100-sxm", "h200", "quadro6000", "rtx2080ti", "rtx3090",
+                                          "v100", "xavier"});
+
+  const Device& rtx3090 = builtin_device("rtx3090", "t", "device");
+  CHECK(rtx3090.cc == "8.6");
+  CHECK(rtx3090.sms == 82);
+  CHECK(rtx3090.max_blocks_per_sm == 16);
+  CHECK(rtx3090.max_warps_per_sm == 48);
+  CHECK(rtx3090.regs_per_sm == 65536);
+  CHECK(rtx3090.smem_configs_kb == std::vector<int>{0, 8, 16, 32, 64, 100});
+  CHECK(rtx3090.smem_reserved_per_block == 1024);
+  CHECK(rtx3090.pbs_per_sm == 4);
+  CHECK(rtx3090.sms_per_tpc == 2);
+  CHECK(rtx3090.reg_alloc_unit == 256);
+  CHECK(rtx3090.max_regs_per_thread == 255);
+  CHECK(rtx3090.smem_alloc_unit == 128);
+  CHECK(rtx3090.max_threads_per_block == 1024);
+
+  const Device& turing = builtin_device("rtx2080ti", "t", "device");
+  CHECK(turing.cc == "7.5");
+  CHECK(turing.sms == 68);
+  CHECK(turing.max_blocks_per_sm == 16);
+  CHECK(turing.max_warps_per_sm == 32);
+  CHECK(turing.smem_configs_kb == std::vector<int>{32, 64});
+  CHECK(turing.smem_reserved_per_block == 0);
+
+  const Device& a100 = builtin_device("a100", "t", "device");
+  CHECK(a100.cc == "8.0");
+  CHECK(a100.sms == 108);
+  CHECK(a100.max_blocks_per_sm == 32);
+  CHECK(a100.max_warps_per_sm == 64);
+  CHECK(a100.smem_configs_kb.back() == 164);
+  CHECK(a100.smem_reserved_per_block == 1024);
+
+  const std::vector<int> hopper_configs{0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
+  for (auto [name, sms] : std::vector<std::pair<std::string, int>>{{"h100-sxm", 132}, {"h100-pcie", 114}, {"h200", 132}}) {
+    INFO(name);
+    const Device& h = builtin_device(name, "t", "device");
+    CHECK(h.cc == "9.0");
+    CHECK(h.sms == sms);
+    CHECK(h.max_blocks_per_sm == 32);
+    CHECK(h.max_warps_per_sm == 64);
+    CHECK(h.smem_configs_kb == hopper_configs);
+    CHECK(h.smem_reserved_per_block == 1024);
+  }
+
+  const Device& v100 = builtin_device("v100", "t", "device");
+  CHECK(v100.cc == "7.0");
+  CHECK(v100.sms == 80);
+
+  const Device& xavier = builtin_device("xavier", "t", "device");
+  CHECK(xavier.sms == 8);
+  CHECK(xavier.max_warps_per_sm == 64);
+  CHECK(xavier.cc == "7.2");
+
+  const Device& fermi = builtin_device("quadro6000", "t", "device");
+  CHECK(fermi.sms == 14);
+  CHECK(fermi.cc == "2.0");
+  CHECK(fermi.gpc_of_tpc.size() == static_cast<size_t>(fermi.tpcs()));
+
+  // Every built-in device is self-consistent (it re-validates from its own JSON).
+  for (const auto& d : all) {
+    INFO(d.name);
+    CHECK_NOTHROW(device_from_json(d.to_json(), "again"));
+    CHECK(d.max_smem_per_block + d.smem_reserved_per_block <= d.max_smem_config_bytes());
+  }
+}
+
+TEST_CASE("device: an unknown built-in name lists the built-in ones", "[loaders][device]") {
+  InputError e = error_of([] { builtin_device("gtx480", "case.json", "device"); });
+  CHECK(e.where() == "case.json");
+  CHECK(e.field() == "device");
+  CHECK(e.reason() ==
+        "unknown device 'gtx480'; built-in devices are: a100, h100-pcie, h100-sxm, h200, quadro6000, rtx2080ti, "
+        "rtx3090, v100, xavier");
+}

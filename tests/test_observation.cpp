@@ -1,0 +1,251 @@
+// Corpus cases and observations: facts and recordings checked against the case's own scenario,
+// and load_cases on single files, collections and directories (the Table II corpus, ntbs recordings).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "helpers.hpp"
+#include "tbcheck/model/observation.hpp"
+
+using namespace tbcheck;
+using namespace tbcheck::model;
+
+namespace {
+
+template <class F>
+InputError error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e;
+  }
+  FAIL("expected an InputError");
+  return InputError("", "", "");
+}
+
+// A case on rtx3090 with kernels a (2 blocks) and b (1 block) and the given observation.
+json case_with(const json& observation) {
+  json j = json::parse(R"({"id": "c", "source": "test", "device": "rtx3090", "kernels": [
+      {"name": "a", "blocks": 2, "threads": 32, "regs": 32, "smem": 0, "duration": 1},
+      {"name": "b", "blocks": 1, "threads": 32, "regs": 32, "smem": 0, "duration": 1}]})");
+  j["observation"] = observation;
+  return j;
+}
+
+InputError case_error(const json& observation) {
+  return error_of([&] { case_from_json(case_with(observation), "case.json"); });
+}
+
+// A scratch directory removed at the end of the test.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& name) : path(std::filesystem::temp_directory_path() / name) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string write(const std::string& rel, const std::string& text) const {
+    auto p = path / rel;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("observation: a case with every kind of fact and a recording loads", "[loaders][observation]") {
+  Case c = case_from_json(case_with(json::parse(R"({"kind": "hardware",
+      "sm_of_block": {"a": [0, 2], "b": [81]}, "start_of_block": {"a": [0, 0]},
+      "facts": [{"kernel": "a", "on_sms": [0, 2]}, {"kernel": "a", "block": 1, "sm": 2},
+                {"kernel": "b", "starts_at": 0}, {"kernel": "b", "starts_after": ["a"]},
+                {"kernel": "a", "concurrent_with": ["b"], "note": "why"}]})")),
+                          "case.json");
+  CHECK(c.id == "c");
+  CHECK(c.source == "test");
+  CHECK(c.file == "case.json");
+  REQUIRE(c.observation.has_value());
+  const Observation& o = *c.observation;
+  CHECK(o.kind == ObservationKind::Hardware);
+  CHECK(o.has_recording());
+  CHECK(o.sm_of_block.at("a") == std::vector<int>{0, 2});
+  CHECK(o.sm_of_block.at("b") == std::vector<int>{81});
+  CHECK(o.start_of_block.at("a") == std::vector<int>{0, 0});
+  REQUIRE(o.facts.size() == 5);
+  CHECK(o.facts[0].kind == Fact::Kind::OnSms);
+  CHECK(o.facts[0].sms == std::vector<int>{0, 2});
+  CHECK(o.facts[1].kind == Fact::Kind::BlockOnSm);
+  CHECK(o.facts[1].block == 1);
+  CHECK(o.facts[1].sm == 2);
+  CHECK(o.facts[2].kind == Fact::Kind::StartsAt);
+  CHECK(o.facts[3].kind == Fact::Kind::StartsAfter);
+  CHECK(o.facts[3].kernels == std::vector<std::string>{"a"});
+  CHECK(o.facts[4].kind == Fact::Kind::ConcurrentWith);
+  CHECK(o.facts[1].describe() == "a block 1 is on SM 2");
+  CHECK(o.facts[3].describe() == "b starts only after a finished");
+  // Round trip through the case JSON.
+  Case again = case_from_json(c.to_json(), "again");
+  CHECK(again.to_json() == c.to_json());
+}
+
+TEST_CASE("observation: facts must name kernels of the case", "[loaders][observation]") {
+  InputError e = case_error(json::parse(R"({"facts": [{"kernel": "zz", "on_sms": [0]}]})"));
+  CHECK(e.where() == "case.json");
+  CHECK(e.field() == "observation.facts[0].kernel");
+  CHECK(e.reason() == "no kernel named 'zz' in this case; kernels are: a, b");
+
+  InputError after = case_error(json::parse(R"({"facts": [{"kernel": "b", "starts_after": ["a", "k9"]}]})"));
+  CHECK(after.field() == "observation.facts[0].starts_after[1]");
+  CHECK(after.reason() == "no kernel named 'k9' in this case; kernels are: a, b");
+
+  InputError conc = case_error(json::parse(R"({"facts": [{"kernel": "b", "concurrent_with": []}]})"));
+  CHECK(conc.field() == "observation.facts[0].concurrent_with");
+  CHECK(conc.reason() == "expected a non-empty array of kernel names");
+
+  InputError rec = case_error(json::parse(R"({"sm_of_block": {"c": [0]}})"));
+  CHECK(rec.field() == "observation.sm_of_block.c");
+  CHECK(rec.reason() == "no kernel named 'c' in this case; kernels are: a, b");
+}
+
+TEST_CASE("observation: recordings must have one entry per block and SMs of the device", "[loaders][observation]") {
+  InputError len = case_error(json::parse(R"({"sm_of_block": {"a": [0]}})"));
+  CHECK(len.field() == "observation.sm_of_block.a");
+  CHECK(len.reason() == "lists 1 blocks but kernel a has 2");
+  InputError len2 = case_error(json::parse(R"({"start_of_block": {"b": [0, 1]}})"));
+  CHECK(len2.field() == "observation.start_of_block.b");
+  CHECK(len2.reason() == "lists 2 blocks but kernel b has 1");
+
+  InputError sm = case_error(json::parse(R"({"sm_of_block": {"a": [0, 82]}})"));
+  CHECK(sm.field() == "observation.sm_of_block.a[1]");
+  CHECK(sm.reason() == "82 is above the maximum 81");
+  InputError neg = case_error(json::parse(R"({"sm_of_block": {"a": [-1, 0]}})"));
+  CHECK(neg.field() == "observation.sm_of_block.a[0]");
+  CHECK(neg.reason() == "-1 is below the minimum 0");
+
+  InputError fact_sm = case_error(json::parse(R"({"facts": [{"kernel": "a", "on_sms": [0, 82]}]})"));
+  CHECK(fact_sm.field() == "observation.facts[0].on_sms[1]");
+  CHECK(fact_sm.reason() == "82 is above the maximum 81");
+  InputError block_sm = case_error(json::parse(R"({"facts": [{"kernel": "a", "block": 0, "sm": 82}]})"));
+  CHECK(block_sm.field() == "observation.facts[0].sm");
+  CHECK(block_sm.reason() == "82 is above the maximum 81");
+  InputError block = case_error(json::parse(R"({"facts": [{"kernel": "a", "block": 2, "sm": 0}]})"));
+  CHECK(block.field() == "observation.facts[0].block");
+  CHECK(block.reason() == "2 is above the maximum 1");
+
+  InputError type = case_error(json::parse(R"({"sm_of_block": {"a": "0, 1"}})"));
+  CHECK(type.field() == "observation.sm_of_block.a");
+  CHECK(type.reason() == "expected an array, found a string");
+}
+
+TEST_CASE("observation: a fact has exactly one kind, kinds and fields are checked", "[loaders][observation]") {
+  InputError two = case_error(json::parse(R"({"facts": [{"kernel": "a", "on_sms": [0], "starts_at": 0}]})"));
+  CHECK(two.field() == "observation.facts[0]");
+  CHECK(two.reason() == "a fact needs exactly one of: on_sms, block + sm, starts_at, starts_after, concurrent_with");
+  InputError zero = case_error(json::parse(R"({"facts": [{"kernel": "a"}]})"));
+  CHECK(zero.field() == "observation.facts[0]");
+  InputError unknown = case_error(json::parse(R"({"facts": [{"kernel": "a", "on_sm": [0]}]})"));
+  CHECK(unknown.field() == "observation.facts[0].on_sm");
+  CHECK_THAT(unknown.reason(), Catch::StartsWith("unknown field; valid fields are: kernel, on_sms, block, sm"));
+  InputError kind = case_error(json::parse(R"({"kind": "rumour"})"));
+  CHECK(kind.field() == "observation.kind");
+  CHECK(kind.reason() == "unknown kind 'rumour'; valid kinds are: hardware, paper, synthetic");
+  InputError obs_field = case_error(json::parse(R"({"sms": {}})"));
+  CHECK(obs_field.field() == "observation.sms");
+  InputError expect = error_of([] {
+    json j = case_with(json::object());
+    j["expect"] = {{"alg1", "maybe"}};
+    case_from_json(j, "case.json");
+  });
+  CHECK(expect.field() == "expect.alg1");
+  CHECK(expect.reason() == "expected \"pass\" or \"fail\"");
+  // Without a kind an observation is a paper observation.
+  Case c = case_from_json(case_with(json::parse(R"({"facts": [{"kernel": "a", "on_sms": [0]}]})")), "case.json");
+  CHECK(c.observation->kind == ObservationKind::Paper);
+  CHECK_FALSE(c.observation->has_recording());
+}
+
+TEST_CASE("load_cases: the Table II directory", "[loaders][observation]") {
+  std::vector<Case> cs = load_cases(test::source_path("corpus/paper/000-wang"));
+  std::vector<std::string> ids;
+  for (const auto& c : cs) ids.push_back(c.id);
+  CHECK(ids == std::vector<std::string>{"case-1.1", "case-1.2", "case-1.3", "case-1.4", "case-2.1", "case-2.2", "case-3",
+                                        "case-4.1", "case-4.2"});
+  for (const auto& c : cs) {
+    INFO(c.id);
+    CHECK(c.scenario.device.name == "rtx3090");
+    REQUIRE(c.observation.has_value());
+    CHECK_FALSE(c.observation->facts.empty());
+    CHECK(c.file.find("000-wang") != std::string::npos);
+  }
+  // Case 3: two kernels, k1's 41 blocks on the even SMs, expectations from the paper.
+  const Case& c3 = cs[6];
+  CHECK(c3.scenario.kernels.size() == 2);
+  CHECK(c3.scenario.kernels[0].blocks == 41);
+  CHECK(c3.observation->facts[0].sms.size() == 41);
+  CHECK(c3.expect.at("alg1") == Expect::Pass);
+  CHECK(c3.expect.at("alg1-no-tpc-config") == Expect::Fail);
+}
+
+TEST_CASE("load_cases: collections and the ntbs recordings", "[loaders][observation]") {
+  std::vector<Case> a100 = load_cases(test::shared_path("external/ntbs/a100.json"));
+  CHECK(a100.size() == 22);
+  for (const auto& c : a100) {
+    INFO(c.id);
+    CHECK(c.scenario.device.name == "a100");
+    CHECK_THAT(c.source, Catch::Contains("thread-block-scheduling"));
+    REQUIRE(c.observation.has_value());
+    CHECK(c.observation->kind == ObservationKind::Hardware);
+    CHECK(c.observation->has_recording());
+  }
+  CHECK(a100[0].id == "ntbs-a100-test2-216");
+  CHECK(a100[0].scenario.kernels[0].blocks == 216);
+  CHECK(a100[0].observation->sm_of_block.at("K1").size() == 216);
+
+  std::vector<Case> all = load_cases(test::shared_path("external/ntbs"));
+  CHECK(all.size() == 66);
+  std::set<std::string> devices, ids;
+  for (const auto& c : all) {
+    devices.insert(c.scenario.device.name);
+    ids.insert(c.id);
+  }
+  CHECK(devices == std::set<std::string>{"a100", "rtx3090", "v100"});
+  CHECK(ids.size() == 66);  // ids are unique
+}
+
+TEST_CASE("load_cases: ids, defaults and skipped files", "[loaders][observation]") {
+  TempDir dir("tbcheck-test-observation");
+  const std::string kernels =
+      R"("device": "rtx3090", "kernels": [{"name": "a", "blocks": 1, "threads": 32, "regs": 32, "duration": 1}])";
+  dir.write("b/one.json", "{" + kernels + "}");
+  dir.write("a/many.json", R"({"source": "coll", "cases": [{)" + kernels + R"(}, {"id": "named", "source": "own", )" +
+                               kernels + "}]}");
+  dir.write("a/device.json", R"({"name": "x"})");  // no "kernels": skipped in a directory
+  dir.write("notes.txt", "not json");
+  std::vector<Case> cs = load_cases(dir.path.string());
+  REQUIRE(cs.size() == 3);
+  CHECK(cs[0].id == "many#0");  // files in path order: a/many.json before b/one.json
+  CHECK(cs[0].source == "coll");
+  CHECK(cs[1].id == "named");
+  CHECK(cs[1].source == "own");
+  CHECK(cs[2].id == "one");  // the file stem
+  CHECK_FALSE(cs[2].observation.has_value());
+
+  // The same non-case file given directly is an error that says what is missing.
+  InputError e = error_of([&] { load_cases((dir.path / "a/device.json").string()); });
+  CHECK_THAT(e.reason(), Catch::StartsWith("not a corpus case: it has neither \"kernels\" nor \"cases\""));
+
+  // An error inside a collection names the case.
+  std::string bad = dir.write("c/bad.json", R"({"cases": [{)" + kernels + R"(}, {"device": "rtx3090", "kernels": [
+      {"blocks": 1, "threads": 1200, "regs": 32, "duration": 1}]}]})");
+  InputError f = error_of([&] { load_cases(bad); });
+  CHECK(f.where() == bad + ": cases[1]");
+  CHECK(f.field() == "kernels[0].threads");
+  CHECK(f.reason() == "1200 threads > 1024 per block on rtx3090");
+
+  InputError missing = error_of([&] { load_cases((dir.path / "nope").string()); });
+  CHECK(missing.reason() == "no such file or directory");
+}
