@@ -12,5 +12,6 @@ std::unique_ptr<Command> make_hypotheses(CLI::App& app);
 std::unique_ptr<Command> make_predict(CLI::App& app);
 std::unique_ptr<Command> make_validate(CLI::App& app);
 std::unique_ptr<Command> make_distinguish(CLI::App& app);
+std::unique_ptr<Command> make_suite(CLI::App& app);
 
 }  // namespace tbcheck::cli

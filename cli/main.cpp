@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_predict(app));
   commands.push_back(make_validate(app));
   commands.push_back(make_distinguish(app));
+  commands.push_back(make_suite(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

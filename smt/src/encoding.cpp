@@ -4,6 +4,7 @@
 #include "tbcheck/smt/encoding.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -303,28 +304,25 @@ class Encoder {
     if (!h_.pb_registers()) {
       limit_w = z3::min(limit_w, fits_count(iv(dev_.regs_per_sm) - v.regs, R, dev_.max_warps_per_sm));
     }
+    // Contiguous shared memory: S-sized chunks that fit in the holes, counted once per hole.
+    std::optional<expr> chunks;
+    if (h_.smem == model::Smem::ContiguousFirstFit && !holes.empty()) {
+      if (S.is_numeral()) {
+        int64_t sv = S.get_numeral_int64();
+        std::vector<expr> parts;
+        if (sv > 0)
+          for (const auto& hole : holes) parts.push_back(hole / static_cast<int>(sv));
+        chunks = sv > 0 ? sum_of(parts) : iv(lmax);
+      } else {
+        std::vector<expr> fits;
+        for (const auto& hole : holes)
+          for (int m = 1; m <= lmax; ++m) fits.push_back(m * S <= hole);
+        chunks = z3::ite(S == 0, iv(lmax), count_if(c_, fits));
+      }
+    }
     std::vector<expr> levels;
     for (int L = 1; L <= lmax; ++L) {
-      expr smem_ok = bv(true);
-      if (h_.smem == model::Smem::ContiguousFirstFit && !holes.empty()) {
-        if (S.is_numeral()) {
-          int64_t sv = S.get_numeral_int64();
-          if (sv == 0) {
-            smem_ok = bv(true);
-          } else {
-            std::vector<expr> parts;
-            for (const auto& hole : holes) parts.push_back(hole / static_cast<int>(sv));
-            smem_ok = sum_of(parts) >= L;
-          }
-        } else {
-          std::vector<expr> chunks;
-          for (const auto& hole : holes)
-            for (int m = 1; m <= L; ++m) chunks.push_back(m * S <= hole);
-          smem_ok = S == 0 || count_if(c_, chunks) >= L;
-        }
-      } else {
-        smem_ok = L * S <= smem_limit - v.smem;
-      }
+      expr smem_ok = chunks ? (*chunks >= L) : (L * S <= smem_limit - v.smem);
       expr warp_ok = literal_units ? (limit_w >= L) : (L * W <= limit_w);
       levels.push_back(limit_b >= L && warp_ok && smem_ok);
     }
