@@ -2,6 +2,8 @@
 // simulator's decisions for earlier blocks, each block's constraints force exactly its decision.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include "helpers.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/smt/conformance.hpp"
@@ -10,11 +12,13 @@
 using namespace tbcheck;
 
 TEST_CASE("SMT encoding conforms to the simulator on random scenarios", "[smt][conformance]") {
-  // The default run is sized for CI (2 cores); scripts/long.sh runs many more.
+  // The default run is sized for CI (2 cores); scripts/long.sh sets TBCHECK_CONFORMANCE_SCENARIOS.
+  const char* env = std::getenv("TBCHECK_CONFORMANCE_SCENARIOS");
+  const int forced = env ? std::atoi(env) : 0;
   for (const auto& h : model::builtin_hypotheses()) {
     INFO(h.name);
     const bool pb = h.pb_warps();
-    const int scenarios = pb ? (h.warps == model::Warps::PbAny ? 4 : 8) : 40;
+    const int scenarios = forced > 0 ? forced : pb ? (h.warps == model::Warps::PbAny ? 4 : 8) : 40;
     auto report = smt::run_conformance(h, scenarios, /*seed=*/1234, /*timeout_ms=*/60000);
     if (report.unsupported) {
       // Only pb-contiguous lacks an encoding; it must say so rather than pass silently.

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tbcheck builds with, only those missing (idempotent).
+# Used by setup.sh and test.sh so a fresh Debian machine needs nothing else.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libz3-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "tbcheck: installing missing packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
