@@ -25,6 +25,8 @@ json parse_json_text(const std::string& text, const std::string& where) {
     return json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(where, "", fmt::format("malformed JSON at byte {}: {}", e.byte, e.what()));
+  } catch (const json::out_of_range& e) {  // 406: a number too large for a double, e.g. 6E5536
+    throw InputError(where, "", fmt::format("unreadable JSON: {}", e.what()));
   }
 }
 

@@ -4,6 +4,7 @@
 #include "tbcheck/model/resources.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -44,8 +45,18 @@ std::vector<Interval> ContiguousSpace::holes(int limit) const {
   return out;
 }
 
+// True when the allocations leave no hole below the end of the last one (their sizes add up to its
+// end): then the free tail is the only hole, the common case, answered without a scan.
+static bool compact(const std::vector<Interval>& allocs, int used) {
+  return allocs.empty() || used == allocs.back().offset + allocs.back().size;
+}
+
 int64_t ContiguousSpace::fits(int size, int limit) const {
   if (size <= 0) return kUnlimited;
+  if (compact(allocs_, used_)) {
+    int at = allocs_.empty() ? 0 : allocs_.back().offset + allocs_.back().size;
+    return limit > at ? (limit - at) / size : 0;
+  }
   int64_t n = 0;
   int at = 0;
   for (const auto& a : allocs_) {
@@ -57,6 +68,13 @@ int64_t ContiguousSpace::fits(int size, int limit) const {
 }
 
 int ContiguousSpace::allocate(int size, int limit) {
+  if (size > 0 && compact(allocs_, used_)) {  // first fit is the tail
+    int at = allocs_.empty() ? 0 : allocs_.back().offset + allocs_.back().size;
+    if (limit - at < size) return -1;
+    allocs_.push_back(Interval{at, size});
+    used_ += size;
+    return at;
+  }
   int at = 0;
   size_t i = 0;
   for (; i < allocs_.size(); ++i) {
@@ -81,26 +99,40 @@ void ContiguousSpace::release(int offset) {
 
 namespace {
 
-int64_t floor_div(int64_t a, int64_t b) { return a <= 0 ? 0 : a / b; }
+// floor(a / b) for b > 0, 0 when a <= 0. The operands on the hot path fit 32 bits, where the
+// division is several times cheaper than a 64-bit one.
+int64_t floor_div(int64_t a, int64_t b) {
+  if (a <= 0) return 0;
+  if (a <= UINT32_MAX && b <= UINT32_MAX) return static_cast<uint32_t>(a) / static_cast<uint32_t>(b);
+  return a / b;
+}
 
-// Warps of this block one PB can still take: warp slots, and per-PB registers when pooled per PB
-// (Mechanism 4, renaming: free fragments combine) or contiguous (pb-contiguous: holes only).
-int64_t pb_warp_room(const Device& d, const Hypothesis& h, const SmState& s, const BlockNeeds& n, int pb) {
-  int64_t room = d.warp_slots_per_pb() - s.pb_warps[pb];
-  if (n.regs_per_warp > 0) {
-    if (h.registers == Registers::Pb) room = std::min(room, floor_div(d.regs_per_pb() - s.pb_regs[pb], n.regs_per_warp));
-    else if (h.registers == Registers::PbContiguous)
-      room = std::min(room, s.pb_reg_space[pb].fits(n.regs_per_warp, d.regs_per_pb()));
+// min(a, floor(b / c)) for a >= 0 and c > 0, with a multiplication instead of a division when a
+// is the smaller one (the common case on the hot path: warp slots bind before registers).
+int64_t min_floor_div(int64_t a, int64_t b, int64_t c) { return b >= a * c ? a : floor_div(b, c); }
+
+// Warps of this block each PB can still take (room[0..PBs)): warp slots, and per-PB registers when
+// pooled per PB (Mechanism 4, renaming: free fragments combine) or contiguous (pb-contiguous: holes
+// only). Option checks sit outside the per-PB loops: this runs for every capacity on the hot path.
+void pb_warp_rooms(const Device& d, const Hypothesis& h, const SmState& s, const BlockNeeds& n, int64_t* room) {
+  const int pbs = d.pbs_per_sm, slots = d.warp_slots_per_pb();
+  for (int j = 0; j < pbs; ++j) room[j] = std::max(slots - s.pb_warps[j], 0);
+  if (n.regs_per_warp <= 0) return;
+  const int regs = d.regs_per_pb(), r = n.regs_per_warp;
+  if (h.registers == Registers::Pb) {
+    for (int j = 0; j < pbs; ++j) room[j] = min_floor_div(room[j], regs - s.pb_regs[j], r);
+  } else if (h.registers == Registers::PbContiguous) {
+    for (int j = 0; j < pbs; ++j) room[j] = std::min(room[j], s.pb_reg_space[j].fits(r, regs));
   }
-  return std::max<int64_t>(room, 0);
 }
 
 // Algorithm 1 lines 19-25 (Mechanism 2.1): warps placeable one after another from the pointer
 // without redirect: min over PBs x PBs + the number of PBs from the pointer before the first minimal one.
 int64_t strict_rr_warps(const int64_t* room, int pbs, int pointer) {
-  int64_t m = *std::min_element(room, room + pbs);
-  for (int j = 0; j < pbs; ++j)
-    if (room[(pointer + j) % pbs] == m) return m * pbs + j;
+  int64_t m = room[0];
+  for (int j = 1; j < pbs; ++j) m = std::min(m, room[j]);
+  for (int j = 0, q = pointer; j < pbs; ++j, q = q + 1 == pbs ? 0 : q + 1)
+    if (room[q] == m) return m * pbs + j;
   return m * pbs;
 }
 
@@ -115,8 +147,8 @@ CapacityParts sm_capacity(const Device& d, const Hypothesis& h, const SmState& s
   if (h.warps == Warps::Sm) {
     warps = d.max_warps_per_sm - s.warps;
   } else {
-    int64_t room[kMaxPbs];
-    for (int j = 0; j < d.pbs_per_sm; ++j) room[j] = pb_warp_room(d, h, s, n, j);
+    int64_t room[kMaxPbs] = {};
+    pb_warp_rooms(d, h, s, n, room);
     if (h.warps == Warps::PbStrictRR) {
       warps = strict_rr_warps(room, d.pbs_per_sm, s.pb_pointer);
     } else {  // pb-any: redirect lets a warp use any PB with room
@@ -127,7 +159,9 @@ CapacityParts sm_capacity(const Device& d, const Hypothesis& h, const SmState& s
   if (n.smem == 0) p.limit_s = kUnlimited;
   else if (h.smem == Smem::ContiguousFirstFit) p.limit_s = s.smem_space.fits(n.smem, static_cast<int>(smem_limit));
   else p.limit_s = floor_div(smem_limit - s.smem, n.smem);
-  p.blocks = config_blocked ? 0 : std::max<int64_t>(0, std::min({p.limit_b, p.limit_w / n.warps, p.limit_s}));
+  // min(limit_b, limit_w / W, limit_s), clamped at 0 (limit_w >= 0; limit_b <= max blocks, so no overflow).
+  const int64_t bs = std::min(p.limit_b, p.limit_s);
+  p.blocks = config_blocked || bs <= 0 ? 0 : min_floor_div(bs, p.limit_w, n.warps);
   if (h.capacity == Capacity::Blocks) p.value = p.blocks;
   else p.value = p.blocks == 0 ? 0 : std::min({p.limit_b, p.limit_w, p.limit_s});  // Algorithm 1 line 28 as printed
   return p;
@@ -190,15 +224,32 @@ Allocation GpuState::commit(int sm, const BlockNeeds& n) {
   s.blocks += 1;
   if (h_.warps == Warps::Sm) {
     s.warps += n.warps;
+  } else if (h_.warps == Warps::PbStrictRR && !(n.regs_per_warp > 0 && h_.registers == Registers::PbContiguous)) {
+    // Mechanism 2.1 without per-warp allocation: warp w goes to PB (p + w) mod PBs, so the PB j
+    // steps after the pointer gets W / PBs warps, one more when j < W mod PBs.
+    const int base = n.warps / pbs, extra = n.warps % pbs;
+    const bool pb_regs = n.regs_per_warp > 0 && h_.registers == Registers::Pb;
+    for (int j = 0, q = s.pb_pointer; j < pbs; ++j, q = q + 1 == pbs ? 0 : q + 1) {
+      const int count = base + (j < extra ? 1 : 0);
+      a.pb_warps[q] += count;
+      s.pb_warps[q] += count;
+      if (pb_regs) s.pb_regs[q] += count * n.regs_per_warp;
+    }
   } else {
+    if (n.regs_per_warp > 0 && h_.registers == Registers::PbContiguous) {
+      a.reg_offsets.reserve(static_cast<size_t>(n.warps));
+      a.reg_pbs.reserve(static_cast<size_t>(n.warps));
+    }
     for (int w = 0; w < n.warps; ++w) {
       int q = 0;
       if (h_.warps == Warps::PbStrictRR) {
         q = (s.pb_pointer + w) % pbs;  // Mechanism 2.1: no redirect
       } else {                          // pb-any: first PB at or after the pointer with room
+        int64_t room[kMaxPbs] = {};
+        pb_warp_rooms(d_, h_, s, n, room);
         int j = 0;
         for (; j < pbs; ++j)
-          if (pb_warp_room(d_, h_, s, n, (s.pb_pointer + j) % pbs) > 0) break;
+          if (room[(s.pb_pointer + j) % pbs] > 0) break;
         if (j == pbs) throw std::logic_error("pb-any commit found no PB with room");
         q = (s.pb_pointer + j) % pbs;
         s.pb_pointer = (q + 1) % pbs;
@@ -213,11 +264,11 @@ Allocation GpuState::commit(int sm, const BlockNeeds& n) {
         a.reg_pbs.push_back(q);
       }
     }
-    if (h_.warps == Warps::PbStrictRR) {
-      // Mechanism 2.2: one PB more when W is a multiple of the PB count.
-      int step = n.warps + ((h_.skip_on_multiple_of_4 && n.warps % pbs == 0) ? 1 : 0);
-      s.pb_pointer = (s.pb_pointer + step) % pbs;
-    }
+  }
+  if (h_.warps == Warps::PbStrictRR) {
+    // Mechanism 2.2: one PB more when W is a multiple of the PB count.
+    int step = n.warps + ((h_.skip_on_multiple_of_4 && n.warps % pbs == 0) ? 1 : 0);
+    s.pb_pointer = (s.pb_pointer + step) % pbs;
   }
   if (!h_.pb_registers()) s.regs += n.warps * n.regs_per_warp;
   if (n.smem > 0) {

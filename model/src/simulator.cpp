@@ -1,11 +1,12 @@
-// The discrete-event dispatcher of DESIGN.md with a hypothesis plugged in.
-// Capacities of the head kernel are cached per SM in a segment tree and refreshed only for SMs
-// whose state changed, so a placement costs O(log SMs) instead of a scan over every SM.
+// The discrete-event dispatcher of DESIGN.md with a hypothesis plugged in. Head-kernel capacities sit in
+// a two-level index, recomputed lazily and only for SMs whose state changed since the last selection.
 #include "tbcheck/model/simulator.hpp"
 
+#include <algorithm>
 #include <map>
 #include <queue>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -37,57 +38,115 @@ void check_feasible(const Scenario& s, const Hypothesis& h, const std::string& w
 
 namespace {
 
-// Max-capacity with lowest-position tie-break, and first position with positive capacity.
-class CapacityTree {
+// Max-capacity with lowest-position tie-break, and first position with positive capacity. Each
+// position holds one key: the value in the high 32 bits and (2^32 - 1 - position) in the low ones,
+// so the largest key is the highest value at the lowest position ("strictly greater replaces").
+// Two levels (groups of kGroup positions and their maxima) make an update one short scan of a
+// group, cheaper than the log2(SMs) dependent steps of a binary tree at GPU sizes.
+class CapacityIndex {
  public:
-  explicit CapacityTree(int n) : n_(n) {
-    size_ = 1;
-    while (size_ < n) size_ *= 2;
-    val_.assign(2 * static_cast<size_t>(size_), -1);
-    pos_.assign(2 * static_cast<size_t>(size_), 0);
-    for (int i = 0; i < size_; ++i) pos_[size_ + i] = i;
+  explicit CapacityIndex(int n) : n_(n), groups_((n + kGroup - 1) / kGroup) {
+    key_.resize(static_cast<size_t>(groups_ * kGroup));
+    for (int p = 0; p < groups_ * kGroup; ++p) key_[static_cast<size_t>(p)] = key(-1, p);  // padding
+    group_max_.assign(static_cast<size_t>(groups_), key(-1, 0));
+    for (int g = 0; g < groups_; ++g) pull(g);
   }
+  // Capacities are at most max_blocks_per_sm (an int) and at least -1 (padding), so keys never overflow.
+  static int64_t key(int64_t value, int p) { return value * kSpan + (kSpan - 1 - p); }
   void set(int p, int64_t v) {
-    int i = size_ + p;
-    val_[i] = v;
-    for (i /= 2; i >= 1; i /= 2) pull(i);
+    const int64_t k = key(v, p);
+    int64_t& slot = key_[static_cast<size_t>(p)];
+    const int64_t old = slot;
+    if (old == k) return;
+    slot = k;
+    // Keys are distinct, so the group maximum changes only when this key becomes it or was it.
+    int64_t& gm = group_max_[static_cast<size_t>(p / kGroup)];
+    if (k > gm) gm = k;
+    else if (old == gm) pull(p / kGroup);
   }
-  // (value, position) of the maximum; lowest position wins ties ("strictly greater replaces").
-  std::pair<int64_t, int> best() const { return {val_[1], pos_[1]}; }
+  // Sets every position p to values[p], then recomputes the group maxima once.
+  void assign(const std::vector<int64_t>& values) {
+    for (int p = 0; p < n_; ++p) key_[static_cast<size_t>(p)] = key(values[static_cast<size_t>(p)], p);
+    for (int g = 0; g < groups_; ++g) pull(g);
+  }
+  int64_t value(int p) const { return key_[static_cast<size_t>(p)] >> 32; }
+  // (value, position) of the maximum; lowest position wins ties.
+  std::pair<int64_t, int> best() const {
+    int64_t k = group_max_[0];
+    for (int g = 1; g < groups_; ++g) k = std::max(k, group_max_[static_cast<size_t>(g)]);
+    return {k >> 32, static_cast<int>(kSpan - 1 - (k & (kSpan - 1)))};
+  }
   // First position >= from (wrapping around) with a positive value; -1 if none.
   int first_positive_from(int from) const {
-    int p = first_positive(1, 0, size_, from);
-    if (p < 0 && from > 0) p = first_positive(1, 0, size_, 0);
+    int p = first_positive(from);
+    if (p < 0 && from > 0) p = first_positive(0);
     return p;
   }
 
  private:
-  void pull(int i) {
-    int l = 2 * i, r = 2 * i + 1;
-    if (val_[r] > val_[l]) {
-      val_[i] = val_[r];
-      pos_[i] = pos_[r];
-    } else {
-      val_[i] = val_[l];
-      pos_[i] = pos_[l];
+  static constexpr int kGroup = 16;
+  static constexpr int64_t kSpan = int64_t{1} << 32;
+  static bool positive(int64_t k) { return k >= kSpan; }  // value >= 1
+  void pull(int g) {
+    const int64_t* k = key_.data() + static_cast<size_t>(g) * kGroup;
+    int64_t m = k[0];
+    for (int i = 1; i < kGroup; ++i) m = std::max(m, k[i]);
+    group_max_[static_cast<size_t>(g)] = m;
+  }
+  int first_positive(int from) const {
+    for (int g = from / kGroup; g < groups_; ++g) {
+      if (!positive(group_max_[static_cast<size_t>(g)])) continue;
+      for (int p = std::max(from, g * kGroup); p < (g + 1) * kGroup; ++p)
+        if (positive(key_[static_cast<size_t>(p)])) return p;  // padding is never positive
     }
+    return -1;
   }
-  int first_positive(int node, int lo, int hi, int from) const {
-    if (hi <= from || val_[node] <= 0 || lo >= n_) return -1;
-    if (hi - lo == 1) return lo;
-    int mid = (lo + hi) / 2;
-    int p = first_positive(2 * node, lo, mid, from);
-    return p >= 0 ? p : first_positive(2 * node + 1, mid, hi, from);
-  }
-  int n_, size_;
-  std::vector<int64_t> val_;
-  std::vector<int> pos_;
+  int n_, groups_;
+  std::vector<int64_t> key_;
+  std::vector<int64_t> group_max_;
 };
 
-struct Retire {
-  int64_t end;
-  int gid;  // global block id
-  bool operator>(const Retire& o) const { return end > o.end; }
+// A committed block waiting for its end: its allocation slot and its kernel.
+struct Resident {
+  int slot;
+  int kernel;
+};
+
+// Blocks in flight grouped by end time. Blocks dispatched one after another mostly share their
+// end (same instant, same kernel), so a push is an append to the last bucket used; emptied
+// buckets keep their storage for reuse.
+class RetireQueue {
+ public:
+  bool empty() const { return buckets_.empty(); }
+  int64_t next_end() const { return buckets_.begin()->first; }
+  void push(int64_t end, Resident r) {
+    if (end != last_end_) {
+      auto [it, fresh] = buckets_.try_emplace(end);
+      if (fresh && !spare_.empty()) {
+        it->second = std::move(spare_.back());
+        spare_.pop_back();
+      }
+      last_end_ = end;
+      last_ = &it->second;
+    }
+    last_->push_back(r);
+  }
+  // Calls f(resident) for every block of the earliest end, then drops that end.
+  template <class F>
+  void pop_earliest(F&& f) {
+    auto it = buckets_.begin();
+    for (const Resident& r : it->second) f(r);
+    if (it->first == last_end_) last_end_ = -1;  // ends are >= 1
+    it->second.clear();
+    spare_.push_back(std::move(it->second));
+    buckets_.erase(it);
+  }
+
+ private:
+  std::map<int64_t, std::vector<Resident>> buckets_;
+  std::vector<std::vector<Resident>> spare_;
+  int64_t last_end_ = -1;
+  std::vector<Resident>* last_ = nullptr;
 };
 
 }  // namespace
@@ -98,11 +157,8 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
   const int nk = static_cast<int>(s.kernels.size());
 
   std::vector<BlockNeeds> needs;
-  std::vector<int> first_gid(static_cast<size_t>(nk) + 1, 0);
-  for (int k = 0; k < nk; ++k) {
-    needs.push_back(block_needs(s.kernels[k], d, h));
-    first_gid[k + 1] = first_gid[k] + s.kernels[k].blocks;
-  }
+  needs.reserve(static_cast<size_t>(nk));
+  for (int k = 0; k < nk; ++k) needs.push_back(block_needs(s.kernels[k], d, h));
 
   // Streams: kernels with equal `stream` share one FIFO in list order; others have their own.
   std::vector<int> successor(static_cast<size_t>(nk), -1);
@@ -130,71 +186,129 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
   const std::vector<int> order = sm_order(d, h.order);
   std::vector<int> pos_of(static_cast<size_t>(d.sms));
   for (int p = 0; p < d.sms; ++p) pos_of[order[p]] = p;
-  CapacityTree tree(d.sms);
+  CapacityIndex index(d.sms);
 
   std::priority_queue<int, std::vector<int>, std::greater<>> ready;  // eligible kernels with blocks left
   for (int k = 0; k < nk; ++k)
     if (first_in_stream[k]) ready.push(k);
   std::vector<int> next_block(static_cast<size_t>(nk), 0), unretired(static_cast<size_t>(nk));
   for (int k = 0; k < nk; ++k) unretired[k] = s.kernels[k].blocks;
-  std::vector<Allocation> allocs(static_cast<size_t>(first_gid[nk]));
-  std::vector<int> kernel_of_gid(static_cast<size_t>(first_gid[nk]));
-  for (int k = 0; k < nk; ++k)
-    for (int b = first_gid[k]; b < first_gid[k + 1]; ++b) kernel_of_gid[b] = k;
-  std::priority_queue<Retire, std::vector<Retire>, std::greater<>> retiring;
+  // Allocations of resident blocks only, in slots reused as blocks retire.
+  std::vector<Allocation> slots;
+  std::vector<int> free_slots;
+  slots.reserve(static_cast<size_t>(d.sms) * static_cast<size_t>(std::max(d.max_blocks_per_sm, 1)));
+  free_slots.reserve(slots.capacity());
+  RetireQueue retiring;
 
-  int head = -1;  // kernel whose capacities the tree holds
+  // The index holds the head kernel's capacity of every SM, exact or (after a commit) an upper bound.
+  // - An SM whose state changed by a retirement is marked dirty and recomputed once, just before the
+  //   next selection, however many blocks it retired meanwhile. Under TPC configuration an SM's
+  //   capacity also depends on its TPC's configuration, which changes only when the TPC goes idle or
+  //   stops being idle: only then are the other SMs of the TPC marked too.
+  // - A commit lowers the SM's capacity by at least one under every mechanism (one block slot, W warps
+  //   in sequence from the PB pointer, one first-fit hole's worth of S or R), so the index keeps
+  //   old - 1 as an upper bound, marked stale, and recomputes it only if it reaches the selection
+  //   (never when the bound is 0). Selection takes the best key; a stale one is made exact and the
+  //   selection repeats: every other key is an upper bound of its exact value, so the result is the
+  //   one a fully exact index gives.
+  int head = -1;  // kernel whose capacities the index holds
   int rr_pointer = 0;
   const bool tpc_coupled = h.smem_config == SmemConfig::Tpc && d.sms_per_tpc > 1;
-  auto refresh = [&](int sm) {
-    if (head < 0) return;
-    if (tpc_coupled) {
-      int first = d.tpc_of(sm) * d.sms_per_tpc;
-      for (int i = first; i < first + d.sms_per_tpc; ++i) tree.set(pos_of[i], g.capacity(i, needs[head]));
-    } else {
-      tree.set(pos_of[sm], g.capacity(sm, needs[head]));
+  std::vector<int> dirty(static_cast<size_t>(d.sms));  // dirty[0..n_dirty): each SM at most once
+  int n_dirty = 0;
+  std::vector<char> is_dirty(static_cast<size_t>(d.sms), 0);
+  std::vector<char> stale(static_cast<size_t>(d.sms), 0);  // the index holds an upper bound
+  std::vector<int64_t> all_capacities(static_cast<size_t>(d.sms));
+  auto mark = [&](int sm) {
+    if (!is_dirty[sm]) {
+      is_dirty[sm] = 1;
+      dirty[n_dirty++] = sm;
     }
+  };
+  auto touched = [&](int sm, bool tpc_flipped) {
+    if (tpc_flipped) {
+      int first = d.tpc_of(sm) * d.sms_per_tpc;
+      for (int i = first; i < first + d.sms_per_tpc; ++i) mark(i);
+    } else {
+      mark(sm);
+    }
+  };
+  auto refresh = [&](int sm) {
+    stale[sm] = 0;
+    index.set(pos_of[sm], g.capacity(sm, needs[head]));
+  };
+  auto refresh_dirty = [&] {
+    for (int i = 0; i < n_dirty; ++i) {
+      const int sm = dirty[i];
+      is_dirty[sm] = 0;
+      refresh(sm);
+    }
+    n_dirty = 0;
   };
 
   int64_t now = 0;
-  int undispatched = first_gid[nk];
+  int undispatched = s.total_blocks();
   while (true) {
     // 1. Retire every block whose end has come; successors in a stream become eligible now.
-    while (!retiring.empty() && retiring.top().end <= now) {
-      int gid = retiring.top().gid;
-      retiring.pop();
-      g.release(allocs[gid]);
-      refresh(allocs[gid].sm);
-      int k = kernel_of_gid[gid];
-      if (--unretired[k] == 0 && successor[k] >= 0) ready.push(successor[k]);
+    while (!retiring.empty() && retiring.next_end() <= now) {
+      retiring.pop_earliest([&](const Resident& r) {
+        const Allocation& a = slots[r.slot];
+        g.release(a);
+        touched(a.sm, tpc_coupled && g.tpc_idle(d.tpc_of(a.sm)));
+        free_slots.push_back(r.slot);
+        if (--unretired[r.kernel] == 0 && successor[r.kernel] >= 0) ready.push(successor[r.kernel]);
+      });
     }
     // 2. Dispatch from the head until the hypothesis answers CANNOT_SCHEDULE_NOW.
     while (!ready.empty()) {
       int k = ready.top();
       if (k != head) {
         head = k;
-        for (int sm = 0; sm < d.sms; ++sm) tree.set(pos_of[sm], g.capacity(sm, needs[k]));
+        for (int sm = 0; sm < d.sms; ++sm) all_capacities[pos_of[sm]] = g.capacity(sm, needs[k]);
+        index.assign(all_capacities);
+        for (int i = 0; i < n_dirty; ++i) is_dirty[dirty[i]] = 0;
+        n_dirty = 0;
+        std::fill(stale.begin(), stale.end(), 0);
       }
       const BlockNeeds& n = needs[k];
       if (!g.local_allows(n)) break;
+      refresh_dirty();
       int pos = -1;
+      int64_t value = 0;
       if (h.selection == Selection::RoundRobin) {
-        pos = tree.first_positive_from(rr_pointer);
+        while ((pos = index.first_positive_from(rr_pointer)) >= 0 && stale[order[pos]]) refresh(order[pos]);
         if (pos < 0) break;
+        value = index.value(pos);
         rr_pointer = (pos + 1) % d.sms;
       } else {
-        auto [value, p] = tree.best();
+        std::tie(value, pos) = index.best();
+        while (value > 0 && stale[order[pos]]) {
+          refresh(order[pos]);
+          std::tie(value, pos) = index.best();
+        }
         if (value <= 0) break;
-        pos = p;
       }
       int sm = order[pos];
       int b = next_block[k]++;
-      int gid = first_gid[k] + b;
-      allocs[gid] = g.commit(sm, n);
-      refresh(sm);
+      const bool tpc_was_idle = tpc_coupled && g.tpc_idle(d.tpc_of(sm));
+      int slot;
+      if (free_slots.empty()) {
+        slot = static_cast<int>(slots.size());
+        slots.emplace_back();
+      } else {
+        slot = free_slots.back();
+        free_slots.pop_back();
+      }
+      slots[slot] = g.commit(sm, n);
+      if (tpc_was_idle) {
+        touched(sm, true);
+      } else {
+        index.set(pos, value - 1);
+        stale[sm] = value > 1;  // a bound of 0 is exact: capacities are never negative
+      }
       int64_t end = now + s.kernels[k].duration;
       out.kernels[k].blocks[b] = {sm, now, end};
-      retiring.push({end, gid});
+      retiring.push(end, {slot, k});
       --undispatched;
       if (next_block[k] == s.kernels[k].blocks) ready.pop();
     }
@@ -203,7 +317,7 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
         throw std::logic_error(fmt::format("dispatcher stalled at time {} with {} blocks undispatched", now, undispatched));
       break;
     }
-    now = retiring.top().end;
+    now = retiring.next_end();
   }
   return out;
 }

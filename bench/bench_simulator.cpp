@@ -1,0 +1,264 @@
+// Simulator throughput: a deterministic ~1M-block, ~2000-kernel scenario on h100-sxm, simulated under
+// several hypotheses; prints one table of placements/s and the ratio to round-robin (--hash: behaviour digest).
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tbcheck/model/device.hpp"
+#include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/model/observation.hpp"
+#include "tbcheck/model/resources.hpp"
+#include "tbcheck/model/scenario.hpp"
+#include "tbcheck/model/simulator.hpp"
+
+using namespace tbcheck::model;
+
+namespace {
+
+// splitmix64: fully specified, so the scenario is the same with every compiler and standard library
+// (std::uniform_int_distribution is not).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t next() {
+    uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  int uniform(int lo, int hi) {  // inclusive
+    return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1));
+  }
+  double unit() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
+
+ private:
+  uint64_t s_;
+};
+
+// The probe kernel's register variants (DESIGN.md, Oracle): 24, 32, ..., 248, 255.
+std::vector<int> reg_variants() {
+  std::vector<int> v;
+  for (int r = 24; r <= 248; r += 8) v.push_back(r);
+  v.push_back(255);
+  return v;
+}
+
+struct GenParams {
+  std::string device = "h100-sxm";
+  int kernels = 2000;
+  int max_blocks = 1000;
+  int max_smem = 48 * 1024;
+  int max_local = 0;
+  uint64_t seed = 1;
+};
+
+bool feasible_everywhere(const Kernel& k, const Device& d) {
+  for (const auto& h : builtin_hypotheses())
+    if (!infeasibility_reason(k, d, h).empty()) return false;
+  return true;
+}
+
+// Many kernels of mixed sizes; registers biased low (cube of a uniform) and redrawn lower until one
+// block fits an empty SM under every shipped hypothesis; about 30% of kernels share 64 streams.
+Scenario make_scenario(const GenParams& p) {
+  Scenario s;
+  s.device = builtin_device(p.device, "bench", "device");
+  s.device_builtin = true;
+  Rng rng(p.seed);
+  const std::vector<int> regs = reg_variants();
+  for (int i = 0; i < p.kernels; ++i) {
+    Kernel k;
+    k.name = fmt::format("k{}", i);
+    k.blocks = rng.uniform(1, p.max_blocks);
+    k.threads = rng.uniform(32, std::min(1024, s.device.max_threads_per_block));
+    double u = rng.unit();
+    int ri = static_cast<int>(u * u * u * static_cast<double>(regs.size()));
+    k.regs = regs[static_cast<size_t>(std::min<int>(ri, static_cast<int>(regs.size()) - 1))];
+    k.smem = rng.uniform(0, 9) < 3 ? 0 : rng.uniform(0, std::min(p.max_smem, s.device.max_smem_per_block));
+    k.local = p.max_local > 0 && rng.uniform(0, 3) == 0 ? rng.uniform(0, p.max_local) : 0;
+    k.duration = rng.uniform(1, 20);
+    if (rng.uniform(0, 9) < 3) k.stream = rng.uniform(0, 63);
+    while (!feasible_everywhere(k, s.device)) {
+      if (k.regs > regs.front()) {
+        k.regs = *(std::lower_bound(regs.begin(), regs.end(), k.regs) - 1);
+      } else {
+        k.threads = std::max(32, k.threads / 2);
+        k.smem /= 2;
+      }
+    }
+    s.kernels.push_back(std::move(k));
+  }
+  return s;
+}
+
+// FNV-1a over every block's (SM, start, end) in kernel and block order.
+uint64_t schedule_hash(const Schedule& sch) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  auto mix = [&](int64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= static_cast<uint64_t>(v >> (8 * i)) & 0xffU;
+      h *= 0x100000001b3ULL;
+    }
+  };
+  for (const auto& k : sch.kernels) {
+    mix(static_cast<int64_t>(k.blocks.size()));
+    for (const auto& b : k.blocks) {
+      mix(b.sm);
+      mix(b.start);
+      mix(b.end);
+    }
+  }
+  return h;
+}
+
+const Hypothesis& hypothesis(const std::string& name) {
+  const Hypothesis* h = find_builtin_hypothesis(name);
+  if (!h) throw std::runtime_error("no shipped hypothesis " + name);
+  return *h;
+}
+
+void print_hash_line(const std::string& label, const Scenario& s, const Hypothesis& h) {
+  try {
+    Schedule sch = simulate(s, h);
+    fmt::print("{:<34} {:<22} {:016x} makespan {}\n", label, h.name, schedule_hash(sch), sch.makespan());
+  } catch (const InputError& e) {
+    fmt::print("{:<34} {:<22} input error: {}\n", label, h.name, e.what());
+  }
+}
+
+// The differential check: a digest of every schedule of the benchmark scenario, three smaller
+// generated scenarios (rtx3090 with local memory, xavier, quadro6000) and every corpus/paper
+// case, under every shipped hypothesis and round-robin variants of alg1. Identical output before
+// and after an optimization means identical behaviour on all of them.
+int run_hash(const GenParams& bench) {
+  std::vector<std::pair<std::string, Scenario>> scenarios;
+  scenarios.emplace_back("bench", make_scenario(bench));
+  GenParams g3090;
+  g3090.device = "rtx3090";
+  g3090.kernels = 300;
+  g3090.max_blocks = 200;
+  g3090.max_smem = 99 * 1024;
+  g3090.max_local = 4096;
+  g3090.seed = bench.seed + 1;
+  scenarios.emplace_back("rtx3090-local", make_scenario(g3090));
+  GenParams gx;
+  gx.device = "xavier";
+  gx.kernels = 400;
+  gx.max_blocks = 40;
+  gx.seed = bench.seed + 2;
+  scenarios.emplace_back("xavier-small", make_scenario(gx));
+  GenParams gq;  // one SM per "TPC", 2 PBs per SM
+  gq.device = "quadro6000";
+  gq.kernels = 400;
+  gq.max_blocks = 60;
+  gq.max_local = 2048;
+  gq.seed = bench.seed + 3;
+  scenarios.emplace_back("quadro6000-small", make_scenario(gq));
+  std::string paper = std::string(TBCHECK_SOURCE_DIR) + "/corpus/paper";
+  for (const auto& c : load_cases(paper)) scenarios.emplace_back(c.id, c.scenario);
+  // The shipped hypotheses, plus round-robin selection over alg1's mechanisms (no shipped hypothesis
+  // combines them) so that both selection paths meet every resource mechanism.
+  std::vector<Hypothesis> hyps = builtin_hypotheses();
+  for (const char* base : {"alg1", "alg1-pb-any", "alg1-contiguous-regs", "alg1-literal", "alg1-no-skip", "olmedo"}) {
+    json j = {{"name", std::string("rr-") + base}, {"base", base}, {"selection", "round-robin"}};
+    hyps.push_back(hypothesis_from_json(j, "bench"));
+  }
+  for (const auto& [label, s] : scenarios)
+    for (const auto& h : hyps) print_hash_line(label, s, h);
+  return 0;
+}
+
+struct Row {
+  std::string hypothesis;
+  int blocks = 0;
+  double seconds = 0;  // best of the repetitions
+  double rate = 0;     // placements per second
+  int64_t makespan = 0;
+};
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: bench_simulator [--reps N] [--kernels N] [--seed S] [--hypotheses a,b,...] [--hash]\n"
+               "  default: 3 repetitions of ~1M blocks (2000 kernels) on h100-sxm under\n"
+               "  alg1, round-robin, most-room, alg1-contiguous-regs\n"
+               "  --hash: print a digest of every schedule (bench scenario, generated scenarios,\n"
+               "          corpus/paper cases) under every shipped hypothesis and round-robin variants\n"
+               "          of alg1, for differential checks\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  GenParams p;
+  int reps = 3;
+  bool hash = false;
+  std::vector<std::string> hyps = {"alg1", "round-robin", "most-room", "alg1-contiguous-regs"};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--reps") reps = std::max(1, std::stoi(value()));
+    else if (a == "--kernels") p.kernels = std::max(1, std::stoi(value()));
+    else if (a == "--seed") p.seed = std::stoull(value());
+    else if (a == "--hash") hash = true;
+    else if (a == "--hypotheses") {
+      hyps.clear();
+      std::string list = value();
+      size_t at = 0;
+      while (at <= list.size()) {
+        size_t comma = list.find(',', at);
+        if (comma == std::string::npos) comma = list.size();
+        if (comma > at) hyps.push_back(list.substr(at, comma - at));
+        at = comma + 1;
+      }
+    } else return usage();
+  }
+  if (hash) return run_hash(p);
+
+  Scenario s = make_scenario(p);
+  const int blocks = s.total_blocks();
+  fmt::print("scenario: device {}, {} kernels, {} blocks, seed {}, best of {} repetitions\n", s.device.name,
+             s.kernels.size(), blocks, p.seed, reps);
+  std::vector<Row> rows;
+  for (const auto& name : hyps) {
+    const Hypothesis& h = hypothesis(name);
+    Row r;
+    r.hypothesis = name;
+    r.blocks = blocks;
+    r.seconds = 1e300;
+    for (int i = 0; i < reps; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      Schedule sch = simulate(s, h);
+      auto t1 = std::chrono::steady_clock::now();
+      r.seconds = std::min(r.seconds, std::chrono::duration<double>(t1 - t0).count());
+      r.makespan = sch.makespan();
+    }
+    r.rate = blocks / r.seconds;
+    rows.push_back(r);
+  }
+  double rr_rate = 0;
+  for (const auto& r : rows)
+    if (r.hypothesis == "round-robin") rr_rate = r.rate;
+  fmt::print("{:<22} {:>9} {:>9} {:>14} {:>13} {:>9}\n", "hypothesis", "blocks", "seconds", "placements/s M",
+             "x round-robin", "makespan");
+  for (const auto& r : rows) {
+    std::string ratio = rr_rate > 0 ? fmt::format("{:.2f}", r.rate / rr_rate) : "-";
+    fmt::print("{:<22} {:>9} {:>9.3f} {:>14.2f} {:>13} {:>9}\n", r.hypothesis, r.blocks, r.seconds, r.rate / 1e6, ratio,
+               r.makespan);
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "bench_simulator: %s\n", e.what());
+  return 2;
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan, TBCHECK_FUZZ=ON) and runs each for N seconds.
+# Usage: scripts/fuzz.sh [seconds per target, default 60]; prints exec counts, exits non-zero on a crash.
+set -u -o pipefail
+
+secs="${1:-60}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${TBCHECK_FUZZ_BUILD:-$root/build-fuzz}"
+targets=(fuzz_scenario fuzz_case fuzz_device fuzz_hypothesis)
+
+mkdir -p "$build"
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DTBCHECK_FUZZ=ON -DTBCHECK_BUILD_TESTS=OFF \
+  -DTBCHECK_BUILD_BENCH=OFF >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 2; }
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" || exit 2
+
+failed=0
+printf '%-18s %12s %10s  %s\n' target execs exec/s result
+for t in "${targets[@]}"; do
+  work="$build/fuzz-work/$t"            # the growing corpus; fuzz/seeds/ stays small and read-only
+  artifacts="$build/fuzz-artifacts/$t/"
+  mkdir -p "$work" "$artifacts"
+  log="$build/fuzz-work/$t.log"
+  "$build/fuzz/$t" -max_total_time="$secs" -print_final_stats=1 -dict="$root/fuzz/tbcheck.dict" \
+    -artifact_prefix="$artifacts" "$work" "$root/fuzz/seeds/$t" >"$log" 2>&1
+  rc=$?
+  execs="$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)"
+  rate="$(awk '/stat::average_exec_per_sec/ {print $2}' "$log" | tail -1)"
+  if [ "$rc" -eq 0 ]; then
+    result=ok
+  else
+    result="CRASH (exit $rc; log $log; inputs in $artifacts)"
+    failed=1
+  fi
+  printf '%-18s %12s %10s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "$result"
+  if [ "$rc" -ne 0 ]; then
+    grep -E 'ERROR|SUMMARY|runtime error|terminate|Test unit written' "$log" | head -20
+  fi
+done
+exit "$failed"
