@@ -8,6 +8,12 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${TBCHECK_FUZZ_BUILD:-$root/build-fuzz}"
 targets=(fuzz_scenario fuzz_case fuzz_device fuzz_hypothesis)
 
+# clang and its sanitizer/fuzzer runtime come from Debian; install them if missing.
+"$root/scripts/deps.sh"
+if ! command -v clang++ >/dev/null 2>&1 || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "ok installed"; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang libclang-rt-14-dev >/dev/null || exit 2
+fi
 mkdir -p "$build"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DTBCHECK_FUZZ=ON -DTBCHECK_BUILD_TESTS=OFF \
   -DTBCHECK_BUILD_BENCH=OFF >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 2; }
