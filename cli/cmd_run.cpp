@@ -1,0 +1,106 @@
+// `tbcheck run`: run a scenario or case on an oracle (sim:<hypothesis>, replay, cuda) R times and
+// write the observation as a new corpus case, atomically and never over an existing file.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/io.hpp"
+#include "tbcheck/oracle/oracle.hpp"
+
+namespace tbcheck::cli {
+namespace {
+
+// File-name-safe form of an oracle name: "sim:alg1" -> "sim-alg1".
+std::string file_safe(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+                    ch == '_' || ch == '-';
+    out.push_back(ok ? ch : '-');
+  }
+  return out;
+}
+
+struct Run : Command {
+  std::string case_path, oracle_spec, out_dir;
+  double noise = 0.0;
+  int repeat = 3;
+  unsigned seed = 1;
+  bool json = false;
+
+  int run() override {
+    auto cases = model::load_cases(case_path);
+    if (cases.size() != 1)
+      throw model::InputError(case_path, "", fmt::format("run takes one scenario or case; this holds {}", cases.size()));
+    const model::Case& in = cases[0];
+    auto oracle = oracle::make_oracle(oracle_spec, noise, seed, &in);
+    oracle::RunResult r = oracle->run(in.scenario, repeat);
+
+    if (r.status == oracle::RunStatus::NoDevice || r.status == oracle::RunStatus::Unsupported) {
+      if (json) {
+        auto j = envelope();
+        j.update(r.to_json());
+        print_json(j);
+      } else {
+        fmt::print("{} on {}: {}: {}\n", oracle->name(), case_path, oracle::to_string(r.status), r.reason);
+      }
+      return kExitBadInput;
+    }
+
+    // The observation as a corpus case; the run metadata goes into notes (a case has no metadata key).
+    model::Case out;
+    out.id = fmt::format("{}.{}", in.id, file_safe(oracle->name()));
+    if (noise > 0.0) out.id += file_safe(fmt::format(".noise{}-seed{}", noise, seed));  // noisy runs never collide with clean ones
+    out.source = "oracle " + oracle->name();
+    out.scenario = in.scenario;
+    out.observation = r.observation;
+    out.notes = fmt::format("tbcheck run of {}: {} over {} repetition(s)", in.id, oracle::to_string(r.status),
+                            r.repetitions.size());
+    if (!r.unstable_blocks.empty())
+      out.notes += fmt::format("; unstable (the recording is the first repetition): {}", fmt::join(r.unstable_blocks, "; "));
+    out.notes += "; metadata " + r.metadata.dump();
+
+    std::string dir = out_dir;
+    if (dir.empty()) dir = oracle->name() == "cuda" ? "corpus/hw/" + file_safe(in.scenario.device.name) : "corpus/sim";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw model::InputError(dir, "", fmt::format("cannot create the output directory: {}", ec.message()));
+    const std::string path = (std::filesystem::path(dir) / (out.id + ".json")).string();
+    model::write_file_atomic(path, out.to_json().dump(1) + "\n", /*no_overwrite=*/true);
+
+    if (json) {
+      auto j = envelope();
+      j.update(r.to_json());
+      j["written"] = path;
+      print_json(j);
+    } else {
+      fmt::print("{} on {} ({} repetitions): {}\n", oracle->name(), case_path, r.repetitions.size(),
+                 oracle::to_string(r.status));
+      if (!r.reason.empty()) fmt::print("  {}\n", r.reason);
+      for (const auto& b : r.unstable_blocks) fmt::print("  {}\n", b);
+      fmt::print("wrote {}\n", path);
+    }
+    return r.status == oracle::RunStatus::Ok ? kExitOk : kExitFailed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_run(CLI::App& app) {
+  auto c = std::make_unique<Run>();
+  c->app = app.add_subcommand("run", "Run a scenario on an oracle R times and record the observation as a corpus case");
+  c->app->add_option("case", c->case_path, "Scenario or corpus-case JSON file (one case)")->required();
+  c->app->add_option("--oracle", c->oracle_spec, "Oracle: " + oracle::oracle_kinds())->required();
+  c->app->add_option("--noise", c->noise, "sim only: fraction of runs perturbed (swap two blocks' SMs, delay a block)")
+      ->check(CLI::Range(0.0, 1.0));
+  c->app->add_option("--repeat", c->repeat, "Repetitions; disagreements are reported as unstable (default 3)")
+      ->check(CLI::PositiveNumber);
+  c->app->add_option("--seed", c->seed, "sim only: seed of the noise (default 1)");
+  c->app->add_option("--out", c->out_dir, "Directory for the written case (default corpus/sim, corpus/hw/<device> for cuda)");
+  c->app->add_flag("--json", c->json, "Machine-readable output");
+  return c;
+}
+
+}  // namespace tbcheck::cli

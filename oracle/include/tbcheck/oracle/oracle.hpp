@@ -1,0 +1,53 @@
+// The oracle interface: run a scenario R times on something that schedules blocks (a GPU, a
+// recording, a hypothesis playing the device) and return the schedules, their agreement and metadata.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tbcheck/model/observation.hpp"
+#include "tbcheck/model/scenario.hpp"
+#include "tbcheck/model/schedule.hpp"
+
+namespace tbcheck::oracle {
+
+// Ok: every repetition agreed. Unstable: repetitions disagree on some block (listed, never averaged).
+// NoDevice: no device to run on (e.g. built without CUDA). Unsupported: the oracle cannot realize the scenario.
+enum class RunStatus { Ok, Unstable, NoDevice, Unsupported };
+std::string_view to_string(RunStatus);  // "ok", "unstable", "no-device", "unsupported"
+
+struct RunResult {
+  RunStatus status = RunStatus::Ok;
+  std::string reason;                          // why, for NoDevice / Unsupported / Unstable
+  std::vector<model::Schedule> repetitions;    // one per repetition, in run order
+  // Kind hardware for cuda, the recording's kind for replay, synthetic for sim; sm_of_block and
+  // start_of_block from the agreed schedule, or from the first repetition when unstable.
+  model::Observation observation;
+  std::vector<std::string> unstable_blocks;    // "k1 block 3: SMs 2, 4 across repetitions"
+  nlohmann::json metadata = nlohmann::json::object();  // oracle, repetitions, noise, seed, tool_version, ...
+  nlohmann::json to_json() const;              // status, reason, repetitions (count), unstable_blocks, observation, metadata
+};
+
+class Oracle {
+ public:
+  virtual ~Oracle();
+  virtual std::string name() const = 0;
+  virtual RunResult run(const model::Scenario& s, int repetitions) = 0;
+};
+
+// Compares repetitions block by block (SM and start): Ok with the agreed observation, or Unstable
+// with every disagreeing block named. `repetitions` must be non-empty and all of `s`'s shape.
+RunResult combine_repetitions(const model::Scenario& s, std::vector<model::Schedule> repetitions,
+                              model::ObservationKind kind, nlohmann::json metadata);
+
+// The oracle kinds, in one explicit table: "replay" (needs `replay_case` with a recording),
+// "sim:<hypothesis name or file>" (noise p in [0,1] perturbs that fraction of runs; deterministic
+// given `seed`), "cuda". Unknown kinds and bad arguments are InputErrors listing the valid kinds.
+std::unique_ptr<Oracle> make_oracle(const std::string& spec, double noise, unsigned seed,
+                                    const model::Case* replay_case);
+
+// The kinds as shown in errors and --help: "replay, sim:<hypothesis>, cuda".
+std::string oracle_kinds();
+
+}  // namespace tbcheck::oracle
