@@ -3,6 +3,8 @@
 #pragma once
 #include <string>
 
+#include <catch2/catch.hpp>
+
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/model/scenario.hpp"
@@ -18,9 +20,31 @@ inline const model::Hypothesis& hyp(const std::string& name) {
   return *h;
 }
 
+// DESIGN.md's "mini-ampere-2": full-size rtx3090 per-SM limits on `sms` SMs (JSON text).
+inline std::string mini_device(int sms) {
+  const std::string n = std::to_string(sms);
+  return R"({"name": "mini-ampere-)" + n + R"(", "cc": "8.6", "sms": )" + n +
+         R"(, "sms_per_tpc": 2, "pbs_per_sm": 4, "max_blocks_per_sm": 16, "max_warps_per_sm": 48,
+         "max_threads_per_block": 1024, "regs_per_sm": 65536, "reg_alloc_unit": 256, "max_regs_per_thread": 255,
+         "smem_configs_kb": [0, 8, 16, 32, 64, 100], "smem_alloc_unit": 128, "smem_reserved_per_block": 1024,
+         "max_smem_per_block": 101376})";
+}
+
 // A scenario from inline JSON text (device + kernels).
 inline model::Scenario scenario(const std::string& text) {
   return model::scenario_from_json(model::parse_json_text(text, "test"), "test");
+}
+
+// The InputError a loader call raises; fails the test when it raises none.
+template <class F>
+model::InputError error_of(F&& f) {
+  try {
+    f();
+  } catch (const model::InputError& e) {
+    return e;
+  }
+  FAIL("expected an InputError");
+  return model::InputError("", "", "");
 }
 
 struct RunResult {

@@ -10,6 +10,7 @@
 
 using namespace tbcheck;
 using namespace tbcheck::model;
+using tbcheck::test::error_of;
 
 namespace {
 
@@ -18,17 +19,6 @@ json mini_ampere() {
       "max_blocks_per_sm": 16, "max_warps_per_sm": 48, "max_threads_per_block": 1024, "regs_per_sm": 65536,
       "reg_alloc_unit": 256, "max_regs_per_thread": 255, "smem_configs_kb": [0, 8, 16, 32, 64, 100],
       "smem_alloc_unit": 128, "smem_reserved_per_block": 1024, "max_smem_per_block": 101376})");
-}
-
-template <class F>
-InputError error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  }
-  FAIL("expected an InputError");
-  return InputError("", "", "");
 }
 
 // The error of loading mini-ampere-2 with one field replaced.

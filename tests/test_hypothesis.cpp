@@ -13,19 +13,9 @@
 
 using namespace tbcheck;
 using namespace tbcheck::model;
+using tbcheck::test::error_of;
 
 namespace {
-
-template <class F>
-InputError error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  }
-  FAIL("expected an InputError");
-  return InputError("", "", "");
-}
 
 InputError hyp_error(const json& j) {
   return error_of([&] { hypothesis_from_json(j, "h.json"); });

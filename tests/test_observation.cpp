@@ -13,19 +13,9 @@
 
 using namespace tbcheck;
 using namespace tbcheck::model;
+using tbcheck::test::error_of;
 
 namespace {
-
-template <class F>
-InputError error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  }
-  FAIL("expected an InputError");
-  return InputError("", "", "");
-}
 
 // A case on rtx3090 with kernels a (2 blocks) and b (1 block) and the given observation.
 json case_with(const json& observation) {

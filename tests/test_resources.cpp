@@ -12,18 +12,9 @@
 
 using namespace tbcheck;
 using namespace tbcheck::model;
+using tbcheck::test::mini_device;
 
 namespace {
-
-// DESIGN.md's "mini-ampere-2": full-size rtx3090 per-SM limits on `sms` SMs.
-std::string mini_device(int sms) {
-  const std::string n = std::to_string(sms);
-  return R"({"name": "mini-ampere-)" + n + R"(", "cc": "8.6", "sms": )" + n +
-         R"(, "sms_per_tpc": 2, "pbs_per_sm": 4, "max_blocks_per_sm": 16, "max_warps_per_sm": 48,
-         "max_threads_per_block": 1024, "regs_per_sm": 65536, "reg_alloc_unit": 256, "max_regs_per_thread": 255,
-         "smem_configs_kb": [0, 8, 16, 32, 64, 100], "smem_alloc_unit": 128, "smem_reserved_per_block": 1024,
-         "max_smem_per_block": 101376})";
-}
 
 // One kernel object; `extra` adds fields such as "stream" or "local".
 std::string kernel(const std::string& name, int blocks, int threads, int regs, int smem, int duration,

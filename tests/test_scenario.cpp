@@ -11,21 +11,11 @@
 
 using namespace tbcheck;
 using namespace tbcheck::model;
+using tbcheck::test::error_of;
 
 namespace {
 
 // The InputError `f` raises (fails the test when it raises none).
-template <class F>
-InputError error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  }
-  FAIL("expected an InputError");
-  return InputError("", "", "");
-}
-
 InputError scenario_error(const std::string& text) {
   return error_of([&] { scenario_from_json(parse_json_text(text, "s.json"), "s.json"); });
 }
