@@ -263,6 +263,20 @@ class Encoder {
     return v;
   }
 
+  // Warps of R registers each PB can still take: warp slots and, pooled per PB, free registers
+  // (Mechanism 4, renaming: fragments combine).
+  std::vector<expr> pb_rooms(const SmView& v, const expr& R) {
+    const int slots = dev_.warp_slots_per_pb();
+    std::vector<expr> room;
+    for (int q = 0; q < pbs_; ++q) {
+      expr r = iv(slots) - v.pb_warps[static_cast<size_t>(q)];
+      if (h_.registers == model::Registers::Pb)
+        r = z3::min(r, fits_count(iv(dev_.regs_per_pb()) - v.pb_regs[static_cast<size_t>(q)], R, slots));
+      room.push_back(r);
+    }
+    return room;
+  }
+
   // ---- capacity: indicator of "at least L blocks fit" for L = 1..lmax ----
   // `smem_limit` is the SM's shared-memory configuration in bytes; `holes` the contiguous holes.
   std::vector<expr> capacity_levels(const SmView& v, int k, const expr& smem_limit, const std::vector<expr>& holes,
@@ -276,16 +290,7 @@ class Encoder {
     if (h_.warps == model::Warps::Sm) {
       limit_w = iv(dev_.max_warps_per_sm) - v.warps;
     } else {
-      const int slots = dev_.warp_slots_per_pb();
-      std::vector<expr> room;
-      for (int q = 0; q < pbs_; ++q) {
-        expr r = iv(slots) - v.pb_warps[static_cast<size_t>(q)];
-        if (h_.registers == model::Registers::Pb) {
-          // Mechanism 4 (renaming): warps of R registers fitting in the PB's free pool, unary.
-          r = z3::min(r, fits_count(iv(dev_.regs_per_pb()) - v.pb_regs[static_cast<size_t>(q)], R, slots));
-        }
-        room.push_back(r);
-      }
+      std::vector<expr> room = pb_rooms(v, R);
       if (h_.warps == model::Warps::PbStrictRR) {
         expr m = room[0];
         for (int q = 1; q < pbs_; ++q) m = z3::min(m, room[static_cast<size_t>(q)]);
@@ -436,7 +441,7 @@ class Encoder {
     std::vector<expr> levels;  // at least L blocks (or literal units) fit
     expr value;
     std::vector<expr> holes;
-    expr limit;
+    std::vector<expr> pb_room;  // per PB, for pb-any's commit
   };
 
   // Capacity of every SM for block i at an instant; lmax 1 when only "fits" matters.
@@ -468,7 +473,9 @@ class Encoder {
         std::vector<expr> lit = capacity_levels(v, k, limit, hs, lmax, true);
         value = z3::ite(lv[0], count_if(c_, lit), iv(0));
       }
-      caps.push_back({lv, value, hs, limit});
+      std::vector<expr> room;
+      if (h_.warps == model::Warps::PbAny) room = pb_rooms(v, R_[ku]);
+      caps.push_back({lv, value, hs, room});
     }
     return caps;
   }
@@ -575,7 +582,7 @@ class Encoder {
         if (h_.skip_on_multiple_of_4) step = step + z3::ite(z3::mod(W_[ku], iv(pbs_)) == 0, iv(1), iv(0));
         ptr_after = z3::mod(p + step, iv(pbs_));
       } else {
-        pb_any_commit(i, k, sm, p, caps, now, wq, ptr_after);
+        pb_any_commit(i, k, sm, p, caps, wq, ptr_after);
       }
       if (h_.registers == model::Registers::Pb)
         for (int q = 0; q < pbs_; ++q)
@@ -636,22 +643,14 @@ class Encoder {
 
   // pb-any: warps dealt one by one to the first PB at or after the pointer with room; the pointer
   // moves past the PB that took the warp. Unrolled over the largest possible W.
-  void pb_any_commit(int i, int k, const expr& sm, const expr& p0, const std::vector<SmCap>&, const Instant& now,
+  void pb_any_commit(int i, int k, const expr& sm, const expr& p0, const std::vector<SmCap>& caps,
                      std::vector<expr>& wq, expr& ptr_after) {
     size_t ku = static_cast<size_t>(k);
-    const int slots = dev_.warp_slots_per_pb();
-    std::vector<expr> room;
-    for (int q = 0; q < pbs_; ++q) room.push_back(iv(0));
-    for (int s = 0; s < n_; ++s) {
-      SmView v = view(i, s, now);
-      for (int q = 0; q < pbs_; ++q) {
-        expr r = iv(slots) - v.pb_warps[static_cast<size_t>(q)];
-        if (h_.registers == model::Registers::Pb) {
-          r = z3::min(r, fits_count(iv(dev_.regs_per_pb()) - v.pb_regs[static_cast<size_t>(q)], R_[ku], slots));
-        }
-        room[static_cast<size_t>(q)] = z3::ite(sm == s, r, room[static_cast<size_t>(q)]);
-      }
-    }
+    std::vector<expr> room(static_cast<size_t>(pbs_), iv(0));
+    for (int s = 0; s < n_; ++s)
+      for (int q = 0; q < pbs_; ++q)
+        room[static_cast<size_t>(q)] = z3::ite(sm == s, caps[static_cast<size_t>(s)].pb_room[static_cast<size_t>(q)],
+                                               room[static_cast<size_t>(q)]);
     std::vector<expr> got(static_cast<size_t>(pbs_), iv(0));
     expr ptr = p0;
     const int wmax = dev_.max_threads_per_block / 32;
