@@ -14,5 +14,6 @@ std::unique_ptr<Command> make_validate(CLI::App& app);
 std::unique_ptr<Command> make_distinguish(CLI::App& app);
 std::unique_ptr<Command> make_suite(CLI::App& app);
 std::unique_ptr<Command> make_run(CLI::App& app);
+std::unique_ptr<Command> make_learn(CLI::App& app);
 
 }  // namespace tbcheck::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_distinguish(app));
   commands.push_back(make_suite(app));
   commands.push_back(make_run(app));
+  commands.push_back(make_learn(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
