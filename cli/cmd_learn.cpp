@@ -30,9 +30,10 @@ struct Learn : Command {
   int run() override {
     const model::Device& dev = model::builtin_device(device_name, "--device", "");
     auto hs = model::resolve_hypotheses(hypothesis_spec);
-    // Default corpus: what this checkout holds, when run from its root (paper, synthesized, hardware runs).
+    // Default corpus: every case this checkout holds when run from its root (paper, synthesized, predictions,
+    // hardware runs), and the shared recordings beside it when present.
     if (corpus_paths.empty())
-      for (const char* p : {"corpus/paper", "corpus/synth", "corpus/hw"})
+      for (const char* p : {"corpus", "../shared/external"})
         if (std::filesystem::exists(p)) corpus_paths.emplace_back(p);
     std::vector<model::Case> corpus;
     for (const auto& p : corpus_paths) {
@@ -88,7 +89,7 @@ std::unique_ptr<Command> make_learn(CLI::App& app) {
   c->app->add_option("--hypotheses", c->hypothesis_spec, "Comma list of names or files, or 'all' (default all)");
   c->app->add_option("--oracle", c->opt.oracle_spec, "Oracle: sim:<hypothesis> or cuda")->required();
   c->app->add_option("--corpus", c->corpus_paths,
-                     "Case files or folders to draw splitting cases from (default corpus/paper corpus/synth corpus/hw)");
+                     "Case files or folders to draw splitting cases from (default corpus and ../shared/external)");
   c->app->add_option("--noise", c->opt.noise, "sim only: fraction of runs perturbed")->check(CLI::Range(0.0, 1.0));
   c->app->add_option("--repeat", c->opt.repetitions, "Repetitions per oracle run (default 3)")->check(CLI::PositiveNumber);
   c->app->add_option("--seed", c->opt.seed, "sim only: seed of the noise (default 1)");

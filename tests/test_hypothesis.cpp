@@ -1,4 +1,4 @@
-// Hypothesis files: option values, "base", rejected combinations with their reasons, and the eleven
+// Hypothesis files: option values, "base", rejected combinations with their reasons, and the twelve
 // shipped hypotheses with the options of the DESIGN.md table.
 #include <catch2/catch.hpp>
 
@@ -41,11 +41,12 @@ struct Row {
   SmemConfig config;
   Local local;
   Capacity capacity;
+  Issue issue = Issue::Single;
 };
 
 }  // namespace
 
-TEST_CASE("hypothesis: the eleven shipped hypotheses have the options of the DESIGN.md table", "[loaders][hypothesis]") {
+TEST_CASE("hypothesis: the shipped hypotheses have the options of the DESIGN.md table (and issue 6)", "[loaders][hypothesis]") {
   using S = Selection;
   using O = Order;
   using W = Warps;
@@ -75,6 +76,8 @@ TEST_CASE("hypothesis: the eleven shipped hypotheses have the options of the DES
        C::Tpc, L::GpuConfig, P::Blocks},
       {"alg1-contiguous-regs", S::MostRoom, O::EvenFirst, W::PbStrictRR, true, R::PbContiguous, none,
        M::ContiguousFirstFit, none, C::Tpc, L::GpuConfig, P::Blocks},
+      {"alg1-paired", S::MostRoom, O::EvenFirst, W::PbStrictRR, true, R::Pb, none, M::ContiguousFirstFit, none, C::Tpc,
+       L::GpuConfig, P::Blocks, Issue::PairedCc8},
   };
   const auto& shipped = builtin_hypotheses();
   REQUIRE(shipped.size() == table.size());
@@ -95,6 +98,7 @@ TEST_CASE("hypothesis: the eleven shipped hypotheses have the options of the DES
     CHECK(h.smem_config == r.config);
     CHECK(h.local == r.local);
     CHECK(h.capacity == r.capacity);
+    CHECK(h.issue == r.issue);
     CHECK_FALSE(h.source.empty());
     REQUIRE(find_builtin_hypothesis(r.name) != nullptr);
     CHECK(find_builtin_hypothesis(r.name)->name == r.name);
@@ -132,7 +136,8 @@ TEST_CASE("hypothesis: a complete file without base, and base with changes", "[l
   CHECK(j["smem_ignore_below"].is_null());
   CHECK(j["registers_ignore_at_or_below"] == 32);
   CHECK(j["selection"] == "most-room");
-  CHECK(j.size() == 14);
+  CHECK(j["issue"] == "single");  // optional in files, always written
+  CHECK(j.size() == 15);
 }
 
 TEST_CASE("hypothesis: unknown option values list the valid ones", "[loaders][hypothesis]") {
@@ -150,7 +155,8 @@ TEST_CASE("hypothesis: unknown option values list the valid ones", "[loaders][hy
       {"smem", "counted, contiguous-first-fit"},
       {"smem_config", "none, tpc"},
       {"local", "ignore, gpu-config"},
-      {"capacity", "blocks, literal"}};
+      {"capacity", "blocks, literal"},
+      {"issue", "single, paired, paired-cc8"}};
   for (const auto& [field, valid] : fields) {
     INFO(field);
     json k = full();
@@ -169,7 +175,7 @@ TEST_CASE("hypothesis: unknown fields, wrong types, missing fields", "[loaders][
   CHECK(e.reason() ==
         "unknown field; valid fields are: name, base, source, description, selection, order, warps, "
         "skip_on_multiple_of_4, registers, registers_ignore_at_or_below, smem, smem_ignore_below, smem_config, local, "
-        "capacity");
+        "capacity, issue");
 
   json t = full();
   t["skip_on_multiple_of_4"] = "yes";
@@ -249,7 +255,7 @@ TEST_CASE("hypothesis: files and name lists", "[loaders][hypothesis]") {
   REQUIRE(two.size() == 2);
   CHECK(two[0].name == "alg1");
   CHECK(two[1].name == "mine");
-  CHECK(resolve_hypotheses("all").size() == 11);
+  CHECK(resolve_hypotheses("all").size() == 12);
   CHECK(resolve_hypotheses("olmedo,most-room")[1].name == "most-room");
 
   InputError unknown = error_of([] { resolve_hypotheses("alg9"); });
@@ -283,6 +289,7 @@ TEST_CASE("hypothesis: the option table lists every option with its source", "[l
   for (auto v : {SmemConfig::None, SmemConfig::Tpc}) CHECK(listed("smem_config", to_string(v)));
   for (auto v : {Local::Ignore, Local::GpuConfig}) CHECK(listed("local", to_string(v)));
   for (auto v : {Capacity::Blocks, Capacity::Literal}) CHECK(listed("capacity", to_string(v)));
+  for (auto v : {Issue::Single, Issue::Paired, Issue::PairedCc8}) CHECK(listed("issue", to_string(v)));
   CHECK(listed("skip_on_multiple_of_4", "true"));
   CHECK(listed("registers_ignore_at_or_below", "<int>"));
   CHECK(listed("smem_ignore_below", "<int>"));

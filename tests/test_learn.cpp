@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "helpers.hpp"
 #include "tbcheck/model/device.hpp"
@@ -20,6 +21,11 @@ const std::vector<model::Case>& paper_and_synth() {
     auto a = model::load_cases(source_path("corpus/paper/000-wang"));
     auto b = model::load_cases(source_path("corpus/synth"));
     a.insert(a.end(), b.begin(), b.end());
+    // The recordings' single large grids are what separates alg1 from alg1-paired.
+    if (std::filesystem::exists(tbcheck::test::shared_path("external/ntbs"))) {
+      auto c = model::load_cases(tbcheck::test::shared_path("external/ntbs"));
+      a.insert(a.end(), c.begin(), c.end());
+    }
     return a;
   }();
   return cases;

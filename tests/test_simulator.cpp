@@ -273,6 +273,10 @@ Schedule reference_simulate(const Scenario& s, const Hypothesis& h) {
   std::vector<Res> resident;
   int rr = 0;
   int64_t now = 0;
+  // Issue paired: the block after a leader goes to the leader's SM when it fits there at that instant.
+  int pair_sm = -1;
+  size_t pair_kernel = 0;
+  int64_t pair_time = -1;
   while (true) {
     for (size_t i = 0; i < resident.size();) {
       if (resident[i].end <= now) {
@@ -292,7 +296,13 @@ Schedule reference_simulate(const Scenario& s, const Hypothesis& h) {
       const BlockNeeds& n = needs[static_cast<size_t>(head)];
       if (!g.local_allows(n)) break;
       int pos = -1;
-      if (h.selection == Selection::RoundRobin) {
+      const int leader_sm = pair_sm;
+      const bool follows = leader_sm >= 0 && pair_kernel == static_cast<size_t>(head) && pair_time == now &&
+                           g.capacity(leader_sm, n) > 0;
+      pair_sm = -1;
+      if (follows) {
+        pos = static_cast<int>(std::find(order.begin(), order.end(), leader_sm) - order.begin());
+      } else if (h.selection == Selection::RoundRobin) {
         for (int j = 0; j < d.sms && pos < 0; ++j)
           if (g.capacity(order[static_cast<size_t>((rr + j) % d.sms)], n) > 0) pos = (rr + j) % d.sms;
         if (pos >= 0) rr = (pos + 1) % d.sms;
@@ -310,6 +320,11 @@ Schedule reference_simulate(const Scenario& s, const Hypothesis& h) {
       const size_t k = static_cast<size_t>(head);
       const int sm = order[static_cast<size_t>(pos)];
       const int64_t end = now + s.kernels[k].duration;
+      if (h.leads_pair(d, s.kernels[k].blocks, next[k])) {
+        pair_sm = sm;
+        pair_kernel = k;
+        pair_time = now;
+      }
       out.kernels[k].blocks[static_cast<size_t>(next[k]++)] = {sm, now, end};
       resident.push_back({end, k, g.commit(sm, n)});
     }
@@ -341,7 +356,7 @@ TEST_CASE("the simulator agrees with a plain reference dispatcher on random scen
       if (local > 0) extra += std::string(extra.empty() ? "" : ", ") + R"("local": )" + std::to_string(local);
       std::string name = "k";
       name += std::to_string(k);
-      ks.push_back(R"({"name": ")" + name + R"(", "blocks": )" + std::to_string(between(1, 7)) + R"(, "threads": )" +
+      ks.push_back(R"({"name": ")" + name + R"(", "blocks": )" + std::to_string(between(1, 14)) + R"(, "threads": )" +
                    std::to_string(pick({1, 32, 64, 96, 128, 160, 256, 480, 512, 1024})) + R"(, "regs": )" +
                    std::to_string(pick({16, 32, 33, 64, 128, 255})) + R"(, "smem": )" +
                    std::to_string(pick({0, 0, 1024, 2047, 4096, 10240, 40960})) + R"(, "duration": )" +

@@ -3,6 +3,7 @@
 #include "tbcheck/model/hypothesis.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 
@@ -10,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "tbcheck/model/builtin.hpp"
+#include "tbcheck/model/device.hpp"
 
 namespace tbcheck::model {
 
@@ -53,6 +55,12 @@ const std::vector<OptionInfo>& option_table() {
        "min(limit_b, floor(limit_w / W), limit_s) blocks"},
       {"capacity", "literal", "seed 000 Algorithm 1 line 28 as printed",
        "min(limit_b, limit_w, limit_s) mixing warps and blocks; 0 where one block does not fit"},
+      {"issue", "single", "seed 000 Algorithm 1 (one block per decision)", "every block is placed by its own selection"},
+      {"issue", "paired", "tbcheck issue 6, from the ntbs recordings (../shared/external/ntbs, RTX 3090 and A100 Test2)",
+       "while a kernel that started with >= 2 x SMs + 5 blocks has >= 2 x SMs + 3 left, each selection places two "
+       "consecutive blocks on the chosen SM (the second only if it fits there at the same instant)"},
+      {"issue", "paired-cc8", "tbcheck issue 6 (as paired; the V100 Test2 recordings show no pairs)",
+       "paired on devices of compute capability 8.0 or later, single before"},
   };
   return table;
 }
@@ -80,6 +88,7 @@ const Names<Smem> kSmem{{{"counted", Smem::Counted}, {"contiguous-first-fit", Sm
 const Names<SmemConfig> kSmemConfig{{{"none", SmemConfig::None}, {"tpc", SmemConfig::Tpc}}};
 const Names<Local> kLocal{{{"ignore", Local::Ignore}, {"gpu-config", Local::GpuConfig}}};
 const Names<Capacity> kCapacity{{{"blocks", Capacity::Blocks}, {"literal", Capacity::Literal}}};
+const Names<Issue> kIssue{{{"single", Issue::Single}, {"paired", Issue::Paired}, {"paired-cc8", Issue::PairedCc8}}};
 
 template <typename E>
 void read_option(const ObjectReader& r, std::string_view key, const Names<E>& names, E& out) {
@@ -98,7 +107,8 @@ void read_option(const ObjectReader& r, std::string_view key, const Names<E>& na
 
 const std::vector<std::string> kHypothesisKeys = {
     "name", "base", "source", "description", "selection", "order", "warps", "skip_on_multiple_of_4", "registers",
-    "registers_ignore_at_or_below", "smem", "smem_ignore_below", "smem_config", "local", "capacity"};
+    "registers_ignore_at_or_below", "smem", "smem_ignore_below", "smem_config", "local", "capacity", "issue"};
+// Required without a base; "issue" came later and defaults to single so older files stay valid.
 const std::vector<std::string_view> kMechanismKeys = {
     "selection", "order", "warps", "skip_on_multiple_of_4", "registers", "registers_ignore_at_or_below",
     "smem", "smem_ignore_below", "smem_config", "local", "capacity"};
@@ -108,7 +118,7 @@ const std::vector<std::string_view> kShippedOrder = {
     "round-robin",       "most-room",       "olmedo",
     "alg1",              "alg1-literal",    "alg1-no-skip",
     "alg1-pb-any",       "alg1-counted-smem", "alg1-no-tpc-config",
-    "alg1-natural-order", "alg1-contiguous-regs"};
+    "alg1-natural-order", "alg1-contiguous-regs", "alg1-paired"};
 
 Hypothesis parse(const json& j, const std::string& where, const std::function<const Hypothesis*(const std::string&)>& base_of) {
   ObjectReader r(j, where, "", kHypothesisKeys);
@@ -153,6 +163,7 @@ Hypothesis parse(const json& j, const std::string& where, const std::function<co
   read_option(r, "smem_config", kSmemConfig, h.smem_config);
   read_option(r, "local", kLocal, h.local);
   read_option(r, "capacity", kCapacity, h.capacity);
+  read_option(r, "issue", kIssue, h.issue);
 
   // Combinations no engine can give a meaning to.
   if (h.selection == Selection::GpcPriority)
@@ -178,6 +189,15 @@ std::string_view to_string(Smem e) { return kSmem.name(e); }
 std::string_view to_string(SmemConfig e) { return kSmemConfig.name(e); }
 std::string_view to_string(Local e) { return kLocal.name(e); }
 std::string_view to_string(Capacity e) { return kCapacity.name(e); }
+std::string_view to_string(Issue e) { return kIssue.name(e); }
+
+bool Hypothesis::leads_pair(const Device& d, int n, int b) const {
+  if (issue == Issue::Single || b % 2 != 0) return false;
+  if (issue == Issue::PairedCc8 && std::atof(d.cc.c_str()) < 8.0) return false;
+  // Fitted to the ntbs Test2 recordings (issue 6): N = 2M + 4 shows no pair and N = 2M + 5 two, and the
+  // singles left at the end are 2M + 1 or 2M + 2 for every N >= 2M + 5 on RTX 3090 and A100.
+  return n >= 2 * d.sms + 5 && n - b >= 2 * d.sms + 3;
+}
 
 json Hypothesis::to_json() const {
   json j = {{"name", name},
@@ -193,7 +213,8 @@ json Hypothesis::to_json() const {
             {"smem_ignore_below", nullptr},
             {"smem_config", to_string(smem_config)},
             {"local", to_string(local)},
-            {"capacity", to_string(capacity)}};
+            {"capacity", to_string(capacity)},
+            {"issue", to_string(issue)}};
   if (registers_ignore_at_or_below) j["registers_ignore_at_or_below"] = *registers_ignore_at_or_below;
   if (smem_ignore_below) j["smem_ignore_below"] = *smem_ignore_below;
   return j;
@@ -204,7 +225,7 @@ bool Hypothesis::same_options(const Hypothesis& o) const {
          skip_on_multiple_of_4 == o.skip_on_multiple_of_4 && registers == o.registers &&
          registers_ignore_at_or_below == o.registers_ignore_at_or_below && smem == o.smem &&
          smem_ignore_below == o.smem_ignore_below && smem_config == o.smem_config && local == o.local &&
-         capacity == o.capacity;
+         capacity == o.capacity && issue == o.issue;
 }
 
 const std::vector<Hypothesis>& builtin_hypotheses() {

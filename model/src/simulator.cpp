@@ -213,6 +213,10 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
   //   one a fully exact index gives.
   int head = -1;  // kernel whose capacities the index holds
   int rr_pointer = 0;
+  // Issue paired (issue 6): after a pair leader, the kernel's next block goes to the leader's SM if it
+  // fits there at the same instant; otherwise it is placed by the selection like any block.
+  int pair_sm = -1, pair_kernel = -1;
+  int64_t pair_time = -1;
   const bool tpc_coupled = h.smem_config == SmemConfig::Tpc && d.sms_per_tpc > 1;
   std::vector<int> dirty(static_cast<size_t>(d.sms));  // dirty[0..n_dirty): each SM at most once
   int n_dirty = 0;
@@ -275,7 +279,21 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
       refresh_dirty();
       int pos = -1;
       int64_t value = 0;
-      if (h.selection == Selection::RoundRobin) {
+      bool follower = false;  // issue paired: this block joins its leader's SM, no selection of its own
+      if (pair_sm >= 0) {
+        if (pair_kernel == k && pair_time == now) {
+          const int64_t cap = g.capacity(pair_sm, n);
+          if (cap > 0) {
+            pos = pos_of[pair_sm];
+            value = cap;
+            follower = true;
+          }
+        }
+        pair_sm = -1;
+      }
+      if (follower) {
+        // placed below on the leader's SM; the round-robin pointer already moved past it
+      } else if (h.selection == Selection::RoundRobin) {
         while ((pos = index.first_positive_from(rr_pointer)) >= 0 && stale[order[pos]]) refresh(order[pos]);
         if (pos < 0) break;
         value = index.value(pos);
@@ -305,6 +323,11 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
       } else {
         index.set(pos, value - 1);
         stale[sm] = value > 1;  // a bound of 0 is exact: capacities are never negative
+      }
+      if (h.issue != Issue::Single && h.leads_pair(d, s.kernels[k].blocks, b)) {
+        pair_sm = sm;
+        pair_kernel = k;
+        pair_time = now;
       }
       int64_t end = now + s.kernels[k].duration;
       out.kernels[k].blocks[b] = {sm, now, end};

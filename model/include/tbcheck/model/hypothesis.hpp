@@ -10,6 +10,8 @@
 
 namespace tbcheck::model {
 
+struct Device;
+
 enum class Selection { RoundRobin, MostRoom, GpcPriority };
 enum class Order { Natural, EvenFirst };
 enum class Warps { Sm, PbStrictRR, PbAny };
@@ -18,6 +20,7 @@ enum class Smem { Counted, ContiguousFirstFit };
 enum class SmemConfig { None, Tpc };
 enum class Local { Ignore, GpuConfig };
 enum class Capacity { Blocks, Literal };
+enum class Issue { Single, Paired, PairedCc8 };
 
 struct Hypothesis {
   std::string name;
@@ -36,9 +39,15 @@ struct Hypothesis {
   SmemConfig smem_config = SmemConfig::None;
   Local local = Local::Ignore;
   Capacity capacity = Capacity::Blocks;
+  Issue issue = Issue::Single;  // optional in files (default single), so files written before it stay valid
 
   bool pb_warps() const { return warps != Warps::Sm; }
   bool pb_registers() const { return registers != Registers::Sm; }
+  // Whether block `b` (0-based) of a kernel of `n` blocks leads a pair on `d` (issue paired*): b is even,
+  // the kernel started with at least 2 x SMs + 5 blocks and at least 2 x SMs + 3 are still to be placed.
+  // Block b + 1 then goes to the leader's SM if it fits there at the leader's instant. The set of leaders
+  // depends only on (n, b), so both engines know it before placing anything.
+  bool leads_pair(const Device& d, int n, int b) const;
   json to_json() const;  // the hypothesis-file shape, every field present
   // True when the two choose the same option for every mechanism (names may differ).
   bool same_options(const Hypothesis& o) const;
@@ -61,6 +70,7 @@ std::string_view to_string(Smem);
 std::string_view to_string(SmemConfig);
 std::string_view to_string(Local);
 std::string_view to_string(Capacity);
+std::string_view to_string(Issue);
 
 // Reads a hypothesis object. `base` (optional) names a shipped hypothesis whose options are
 // taken first. Unknown fields or option values are errors listing the valid ones; option
