@@ -2,6 +2,7 @@
 // evidence: the ntbs recordings of ../shared/external/ntbs at exact level, and every paper case alg1 passes.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -118,4 +119,28 @@ TEST_CASE("alg1-paired passes every paper case alg1 passes", "[issue][paper]") {
     both += a && p ? 1 : 0;
   }
   CHECK(both == static_cast<int>(cases.size()));
+}
+
+TEST_CASE("the H100 and Turing predictions are current, open, and say where alg1-paired parts from alg1", "[issue][predictions]") {
+  // The generator re-predicts every case with this build and compares with the files (exit 1 if stale).
+  const std::string cmd = "python3 '" + test::source_path("scripts/gen_ntbs_predictions.py") + "' --check --tbcheck '" +
+                          std::string(TBCHECK_BINARY) + "' 2>&1";
+  CHECK(std::system(cmd.c_str()) == 0);
+  auto h100 = load_cases(test::source_path("corpus/predictions/ntbs-h100-sxm.json"));
+  auto turing = load_cases(test::source_path("corpus/predictions/ntbs-rtx2080ti.json"));
+  REQUIRE(h100.size() == 16);
+  REQUIRE(turing.size() == 16);
+  int h100_differs = 0, turing_differs = 0;
+  for (const auto* set : {&h100, &turing})
+    for (const auto& c : *set) {
+      INFO(c.id);
+      CHECK(c.expect.empty());  // open: for the oracle to answer
+      REQUIRE(c.observation.has_value());
+      CHECK(c.observation->kind == ObservationKind::Synthetic);
+      CHECK(evaluate(c, hyp("alg1-paired")).at(Level::Exact) == Verdict::Pass);
+      const bool differs = evaluate(c, hyp("alg1")).at(Level::Exact) != Verdict::Pass;
+      (set == &h100 ? h100_differs : turing_differs) += differs ? 1 : 0;
+    }
+  CHECK(h100_differs == 12);  // CC 9.0: every Test2 grid from 2M + 5 on pairs
+  CHECK(turing_differs == 0);  // CC 7.5: no pairs, alg1's order
 }
