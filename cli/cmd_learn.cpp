@@ -56,6 +56,8 @@ struct Learn : Command {
                  fmt::join(s.survivors, ", "));
     };
     search::LearnResult r = search::learn(hs, dev, corpus, opt, print_step);
+    if (!json)
+      for (const auto& n : r.not_applicable) fmt::print("set aside (not applicable to {}): {}\n", dev.name, n);
     if (json) {
       auto j = envelope();
       j["device"] = dev.name;

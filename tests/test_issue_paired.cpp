@@ -110,15 +110,17 @@ TEST_CASE("alg1-paired on the 66 ntbs recordings: 63 exact, all 66 at counts", "
 TEST_CASE("alg1-paired passes every paper case alg1 passes", "[issue][paper]") {
   auto cases = load_cases(test::source_path("corpus/paper"));
   REQUIRE(cases.size() > 2000);
-  int both = 0;
+  int alg1_passes = 0, both = 0;
   for (const auto& c : cases) {
     INFO(c.id);
-    const bool a = evaluate(c, hyp("alg1")).facts == Verdict::Pass;
-    const bool p = evaluate(c, hyp("alg1-paired")).facts == Verdict::Pass;
+    const bool a = evaluate(c, hyp("alg1")).at(Level::Exact) == Verdict::Pass;
+    const bool p = evaluate(c, hyp("alg1-paired")).at(Level::Exact) == Verdict::Pass;
     if (a) CHECK(p);
+    alg1_passes += a ? 1 : 0;
     both += a && p ? 1 : 0;
   }
-  CHECK(both == static_cast<int>(cases.size()));
+  CHECK(alg1_passes >= 2061);  // seed 000 Table II and every seed-002 case
+  CHECK(both == alg1_passes);
 }
 
 TEST_CASE("the H100 and Turing predictions are current, open, and say where alg1-paired parts from alg1", "[issue][predictions]") {

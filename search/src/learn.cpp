@@ -19,6 +19,7 @@ std::string_view to_string(LearnOutcome o) {
   switch (o) {
     case LearnOutcome::Identified: return "identified";
     case LearnOutcome::Equivalent: return "equivalent";
+    case LearnOutcome::Undecided: return "undecided";
     case LearnOutcome::NoneSurvives: return "none-survives";
     case LearnOutcome::Unstable: return "unstable";
     case LearnOutcome::NoDevice: return "no-device";
@@ -45,7 +46,8 @@ nlohmann::json LearnResult::to_json() const {
   nlohmann::json j = {{"outcome", to_string(outcome)},   {"reason", reason},
                       {"survivors", survivors},          {"steps", steps_j},
                       {"oracle_runs", oracle_runs},      {"oracle_seconds", oracle_seconds},
-                      {"device_seconds", device_seconds}, {"synthesis_seconds", synthesis_seconds}};
+                      {"device_seconds", device_seconds}, {"synthesis_seconds", synthesis_seconds},
+                      {"not_applicable", not_applicable}};
   if (open_question) {
     j["open_question"] = open_question->to_json();
     j["closest"] = closest;
@@ -59,11 +61,12 @@ std::optional<model::Scenario> retarget(const model::Scenario& s, const model::D
   if (from <= 0 || to <= 0) return std::nullopt;
   model::json j = s.to_json();
   j["device"] = d.to_json();
-  for (auto& k : j["kernels"]) {
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
     // Whole multiples of the TPC count fill TPCs and scale with them; other counts (the 1-block probe
-    // kernels of seed 000's cases) are kept, since they ask where a few blocks go.
-    const int64_t b = k["blocks"].get<int64_t>();
-    if (b % from == 0) k["blocks"] = b / from * to;
+    // kernels of seed 000's cases) and 2-D grids (their shape is the point) are kept.
+    const auto& k = s.kernels[i];
+    if (k.grid || k.blocks % from != 0) continue;
+    j["kernels"][i]["blocks"] = static_cast<int64_t>(k.blocks) / from * to;
   }
   try {
     return model::scenario_from_json(j, "retargeted scenario");
@@ -179,7 +182,24 @@ LearnResult learn(const std::vector<model::Hypothesis>& hypotheses, const model:
     throw model::InputError("--oracle", "", "learn needs an oracle that runs new scenarios: sim:<hypothesis> or cuda");
   if (hypotheses.empty()) throw model::InputError("--hypotheses", "", "no hypotheses to learn from");
   LearnResult res;
-  std::vector<model::Hypothesis> alive = hypotheses;
+  // A hypothesis that cannot place one small block on this device (e.g. gpc-priority without a GPC map)
+  // does not describe it: set aside up front, with the reason, rather than blocking every case.
+  std::vector<model::Hypothesis> alive;
+  {
+    model::json probe = {{"device", device.to_json()},
+                         {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32}, {"smem", 0},
+                                       {"duration", 1}}}}};
+    const model::Scenario s = model::scenario_from_json(probe, "learn probe");
+    for (const auto& h : hypotheses) {
+      try {
+        (void)model::simulate(s, h);
+        alive.push_back(h);
+      } catch (const model::InputError& e) {
+        res.not_applicable.push_back(fmt::format("{}: {}", h.name, e.reason()));
+      }
+    }
+  }
+  if (alive.empty()) throw model::InputError("--hypotheses", "", "none of the hypotheses applies to " + device.name);
 
   std::vector<Candidate> cands;
   std::map<std::string, bool> seen;  // scenario JSON -> present (the corpus repeats scenarios)
@@ -234,13 +254,12 @@ LearnResult learn(const std::vector<model::Hypothesis>& hypotheses, const model:
         }
     }
     if (!best) {
-      res.outcome = unstable_in_a_row > 0       ? LearnOutcome::Unstable
-                    : unsupported_in_a_row > 0 ? LearnOutcome::Unsupported
-                                               : LearnOutcome::Equivalent;
+      bool all_proved = true;
       std::vector<std::string> why;
       for (size_t a = 0; a < alive.size(); ++a)
         for (size_t b = a + 1; b < alive.size(); ++b) {
           auto it = tried.find({alive[a].name, alive[b].name});
+          all_proved = all_proved && it != tried.end() && it->second.outcome == PairOutcome::Inseparable;
           if (it == tried.end())
             why.push_back(fmt::format("{} / {}: no unused corpus case splits them{}", alive[a].name, alive[b].name,
                                       o.synthesize ? "" : " (synthesis off)"));
@@ -248,6 +267,10 @@ LearnResult learn(const std::vector<model::Hypothesis>& hypotheses, const model:
             why.push_back(fmt::format("{} / {}: {}{}", alive[a].name, alive[b].name, to_string(it->second.outcome),
                                       it->second.reason.empty() ? "" : " (" + it->second.reason + ")"));
         }
+      res.outcome = unstable_in_a_row > 0       ? LearnOutcome::Unstable
+                    : unsupported_in_a_row > 0 ? LearnOutcome::Unsupported
+                    : all_proved               ? LearnOutcome::Equivalent
+                                               : LearnOutcome::Undecided;
       res.reason = unstable_in_a_row > 0     ? "the oracle gave no majority on the last splitting cases; "
                    : unsupported_in_a_row > 0 ? "the oracle could not run the last splitting cases; "
                                               : "";
@@ -357,8 +380,10 @@ LearnResult learn(const std::vector<model::Hypothesis>& hypotheses, const model:
     res.outcome = LearnOutcome::Identified;
     res.reason.clear();
   }
-  if (alive.size() > 1 && res.reason.empty() && res.outcome == LearnOutcome::Equivalent)
+  if (alive.size() > 1 && res.reason.empty() && res.outcome == LearnOutcome::Equivalent) {
+    res.outcome = LearnOutcome::Undecided;
     res.reason = fmt::format("stopped after {} steps", o.max_steps);
+  }
   return res;
 }
 

@@ -25,10 +25,11 @@ struct LearnOptions {
   DistinguishBounds bounds;
 };
 
-// Identified: one survivor. Equivalent: the survivors cannot be split within bounds (or Z3 gave up).
+// Identified: one survivor. Equivalent: every pair of survivors is proved inseparable within bounds.
+// Undecided: some pair has no splitting case in the corpus and Z3 found none (gave up, or synthesis is off).
 // NoneSurvives: the last observation refutes every survivor (an open question). Unstable: the oracle never
 // agreed with itself on the cases left. NoDevice / Unsupported: the oracle could not run at all.
-enum class LearnOutcome { Identified, Equivalent, NoneSurvives, Unstable, NoDevice, Unsupported };
+enum class LearnOutcome { Identified, Equivalent, Undecided, NoneSurvives, Unstable, NoDevice, Unsupported };
 std::string_view to_string(LearnOutcome);
 
 struct LearnStep {
@@ -48,6 +49,7 @@ struct LearnResult {
   LearnOutcome outcome = LearnOutcome::Equivalent;
   std::string reason;
   std::vector<std::string> survivors;
+  std::vector<std::string> not_applicable;  // "<name>: <reason>": cannot run on the device at all
   std::vector<LearnStep> steps;
   int oracle_runs = 0;  // repetitions summed over steps
   double oracle_seconds = 0, device_seconds = 0, synthesis_seconds = 0;
