@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "tbcheck/model/io.hpp"
 #include "tbcheck/model/validate.hpp"
+#include "tbcheck/report/html.hpp"
 #include "tbcheck/report/table.hpp"
 
 namespace tbcheck::cli {
@@ -27,7 +29,7 @@ constexpr size_t kCollectionRowLimit = 50;
 
 struct Validate : Command {
   std::vector<std::string> paths;
-  std::string hypothesis_spec = "all", level_name = "all";
+  std::string hypothesis_spec = "all", level_name = "all", report_path;
   bool json = false, all_rows = false, details = false;
 
   int run() override {
@@ -44,6 +46,11 @@ struct Validate : Command {
     report::Progress progress("validate", cases.size());
     model::ValidationRun run = model::run_validation(std::move(cases), std::move(hs), [&] { progress.tick(); });
     auto mismatches = run.mismatches(expect_level);
+    if (!report_path.empty()) {
+      report::HtmlOptions ho;
+      ho.title = fmt::format("tbcheck validate {}", fmt::join(paths, " "));
+      model::write_file_atomic(report_path, report::render_validation_html(run, levels, ho));
+    }
 
     if (json) {
       auto j = envelope();
@@ -210,6 +217,7 @@ std::unique_ptr<Command> make_validate(CLI::App& app) {
   c->app->add_flag("--json", c->json, "Machine-readable output");
   c->app->add_flag("--all-rows", c->all_rows, "Do not fold runs of identical rows");
   c->app->add_flag("--details", c->details, "List every failure, not only the first 40");
+  c->app->add_option("--report", c->report_path, "Also write a self-contained HTML report (table and failing timelines)");
   return c;
 }
 

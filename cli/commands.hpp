@@ -15,5 +15,8 @@ std::unique_ptr<Command> make_distinguish(CLI::App& app);
 std::unique_ptr<Command> make_suite(CLI::App& app);
 std::unique_ptr<Command> make_run(CLI::App& app);
 std::unique_ptr<Command> make_learn(CLI::App& app);
+std::unique_ptr<Command> make_random(CLI::App& app);
+std::unique_ptr<Command> make_minimize(CLI::App& app);
+std::unique_ptr<Command> make_check(CLI::App& app);
 
 }  // namespace tbcheck::cli

@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
   commands.push_back(make_suite(app));
   commands.push_back(make_run(app));
   commands.push_back(make_learn(app));
+  commands.push_back(make_random(app));
+  commands.push_back(make_minimize(app));
+  commands.push_back(make_check(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,118 @@
+// `tbcheck check my-hypothesis.json`: explain a user's hypothesis, validate it on the whole corpus at
+// the three levels, and tell it apart from every shipped hypothesis (corpus case, Z3 witness, or bounds).
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/report/table.hpp"
+#include "tbcheck/search/check.hpp"
+
+namespace tbcheck::cli {
+namespace {
+
+struct Check : Command {
+  std::string hypothesis_spec, against_spec = "all", device_name = "rtx3090", synthesis = "unseparated";
+  std::vector<std::string> corpus_paths;
+  double timeout_s = 5.0;
+  bool json = false;
+
+  // The corpus DESIGN.md names, as far as it exists from the current directory (the repository root).
+  static std::vector<std::string> default_corpus() {
+    std::vector<std::string> out;
+    for (const char* p : {"corpus/paper", "corpus/synth", "corpus/hw", "../shared/external"})
+      if (std::filesystem::exists(p)) out.push_back(p);
+    return out;
+  }
+
+  // What Z3 said for the pair, also when a corpus case already separated it (--synthesize all).
+  static std::string synthesis_cell(const search::PairCheck& p) {
+    if (!p.synthesis) return "-";
+    const search::PairResult& s = *p.synthesis;
+    if (s.outcome == search::PairOutcome::Separated)
+      return fmt::format("{} kernels, {} blocks, {:.1f} s", s.kernels, s.blocks, s.solver_seconds);
+    return fmt::format("{}, {:.1f} s", search::to_string(s.outcome), s.solver_seconds);
+  }
+
+  int run() override {
+    auto mine = model::resolve_hypotheses(hypothesis_spec);
+    if (mine.size() != 1)
+      throw model::InputError(hypothesis_spec, "hypothesis", fmt::format("check takes one hypothesis, got {}", mine.size()));
+    const model::Hypothesis& h = mine[0];
+    auto against = model::resolve_hypotheses(against_spec);
+    std::vector<std::string> paths = corpus_paths.empty() ? default_corpus() : corpus_paths;
+    if (paths.empty())
+      throw model::InputError("check", "--corpus", "no corpus found (run from the repository root or give --corpus)");
+    std::vector<model::Case> cases;
+    for (const auto& p : paths)
+      for (auto& c : model::load_cases(p)) cases.push_back(std::move(c));
+
+    search::CheckOptions o;
+    o.device = device_name;
+    o.bounds = search::default_check_bounds();
+    o.bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
+    o.synthesis = synthesis == "none" ? search::SynthesisMode::None
+                  : synthesis == "all" ? search::SynthesisMode::All
+                                       : search::SynthesisMode::Unseparated;
+    report::Progress progress("check", against.size());
+    search::CheckReport r = search::check_hypothesis(h, cases, against, o, [&](const std::string&) { progress.tick(); });
+    const int rc = r.failures.empty() && r.expectation_mismatches.empty() ? kExitOk : kExitFailed;
+
+    if (json) {
+      auto j = envelope();
+      j.update(r.to_json());
+      j["corpus"]["paths"] = paths;
+      print_json(j);
+      return rc;
+    }
+    fmt::print("Hypothesis {} ({})\n", h.name, h.file);
+    if (!h.description.empty()) fmt::print("  {}\n", h.description);
+    if (r.same_as) fmt::print("  Same options as the shipped hypothesis {}.\n", *r.same_as);
+    report::Table opts({"mechanism", "option", "cites", "meaning"});
+    for (const auto& e : r.options) opts.add({e.mechanism, e.value, e.cites, e.meaning});
+    fmt::print("\nOptions:\n{}", opts.render());
+
+    fmt::print("\nCorpus ({} cases from {}): passing / failing / not applicable\n", r.cases, fmt::join(paths, ", "));
+    report::Table lv({"level", "pass", "fail", "n/a"});
+    for (const auto& t : r.tallies)
+      lv.add({std::string(model::to_string(t.level)), std::to_string(t.pass), std::to_string(t.fail), std::to_string(t.other)});
+    fmt::print("{}", lv.render());
+    const size_t shown = std::min<size_t>(r.failures.size(), 15);
+    if (shown) fmt::print("Failures (strictest failing level; {} of {}):\n", shown, r.failures.size());
+    for (size_t i = 0; i < shown; ++i)
+      fmt::print("  {} ({}): {}\n", r.failures[i].case_id, r.failures[i].level, r.failures[i].detail);
+    for (const auto& m : r.expectation_mismatches) fmt::print("  expectation mismatch: {}\n", m);
+
+    fmt::print("\nAgainst the shipped hypotheses (synthesis: {}, {} s per query, solver {:.1f} s in all):\n", synthesis,
+               timeout_s, r.solver_seconds);
+    report::Table t({"against", "options that differ", "verdict", "witness", "synthesis", "detail"});
+    for (const auto& p : r.pairs)
+      t.add({p.other, p.differences.empty() ? "-" : fmt::format("{}", fmt::join(p.differences, "; ")),
+             std::string(search::to_string(p.verdict)), p.witness_case.empty() ? "-" : p.witness_case, synthesis_cell(p),
+             p.detail});
+    fmt::print("{}", t.render());
+    return rc;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_check(CLI::App& app) {
+  auto c = std::make_unique<Check>();
+  c->app = app.add_subcommand("check", "Explain a new hypothesis, validate it on the corpus and separate it from the shipped ones");
+  c->app->add_option("hypothesis", c->hypothesis_spec, "A hypothesis file (or a shipped name)")->required();
+  c->app->add_option("--corpus", c->corpus_paths,
+                     "Case files or directories (default: corpus/paper, corpus/synth, corpus/hw, ../shared/external where present)");
+  c->app->add_option("--hypotheses,-H", c->against_spec, "Hypotheses to separate it from (default: all shipped)");
+  c->app->add_option("--device", c->device_name, "Device that synthesized cases target (default rtx3090)");
+  c->app->add_option("--synthesize", c->synthesis,
+                     "Z3 synthesis: 'unseparated' (default: pairs no corpus case separates), 'all', 'none'")
+      ->check(CLI::IsMember({"none", "unseparated", "all"}));
+  c->app->add_option("--timeout", c->timeout_s, "Seconds per solver query (default 5); beyond it: unknown")
+      ->check(CLI::Range(0.1, 3600.0));
+  c->app->add_flag("--json", c->json, "Machine-readable output");
+  return c;
+}
+
+}  // namespace tbcheck::cli
