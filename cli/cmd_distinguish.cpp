@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "tbcheck/model/device.hpp"
@@ -16,7 +17,7 @@ namespace {
 struct Distinguish : Command {
   std::string device_name = "rtx3090", hypothesis_spec = "round-robin,most-room,olmedo,alg1", out_dir;
   search::DistinguishBounds bounds;
-  double timeout_s = 10;
+  double timeout_s = 1, budget_s = 1;
   bool json = false;
 
   int run() override {
@@ -26,6 +27,7 @@ struct Distinguish : Command {
     if (!out_dir.empty() && !std::filesystem::is_directory(out_dir))
       throw model::InputError(out_dir, "--out", "is not an existing directory");
     bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
+    bounds.pair_budget_ms = static_cast<unsigned>(budget_s * 1000);
     std::vector<search::PairResult> results;
     size_t pairs = hs.size() * (hs.size() - 1) / 2;
     report::Progress progress("distinguish", pairs);
@@ -47,8 +49,15 @@ struct Distinguish : Command {
       j["pairs"] = nlohmann::json::array();
       for (size_t i = 0; i < results.size(); ++i) {
         const auto& r = results[i];
-        nlohmann::json x = {{"h1", r.h1}, {"h2", r.h2}, {"outcome", search::to_string(r.outcome)},
-                            {"solver_seconds", r.solver_seconds}};
+        nlohmann::json x = {{"h1", r.h1},
+                            {"h2", r.h2},
+                            {"outcome", search::to_string(r.outcome)},
+                            {"solver_seconds", r.solver_seconds},
+                            {"wall_seconds", r.wall_seconds},
+                            {"found_by", search::to_string(r.found_by)},
+                            {"reduced_structure", r.structure},
+                            {"minimal_proved", r.minimal_proved},
+                            {"undecided_smaller_structures", r.unknown_structures}};
         if (!r.reason.empty()) x["reason"] = r.reason;
         if (r.witness) {
           const auto* h1 = &hs[0];
@@ -64,20 +73,25 @@ struct Distinguish : Command {
       print_json(j);
       return kExitOk;
     }
-    report::Table t({"pair", "outcome", "kernels", "blocks", "duration", "solver s", "minimal", "route / reason"});
-    for (size_t c : {2u, 3u, 4u, 5u}) t.right_align(c);
+    report::Table t({"pair", "outcome", "reduced", "kernels", "blocks", "duration", "solver s", "wall s", "minimal",
+                     "route / reason"});
+    for (size_t c : {3u, 4u, 5u, 6u, 7u}) t.right_align(c);
     for (const auto& r : results) {
       bool sep = r.outcome == search::PairOutcome::Separated;
-      t.add({r.h1 + " / " + r.h2, std::string(search::to_string(r.outcome)), sep ? std::to_string(r.kernels) : "",
+      t.add({r.h1 + " / " + r.h2, std::string(search::to_string(r.outcome)),
+             sep ? fmt::format("[{}]", fmt::join(r.structure, ",")) : "", sep ? std::to_string(r.kernels) : "",
              sep ? std::to_string(r.blocks) : "", sep ? std::to_string(r.total_duration) : "",
-             fmt::format("{:.1f}", r.solver_seconds),
+             fmt::format("{:.1f}", r.solver_seconds), fmt::format("{:.1f}", r.wall_seconds),
              sep ? (r.minimal_proved ? "proved" : fmt::format("bounded ({} undecided)", r.unknown_structures.size())) : "",
-             sep ? r.route : r.reason});
+             sep ? r.route + (r.reason.empty() ? "" : "; " + r.reason) : r.reason});
     }
     fmt::print("{} on {}:\n{}", pairs == 1 ? "1 pair" : fmt::format("{} pairs", pairs), dev.name, t.render());
-    double total = 0;
-    for (const auto& r : results) total += r.solver_seconds;
-    fmt::print("solver time {:.1f} s in all\n", total);
+    double total = 0, wall = 0;
+    for (const auto& r : results) {
+      total += r.solver_seconds;
+      wall += r.wall_seconds;
+    }
+    fmt::print("solver time {:.1f} s, wall {:.1f} s in all\n", total, wall);
     for (const auto& w : written) fmt::print("wrote {}\n", w);
     return kExitOk;
   }
@@ -98,8 +112,15 @@ std::unique_ptr<Command> make_distinguish(CLI::App& app) {
       ->check(CLI::Range(1, 16));
   c->app->add_option("--max-duration", c->bounds.params.max_duration, "Longest block duration in units (default 3)")
       ->check(CLI::Range(1, 16));
-  c->app->add_option("--timeout", c->timeout_s, "Seconds per solver query (default 10); beyond it: unknown")
+  c->app->add_option("--timeout", c->timeout_s, "Seconds per solver query (default 1); beyond it: unknown")
       ->check(CLI::PositiveNumber);
+  c->app->add_option("--pair-budget", c->budget_s,
+                     "Solver seconds per pair, all queries together (default 1; 0: no limit); smaller structures left "
+                     "undecided make minimality 'bounded'")
+      ->check(CLI::NonNegativeNumber);
+  c->app->add_option("--samples", c->bounds.sim_samples,
+                     "Random scenarios per structure run on both simulators before Z3 is asked (default 3000; 0: Z3 only)")
+      ->check(CLI::NonNegativeNumber);
   c->app->add_flag("--json", c->json, "Machine-readable output");
   return c;
 }

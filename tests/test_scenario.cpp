@@ -135,7 +135,7 @@ TEST_CASE("scenario: unknown fields list the valid ones", "[loaders][scenario]")
   }
   InputError f = error_of([&] { load_scenario_file(path); });
   CHECK(f.field() == "colour");
-  CHECK_THAT(f.reason(), Catch::StartsWith("unknown field; valid fields are: device, kernels, id, source"));
+  CHECK_THAT(f.reason(), Catch::StartsWith("unknown field; valid fields are: id, source, device, kernels"));
   std::filesystem::remove_all(dir);
 }
 

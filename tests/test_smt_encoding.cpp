@@ -21,9 +21,10 @@ TEST_CASE("SMT encoding conforms to the simulator on random scenarios", "[smt][c
     const int scenarios = forced > 0 ? forced : pb ? (h.warps == model::Warps::PbAny ? 4 : 8) : 40;
     auto report = smt::run_conformance(h, scenarios, /*seed=*/1234, /*timeout_ms=*/60000);
     if (report.unsupported) {
-      // Only pb-contiguous lacks an encoding; it must say so rather than pass silently.
-      CHECK(h.registers == model::Registers::PbContiguous);
-      CHECK(report.unsupported_reason.find("pb-contiguous") != std::string::npos);
+      // Only pb-contiguous and gpc-priority lack an encoding; they must say so rather than pass silently.
+      const bool contiguous = h.registers == model::Registers::PbContiguous;
+      CHECK((contiguous || h.selection == model::Selection::GpcPriority));
+      CHECK(report.unsupported_reason.find(contiguous ? "pb-contiguous" : "gpc-priority") != std::string::npos);
       continue;
     }
     for (const auto& m : report.mismatches) FAIL_CHECK(m);

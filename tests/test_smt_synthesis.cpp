@@ -36,10 +36,10 @@ TEST_CASE("a single block cannot separate round-robin from most-room", "[smt][sy
 }
 
 TEST_CASE("a hypothesis and a renamed copy of itself are inseparable (UNSAT)", "[smt][synthesis]") {
-  model::Hypothesis copy = test::hyp("olmedo");
-  copy.name = "olmedo-copy";
+  model::Hypothesis copy = test::hyp("most-room");
+  copy.name = "most-room-copy";
   for (std::vector<int> st : {std::vector<int>{1, 1}, std::vector<int>{2, 1}}) {
-    auto r = smt::distinguish_structure(test::hyp("olmedo"), copy, one_tpc(), st, small_options());
+    auto r = smt::distinguish_structure(test::hyp("most-room"), copy, one_tpc(), st, small_options());
     CHECK(r.outcome == smt::QueryOutcome::None);
   }
 }
@@ -62,6 +62,7 @@ TEST_CASE("distinguish_pair lifts a witness to the full device and re-verifies i
   b.params.max_duration = 2;
   b.timeout_ms = 60000;
   b.reduced_tpcs = {1};
+  b.sim_samples = 0;  // Z3 only: this test is about the solver's witness and its minimality proof
   const auto& full = model::builtin_device("rtx3090", "", "");
   auto r = search::distinguish_pair(test::hyp("round-robin"), test::hyp("most-room"), full, b);
   REQUIRE(r.outcome == search::PairOutcome::Separated);
@@ -71,5 +72,86 @@ TEST_CASE("distinguish_pair lifts a witness to the full device and re-verifies i
   CHECK(r.minimal_proved);
   CHECK(!search::first_difference(model::simulate(r.witness->scenario, test::hyp("round-robin")),
                                   model::simulate(r.witness->scenario, test::hyp("most-room")))
+             .empty());
+}
+
+TEST_CASE("alg1 vs alg1-no-skip: distinguish_pair yields a case both simulators confirm", "[smt][synthesis]") {
+  // The pair that timed out at every structure beyond the trivial ones before the simulator pre-pass.
+  search::DistinguishBounds b;
+  b.timeout_ms = 500;
+  b.pair_budget_ms = 1000;
+  b.reduced_tpcs = {1};
+  const auto& full = model::builtin_device("rtx3090", "", "");
+  auto r = search::distinguish_pair(test::hyp("alg1"), test::hyp("alg1-no-skip"), full, b);
+  REQUIRE(r.outcome == search::PairOutcome::Separated);
+  REQUIRE(r.witness);
+  CHECK(r.witness->scenario.device.sms == 82);
+  auto a = model::simulate(r.witness->scenario, test::hyp("alg1"));
+  auto c = model::simulate(r.witness->scenario, test::hyp("alg1-no-skip"));
+  CHECK(!search::first_difference(a, c).empty());
+  CHECK(r.first_difference == search::first_difference(a, c));
+}
+
+TEST_CASE("a hypothesis and a renamed copy are reported inseparable by distinguish_pair", "[smt][synthesis]") {
+  model::Hypothesis copy = test::hyp("alg1");
+  copy.name = "alg1-copy";
+  search::DistinguishBounds b;
+  auto r = search::distinguish_pair(test::hyp("alg1"), copy, model::builtin_device("rtx3090", "", ""), b);
+  CHECK(r.outcome == search::PairOutcome::Inseparable);
+  CHECK(r.minimal_proved);
+}
+
+TEST_CASE("even-first and natural order are the same machine on one TPC", "[smt][synthesis]") {
+  const auto& full = model::builtin_device("rtx3090", "", "");
+  CHECK(search::same_machine_on(test::hyp("alg1"), test::hyp("alg1-natural-order"), search::reduced_device(full, 1), 3));
+  CHECK(!search::same_machine_on(test::hyp("alg1"), test::hyp("alg1-natural-order"), search::reduced_device(full, 2), 3));
+  CHECK(!search::same_machine_on(test::hyp("alg1"), test::hyp("alg1-no-skip"), search::reduced_device(full, 1), 3));
+}
+
+TEST_CASE("paired issue is encoded on structures without pair leaders and refused on others", "[smt][synthesis]") {
+  auto o = small_options();
+  o.timeout_ms = 20000;
+  // No leader in a 2-block kernel on 2 SMs: the encoding is single issue's, so alg1 equals it.
+  auto none = smt::distinguish_structure(test::hyp("alg1"), test::hyp("alg1-paired"), one_tpc(), {2}, o);
+  CHECK(none.outcome == smt::QueryOutcome::None);
+  // 9 blocks on 2 SMs has leaders (>= 2 x SMs + 5): refused, with the reason.
+  auto big = smt::distinguish_structure(test::hyp("alg1"), test::hyp("alg1-paired"), one_tpc(), {9}, o);
+  CHECK(big.outcome == smt::QueryOutcome::Unsupported);
+  CHECK(big.reason.find("pair leaders") != std::string::npos);
+}
+
+TEST_CASE("integer and bit-vector encodings agree on a query", "[smt][synthesis]") {
+  auto o = small_options();
+  for (auto sort : {smt::Sort::Int, smt::Sort::BitVec}) {
+    o.sort = sort;
+    auto r = smt::distinguish_structure(test::hyp("round-robin"), test::hyp("most-room"), one_tpc(), {1, 1}, o);
+    REQUIRE(r.outcome == smt::QueryOutcome::Found);
+    CHECK(!search::first_difference(model::simulate(r.scenario, test::hyp("round-robin")),
+                                    model::simulate(r.scenario, test::hyp("most-room")))
+               .empty());
+    auto one = smt::distinguish_structure(test::hyp("round-robin"), test::hyp("most-room"), one_tpc(), {1}, o);
+    CHECK(one.outcome == smt::QueryOutcome::None);
+  }
+}
+
+TEST_CASE("a pair with a hypothesis that cannot run on the device is unsupported, quickly", "[smt][synthesis]") {
+  // fermi needs a GPC map; rtx3090 has none.
+  auto r = search::distinguish_pair(test::hyp("alg1"), test::hyp("fermi"), model::builtin_device("rtx3090", "", ""),
+                                    search::DistinguishBounds{});
+  CHECK(r.outcome == search::PairOutcome::Unsupported);
+  CHECK(r.reason.find("GPC") != std::string::npos);
+}
+
+TEST_CASE("pb-contiguous pairs are separated by the simulator pre-pass, minimality not claimed", "[smt][synthesis]") {
+  search::DistinguishBounds b;
+  b.reduced_tpcs = {1};
+  const auto& full = model::builtin_device("rtx3090", "", "");
+  auto r = search::distinguish_pair(test::hyp("alg1-literal"), test::hyp("alg1-contiguous-regs"), full, b);
+  REQUIRE(r.outcome == search::PairOutcome::Separated);
+  CHECK(r.found_by == search::Finder::Simulator);
+  CHECK(!r.minimal_proved);
+  CHECK(r.reason.find("pb-contiguous") != std::string::npos);
+  CHECK(!search::first_difference(model::simulate(r.witness->scenario, test::hyp("alg1-literal")),
+                                  model::simulate(r.witness->scenario, test::hyp("alg1-contiguous-regs")))
              .empty());
 }

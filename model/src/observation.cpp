@@ -71,10 +71,6 @@ json Case::to_json() const {
 
 namespace {
 
-const std::vector<std::string> kCaseKeys = {"id",     "source", "device", "kernels", "observation", "expect",
-                                            "notes",  "predictions", "bounds", "solver_seconds", "route",
-                                            "first_difference"};
-
 void check_kernel_name(const Scenario& s, const std::string& name, const std::string& where, const std::string& field) {
   if (s.kernel_index(name) >= 0) return;
   std::vector<std::string> names;

@@ -11,6 +11,9 @@
 namespace tbcheck::model {
 
 const std::vector<std::string> kScenarioKeys = {"device", "kernels"};
+const std::vector<std::string> kCaseKeys = {"id",          "source", "device",         "kernels", "observation",
+                                            "expect",      "notes",  "predictions",    "bounds",  "solver_seconds",
+                                            "route",       "first_difference"};
 
 int Kernel::regs_per_warp(const Device& d) const {
   // Algorithm 1 line 5: ceil(regs x 32 / unit) x unit.
@@ -134,9 +137,7 @@ Scenario load_scenario_file(const std::string& path) {
   json j = read_json_file(path);
   // A scenario file may be a full corpus case; only the scenario part matters here, but unknown
   // keys are still errors.
-  static const std::vector<std::string> keys = {"device", "kernels", "id", "source", "observation", "expect", "notes",
-                                                "predictions", "bounds", "solver_seconds", "route", "first_difference"};
-  ObjectReader r(j, path, "", keys);
+  ObjectReader r(j, path, "", kCaseKeys);
   return scenario_from_json(j, path);
 }
 

@@ -1,6 +1,11 @@
-// Distinguishing-scenario synthesis over structures in increasing size, with minimality proved by
-// UNSAT at every smaller structure, duration minimised, and the witness re-checked by simulation.
+// Distinguishing-scenario synthesis over structures in increasing size: a simulator pre-pass per
+// structure, then Z3 (witness or UNSAT, so minimality is proved); every witness re-checked by simulation.
 #include "tbcheck/search/distinguish.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <random>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -54,6 +59,17 @@ void compositions(int kernels, int total, int cap, std::vector<int>& cur, std::v
   }
 }
 
+// Every structure within the bounds, smallest first: kernels, then total blocks.
+std::vector<std::vector<int>> structures_in_order(const DistinguishBounds& b) {
+  std::vector<std::vector<int>> out;
+  for (int kernels = 1; kernels <= b.max_kernels; ++kernels)
+    for (int total = kernels; total <= std::min(b.max_total_blocks, kernels * b.max_blocks_per_kernel); ++total) {
+      std::vector<int> cur;
+      compositions(kernels, total, b.max_blocks_per_kernel, cur, out);
+    }
+  return out;
+}
+
 int total_duration(const model::Scenario& s) {
   int t = 0;
   for (const auto& k : s.kernels) t += k.duration;
@@ -69,31 +85,180 @@ model::Scenario lift(const model::Scenario& s, const model::Device& full, int fa
   return out;
 }
 
-bool disagree(const model::Scenario& s, const model::Hypothesis& a, const model::Hypothesis& b) {
+// Kernel completion instants of a schedule are distinct unless the kernels start together and share
+// a duration (the same rule the Z3 query states): otherwise hardware order of completion is a race.
+bool realizable(const model::Scenario& s, const model::Schedule& sch) {
+  const size_t nk = s.kernels.size();
+  std::vector<int64_t> first(nk), last(nk);
+  for (size_t k = 0; k < nk; ++k) {
+    first[k] = sch.kernels[k].blocks.front().start;
+    last[k] = 0;
+    for (const auto& b : sch.kernels[k].blocks) last[k] = std::max(last[k], b.end);
+  }
+  for (size_t a = 0; a < nk; ++a)
+    for (size_t b = a + 1; b < nk; ++b)
+      if (last[a] == last[b] && !(first[a] == first[b] && s.kernels[a].duration == s.kernels[b].duration)) return false;
+  return true;
+}
+
+// Both simulators accept it, their schedules differ, and both are realizable.
+bool separates(const model::Scenario& s, const model::Hypothesis& a, const model::Hypothesis& b) {
   try {
-    return !first_difference(model::simulate(s, a), model::simulate(s, b)).empty();
+    model::Schedule x = model::simulate(s, a), y = model::simulate(s, b);
+    return !first_difference(x, y).empty() && realizable(s, x) && realizable(s, y);
   } catch (const model::InputError&) {
     return false;  // infeasible under one of them: not a usable witness
   }
 }
 
+// Lowers each kernel's duration while the scenario still separates (greedy, by simulation only).
+model::Scenario shorten(model::Scenario s, const model::Hypothesis& a, const model::Hypothesis& b) {
+  for (bool again = true; again;) {
+    again = false;
+    for (auto& k : s.kernels)
+      while (k.duration > 1) {
+        --k.duration;
+        if (separates(s, a, b)) {
+          again = true;
+          continue;
+        }
+        ++k.duration;
+        break;
+      }
+  }
+  return s;
+}
+
+// Drops every block after the first one on which the schedules differ (the dispatcher never looks
+// ahead, so the prefix still differs there); kept only when the shorter scenario still separates.
+model::Scenario truncate_after_difference(const model::Scenario& s, const model::Hypothesis& a, const model::Hypothesis& b) {
+  model::Schedule x = model::simulate(s, a), y = model::simulate(s, b);
+  for (size_t k = 0; k < s.kernels.size(); ++k)
+    for (size_t i = 0; i < x.kernels[k].blocks.size(); ++i)
+      if (!(x.kernels[k].blocks[i] == y.kernels[k].blocks[i])) {
+        model::Scenario t = s;
+        t.kernels.resize(k + 1);
+        t.kernels[k].blocks = static_cast<int>(i) + 1;
+        return separates(t, a, b) ? t : s;
+      }
+  return s;
+}
+
+std::string structure_text(const std::vector<int>& st, const model::Device& d) {
+  return fmt::format("[{}] on {}", fmt::join(st, ","), d.name);
+}
+
+// Seconds of wall-clock time since t0.
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 }  // namespace
+
+std::string_view to_string(Finder f) {
+  switch (f) {
+    case Finder::None: return "-";
+    case Finder::Simulator: return "simulator";
+    case Finder::Smt: return "smt";
+  }
+  return "?";
+}
+
+bool same_machine_on(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& d,
+                     int max_blocks_per_kernel) {
+  model::Hypothesis a = h1, b = h2;
+  if (d.sms <= 2) a.order = b.order = model::Order::Natural;  // 0, 1 either way
+  // The issue rule acts only on pair leaders, which exist only in kernels of >= 2 x SMs + 5 blocks.
+  bool leaders = false;
+  for (int n = 1; n <= max_blocks_per_kernel && !leaders; ++n)
+    for (int i = 0; i < n && !leaders; ++i) leaders = a.leads_pair(d, n, i) || b.leads_pair(d, n, i);
+  if (!leaders) a.issue = b.issue = model::Issue::Single;
+  return a.same_options(b);
+}
+
+std::optional<model::Scenario> simulator_search(const model::Hypothesis& h1, const model::Hypothesis& h2,
+                                                const model::Device& d, const std::vector<int>& blocks,
+                                                const smt::ParamBounds& params, int samples, unsigned seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const auto& regs = smt::realizable_regs();
+  const int max_w = std::min(params.max_warps, d.max_threads_per_block / 32);
+  const int max_units = d.max_smem_per_block / 128;
+  model::Scenario s;
+  s.device = d;
+  s.device_builtin = false;
+  s.kernels.resize(blocks.size());
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    s.kernels[k].name = fmt::format("k{}", k + 1);
+    s.kernels[k].blocks = blocks[k];
+  }
+  // The decisive values sit on boundaries (warps at multiples of the PB count, shared memory at
+  // configuration edges, registers at the allocation steps), so those are drawn often.
+  for (int n = 0; n < samples; ++n) {
+    for (size_t k = 0; k < blocks.size(); ++k) {
+      auto& kr = s.kernels[k];
+      if (k > 0 && pick(0, 3) == 0) {  // a copy of an earlier kernel, as the paper's cases use
+        const auto& from = s.kernels[static_cast<size_t>(pick(0, static_cast<int>(k) - 1))];
+        kr.threads = from.threads;
+        kr.regs = from.regs;
+        kr.smem = from.smem;
+      } else {
+        int w = pick(0, 2) == 0 ? std::min(max_w, 4 * pick(1, 8)) : pick(0, 1) ? pick(1, std::min(max_w, 8)) : pick(1, max_w);
+        kr.threads = 32 * std::max(1, w);
+        if (!params.vary_regs) kr.regs = 32;
+        else {
+          int r = pick(0, 5);
+          kr.regs = r == 0 ? 32 : r == 1 ? 255 : r == 2 ? 64 : regs[static_cast<size_t>(pick(0, static_cast<int>(regs.size()) - 1))];
+          if (kr.regs > d.max_regs_per_thread) kr.regs = 32;
+        }
+        if (!params.vary_smem) kr.smem = 0;
+        else {
+          int m = pick(0, 4);
+          int kb = d.smem_configs_kb[static_cast<size_t>(pick(0, static_cast<int>(d.smem_configs_kb.size()) - 1))];
+          int bytes = m == 0 ? 0
+                      : m == 1 ? 1024 * pick(1, 16)
+                      : m == 2 ? (kb * 1024 / pick(1, 4)) - d.smem_reserved_per_block - 128 * pick(0, 1)
+                               : 128 * pick(0, max_units);
+          kr.smem = std::clamp(bytes, 0, max_units * 128);
+        }
+      }
+      kr.duration = pick(1, params.max_duration);
+      kr.local = params.max_local > 0 && pick(0, 3) == 0 ? pick(0, params.max_local) : 0;
+    }
+    if (separates(s, h1, h2)) return s;
+  }
+  return std::nullopt;
+}
 
 PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& full,
                             const DistinguishBounds& b) {
   PairResult r;
   r.h1 = h1.name;
   r.h2 = h2.name;
+  const auto t0 = std::chrono::steady_clock::now();
   std::string bounds_text = fmt::format("kernels <= {}, blocks <= {} per kernel and {} in all, durations <= {}, warps <= {}",
                                         b.max_kernels, b.max_blocks_per_kernel, b.max_total_blocks, b.params.max_duration,
                                         b.params.max_warps);
+  // A hypothesis that cannot run on the device at all (fermi needs a GPC map) separates nothing there.
+  for (const auto* h : {&h1, &h2}) {
+    model::Scenario probe;
+    probe.device = full;
+    probe.kernels.push_back(model::Kernel{});
+    probe.kernels.back().name = "k1";
+    try {
+      model::simulate(probe, *h);
+    } catch (const model::InputError& e) {
+      r.outcome = PairOutcome::Unsupported;
+      r.reason = fmt::format("{} cannot run on {}: {}", h->name, full.name, e.what());
+      return r;
+    }
+  }
+  std::string unsupported;
   try {
     smt::check_encodable(h1);
     smt::check_encodable(h2);
   } catch (const smt::Unsupported& e) {
-    r.outcome = PairOutcome::Unsupported;
-    r.reason = e.what();
-    return r;
+    unsupported = e.what();
   }
   if (h1.same_options(h2)) {
     // Same options, same machine: no query needed, but say so rather than "unknown".
@@ -102,82 +267,181 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
     r.minimal_proved = true;
     return r;
   }
+  double z3_seconds = 0;  // against the pair budget
+  auto budget_left_ms = [&]() -> int64_t {
+    if (b.pair_budget_ms == 0) return INT64_MAX;
+    return static_cast<int64_t>(b.pair_budget_ms) - static_cast<int64_t>(z3_seconds * 1000);
+  };
+  // Runs one Z3 query within the per-query timeout and what is left of the pair budget.
+  auto query = [&](const model::Device& reduced, const std::vector<int>& st, smt::QueryOptions o) -> smt::QueryResult {
+    int64_t left = budget_left_ms();
+    if (left <= 0) {
+      smt::QueryResult q;
+      q.outcome = smt::QueryOutcome::Unknown;
+      q.reason = fmt::format("pair budget of {} ms spent", b.pair_budget_ms);
+      return q;
+    }
+    o.timeout_ms = static_cast<unsigned>(std::min<int64_t>(o.timeout_ms, left));
+    smt::QueryResult q = smt::distinguish_structure(h1, h2, reduced, st, o);
+    z3_seconds += q.seconds;
+    return q;
+  };
+  // A witness on the reduced device: re-checked by both simulators, truncated after the first
+  // difference, durations shortened, lifted to the full device and re-checked there.
+  auto accept = [&](const model::Scenario& found, Finder finder, int tpcs, const model::Device& reduced, bool minimal,
+                    const std::string& note) -> bool {
+    // Never trust the model alone: the simulators must disagree on the reduced device ...
+    if (!separates(found, h1, h2)) {
+      r.outcome = PairOutcome::Unknown;
+      r.reason = fmt::format("internal: the witness {} does not separate the simulators", found.to_json().dump());
+      return false;
+    }
+    (void)reduced;
+    model::Scenario best = shorten(truncate_after_difference(found, h1, h2), h1, h2);
+    // ... and, once lifted, on the full device.
+    int exact = full.tpcs() / tpcs;
+    std::vector<int> factors = {exact};
+    if (exact * tpcs != full.tpcs()) factors.push_back(exact + 1);
+    factors.push_back(1);
+    for (int f : factors) {
+      model::Scenario lifted = lift(best, full, f);
+      if (!separates(lifted, h1, h2)) continue;
+      model::Case c;
+      c.scenario = lifted;
+      c.id = fmt::format("synth-{}-{}-vs-{}", full.name, h1.name, h2.name);
+      c.source = "synthesized";
+      r.witness = c;
+      r.found_by = finder;
+      std::string by = finder == Finder::Smt ? "Z3" : "simulator search";
+      r.route = f == 1 ? fmt::format("{} on {} TPC(s), disagrees unlifted on {}", by, tpcs, full.name)
+                       : fmt::format("{} on {} TPC(s), lifted x{} to {}", by, tpcs, f, full.name);
+      r.outcome = PairOutcome::Separated;
+      r.structure.clear();
+      for (const auto& k : best.kernels) r.structure.push_back(k.blocks);
+      r.kernels = static_cast<int>(lifted.kernels.size());
+      r.blocks = lifted.total_blocks();
+      r.total_duration = total_duration(lifted);
+      r.minimal_proved = minimal;
+      r.reason = note;
+      if (!unsupported.empty()) r.reason = (note.empty() ? "" : note + "; ") + "minimality not proved: " + unsupported;
+      r.first_difference = first_difference(model::simulate(lifted, h1), model::simulate(lifted, h2));
+      r.solver_seconds = z3_seconds;
+      r.wall_seconds = since(t0);
+      return true;
+    }
+    return false;
+  };
+  const auto structures = structures_in_order(b);
+  bool all_unsat_so_far = true;  // every smaller structure, on every smaller device, proved inseparable
   for (int tpcs : b.reduced_tpcs) {
     if (tpcs > full.tpcs()) continue;
     model::Device reduced = reduced_device(full, tpcs);
-    bool all_unsat = true;
-    r.unknown_structures.clear();
-    for (int kernels = 1; kernels <= b.max_kernels; ++kernels)
-      for (int total = kernels; total <= std::min(b.max_total_blocks, kernels * b.max_blocks_per_kernel); ++total) {
-        std::vector<std::vector<int>> structs;
-        std::vector<int> cur;
-        compositions(kernels, total, b.max_blocks_per_kernel, cur, structs);
-        for (const auto& st : structs) {
-          smt::QueryOptions o;
-          o.bounds = b.params;
-          o.timeout_ms = b.timeout_ms;
-          smt::QueryResult q = smt::distinguish_structure(h1, h2, reduced, st, o);
-          r.solver_seconds += q.seconds;
-          std::string st_text = fmt::format("[{}] on {}", fmt::join(st, ","), reduced.name);
-          if (q.outcome == smt::QueryOutcome::Unknown) {
-            all_unsat = false;
-            r.unknown_structures.push_back(fmt::format("{}: {}", st_text, q.reason));
-            continue;
-          }
-          if (q.outcome != smt::QueryOutcome::Found) continue;
-          // Minimise the total duration at this structure; each step is proved by the next query.
-          model::Scenario best = q.scenario;
-          for (int limit = total_duration(best) - 1; limit >= static_cast<int>(st.size()); limit = total_duration(best) - 1) {
-            o.max_total_duration = limit;
-            smt::QueryResult shorter = smt::distinguish_structure(h1, h2, reduced, st, o);
-            r.solver_seconds += shorter.seconds;
-            if (shorter.outcome != smt::QueryOutcome::Found) break;
-            best = shorter.scenario;
-          }
-          // Never trust the model alone: the simulators must disagree on the reduced device ...
-          if (!disagree(best, h1, h2)) {
-            r.outcome = PairOutcome::Unknown;
-            r.reason = fmt::format("internal: the solver's witness {} does not separate the simulators", best.to_json().dump());
-            return r;
-          }
-          // ... and, once lifted, on the full device.
-          int exact = full.tpcs() / tpcs;
-          std::vector<int> factors = {exact};
-          if (exact * tpcs != full.tpcs()) factors.push_back(exact + 1);
-          factors.push_back(1);
-          for (int f : factors) {
-            model::Scenario lifted = lift(best, full, f);
-            if (!disagree(lifted, h1, h2)) continue;
-            model::Case c;
-            c.scenario = lifted;
-            c.id = fmt::format("synth-{}-{}-vs-{}", full.name, h1.name, h2.name);
-            c.source = "synthesized";
-            r.witness = c;
-            r.route = f == 1 ? fmt::format("synthesized on {} TPC(s), disagrees unlifted on {}", tpcs, full.name)
-                             : fmt::format("synthesized on {} TPC(s), lifted x{} to {}", tpcs, f, full.name);
-            r.outcome = PairOutcome::Separated;
-            r.kernels = static_cast<int>(lifted.kernels.size());
-            r.blocks = lifted.total_blocks();
-            r.total_duration = total_duration(lifted);
-            r.minimal_proved = all_unsat;
-            r.first_difference = first_difference(model::simulate(lifted, h1), model::simulate(lifted, h2));
-            return r;
-          }
-          all_unsat = false;
-          r.unknown_structures.push_back(fmt::format("{}: separates on the reduced device but lifting lost it", st_text));
-        }
-      }
-    if (all_unsat) {
-      r.outcome = PairOutcome::Inseparable;
-      r.reason = fmt::format("no distinguishing scenario within bounds ({}) on {}", bounds_text, reduced.name);
-      r.minimal_proved = true;
-      // A bigger reduced device may still separate them (even-first vs natural needs 2 TPCs).
+    if (same_machine_on(h1, h2, reduced, b.max_blocks_per_kernel)) {
+      r.structures_unsat += static_cast<int>(structures.size());  // by the options, not by Z3
       continue;
     }
+    bool device_all_unsat = true;
+    // Structures of this device neither separated nor proved inseparable, with where each one's entry
+    // sits in r.unknown_structures.
+    std::vector<std::pair<size_t, size_t>> undecided;
+    const size_t device_first_unknown = r.unknown_structures.size();
+    for (size_t si = 0; si < structures.size(); ++si) {
+      const auto& st = structures[si];
+      std::optional<model::Scenario> found;
+      Finder finder = Finder::None;
+      if (b.sim_samples > 0) {
+        ++r.structures_sampled;
+        found = simulator_search(h1, h2, reduced, st, b.params, b.sim_samples, b.seed + static_cast<unsigned>(si) * 7919u);
+        if (found) finder = Finder::Simulator;
+      }
+      if (found && !undecided.empty() && b.deep_samples > 0) {
+        // A witness here, but smaller structures are undecided: sample those harder first, so that
+        // the witness reported is the smallest the simulators can find.
+        for (auto [u, pos] : undecided) {
+          auto smaller = simulator_search(h1, h2, reduced, structures[u], b.params, b.deep_samples,
+                                          b.seed * 7u + static_cast<unsigned>(u) * 104729u);
+          if (smaller) {  // the entries from u on are no longer smaller than the witness
+            found = smaller;
+            r.unknown_structures.erase(r.unknown_structures.begin() + static_cast<long>(pos), r.unknown_structures.end());
+            device_all_unsat = pos == device_first_unknown;
+            break;
+          }
+        }
+      }
+      if (!found && unsupported.empty()) {
+        smt::QueryOptions o;
+        o.bounds = b.params;
+        o.timeout_ms = b.timeout_ms;
+        o.sort = b.sort;
+        smt::QueryResult q = query(reduced, st, o);
+        if (q.outcome == smt::QueryOutcome::Unknown || q.outcome == smt::QueryOutcome::Unsupported) {
+          device_all_unsat = false;
+          undecided.emplace_back(si, r.unknown_structures.size());
+          r.unknown_structures.push_back(fmt::format("{}: {}", structure_text(st, reduced), q.reason));
+          continue;
+        }
+        if (q.outcome == smt::QueryOutcome::None) {
+          ++r.structures_unsat;
+          continue;
+        }
+        if (q.outcome != smt::QueryOutcome::Found) continue;
+        // Minimise the total duration at this structure; each step is proved by the next query.
+        model::Scenario best = q.scenario;
+        for (int limit = total_duration(best) - 1; limit >= static_cast<int>(st.size()); limit = total_duration(best) - 1) {
+          o.max_total_duration = limit;
+          smt::QueryResult shorter = query(reduced, st, o);
+          if (shorter.outcome != smt::QueryOutcome::Found) break;
+          best = shorter.scenario;
+        }
+        found = best;
+        finder = Finder::Smt;
+      } else if (!found) {
+        device_all_unsat = false;
+        undecided.emplace_back(si, r.unknown_structures.size());
+        r.unknown_structures.push_back(fmt::format("{}: no SMT encoding, and {} random scenarios did not separate",
+                                                   structure_text(st, reduced), b.sim_samples));
+        continue;
+      }
+      if (accept(*found, finder, tpcs, reduced, all_unsat_so_far && device_all_unsat && unsupported.empty(), "")) return r;
+      if (r.outcome == PairOutcome::Unknown && !r.reason.empty()) return r;  // internal error, said in the reason
+      device_all_unsat = false;
+      r.unknown_structures.push_back(fmt::format("{}: separates on the reduced device but lifting lost it", structure_text(st, reduced)));
+    }
+    all_unsat_so_far = all_unsat_so_far && device_all_unsat;
   }
-  if (r.outcome == PairOutcome::Inseparable) {
+  // Nothing within the bounds (or undecided there): random structures beyond them, by simulation
+  // only. A witness found here is real but not minimal; "within bounds" stays what was proved.
+  if (b.wide_samples > 0) {
+    std::mt19937 rng(b.seed * 31u + 17u);
+    for (int tpcs : b.reduced_tpcs) {
+      if (tpcs > full.tpcs()) continue;
+      model::Device reduced = reduced_device(full, tpcs);
+      const int per = 40, rounds = std::max(1, b.wide_samples / per);
+      for (int round = 0; round < rounds; ++round) {
+        std::vector<int> st(static_cast<size_t>(std::uniform_int_distribution<int>(1, b.max_kernels)(rng)));
+        for (auto& x : st) x = std::uniform_int_distribution<int>(1, 4 * reduced.sms + 8)(rng);
+        auto found = simulator_search(h1, h2, reduced, st, b.params, per, b.seed + static_cast<unsigned>(round));
+        if (!found) continue;
+        std::string note = all_unsat_so_far && unsupported.empty()
+                               ? fmt::format("found beyond the bounds; none exists within them ({})", bounds_text)
+                               : "found beyond the bounds by simulation";
+        if (accept(*found, Finder::Simulator, tpcs, reduced, false, note)) return r;
+      }
+    }
+  }
+  r.solver_seconds = z3_seconds;
+  r.wall_seconds = since(t0);
+  if (all_unsat_so_far) {
+    r.outcome = PairOutcome::Inseparable;
     r.reason = fmt::format("no distinguishing scenario within bounds ({}) on reduced devices of {} TPC(s)", bounds_text,
                            fmt::join(b.reduced_tpcs, ", "));
+    r.minimal_proved = true;
+    return r;
+  }
+  if (!unsupported.empty()) {
+    r.outcome = PairOutcome::Unsupported;
+    r.reason = fmt::format("{}; the simulator pre-pass ({} scenarios per structure, {}) found no separating scenario",
+                           unsupported, b.sim_samples, bounds_text);
     return r;
   }
   r.outcome = PairOutcome::Unknown;
@@ -202,6 +466,9 @@ model::json case_json(const PairResult& r, const DistinguishBounds& b, const mod
                  {"max_warps", b.params.max_warps},
                  {"timeout_ms", b.timeout_ms},
                  {"minimal_proved", r.minimal_proved},
+                 {"simulator_samples_per_structure", b.sim_samples},
+                 {"found_by", to_string(r.found_by)},  // inside bounds: the case loader knows no other field
+                 {"pair_budget_ms", b.pair_budget_ms},
                  {"undecided_smaller_structures", r.unknown_structures}};
   j["predictions"] = {{h1.name, s1.to_json()}, {h2.name, s2.to_json()}};
   return j;

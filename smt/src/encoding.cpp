@@ -29,7 +29,20 @@ void check_encodable(const Hypothesis& h) {
                                   h.name));
   if (h.selection == model::Selection::GpcPriority)
     throw Unsupported(fmt::format("{}: selection 'gpc-priority' has no SMT encoding", h.name));
+  // Issue paired / paired-cc8 is encoded exactly on every structure without pair leaders (the
+  // encoder refuses the others: see Encoder's constructor).
 }
+
+std::string_view to_string(Sort s) { return s == Sort::Int ? "int" : "bitvec"; }
+
+static expr make_num(z3::context& c, Sort s, int64_t v) {
+  return s == Sort::Int ? c.int_val(v) : c.bv_val(v, kBitVecWidth);
+}
+static expr make_var(z3::context& c, Sort s, const std::string& name) {
+  return s == Sort::Int ? c.int_const(name.c_str()) : c.bv_const(name.c_str(), kBitVecWidth);
+}
+expr SymbolicScenario::num(int64_t v) const { return make_num(ctx(), sort, v); }
+expr SymbolicScenario::var(const std::string& name) const { return make_var(ctx(), sort, name); }
 
 int SymbolicScenario::total_blocks() const {
   int n = 0;
@@ -46,32 +59,33 @@ int SymbolicScenario::kernel_of_block(int i) const {
 }
 
 SymbolicScenario SymbolicScenario::make_symbolic(z3::context& c, const model::Device& d, const std::vector<int>& blocks,
-                                                 const ParamBounds& b, const std::string& prefix) {
+                                                 const ParamBounds& b, const std::string& prefix, Sort sort) {
   SymbolicScenario s(c);
+  s.sort = sort;
   s.device = d;
   s.blocks = blocks;
   for (size_t k = 0; k < blocks.size(); ++k) {
     auto name = [&](const char* what) { return fmt::format("{}_{}_k{}", prefix, what, k); };
-    expr w = c.int_const(name("warps").c_str());
+    expr w = s.var(name("warps"));
     s.domain.push_back(w >= 1 && w <= std::min(b.max_warps, d.max_threads_per_block / 32));
-    expr r = b.vary_regs ? c.int_const(name("regs").c_str()) : c.int_val(32);
+    expr r = b.vary_regs ? s.var(name("regs")) : s.num(32);
     if (b.vary_regs) {
       z3::expr_vector options(c);
       for (int x : realizable_regs())
         if (x <= d.max_regs_per_thread) options.push_back(r == x);
       s.domain.push_back(z3::mk_or(options));
     }
-    expr sm = c.int_val(0);
+    expr sm = s.num(0);
     if (b.vary_smem) {
-      expr units = c.int_const(name("smem128").c_str());
+      expr units = s.var(name("smem128"));
       s.domain.push_back(units >= 0 && units <= d.max_smem_per_block / 128);
       sm = units * 128;
     }
-    expr dur = c.int_const(name("dur").c_str());
+    expr dur = s.var(name("dur"));
     s.domain.push_back(dur >= 1 && dur <= b.max_duration);
-    expr loc = c.int_val(0);
+    expr loc = s.num(0);
     if (b.max_local > 0) {
-      loc = c.int_const(name("local").c_str());
+      loc = s.var(name("local"));
       s.domain.push_back(loc >= 0 && loc <= b.max_local);
     }
     s.warps.push_back(w);
@@ -83,17 +97,18 @@ SymbolicScenario SymbolicScenario::make_symbolic(z3::context& c, const model::De
   return s;
 }
 
-SymbolicScenario SymbolicScenario::make_fixed(z3::context& c, const model::Scenario& sc) {
+SymbolicScenario SymbolicScenario::make_fixed(z3::context& c, const model::Scenario& sc, Sort sort) {
   SymbolicScenario s(c);
+  s.sort = sort;
   s.device = sc.device;
   for (const auto& k : sc.kernels) {
     if (k.stream) throw Unsupported("the SMT engine gives every kernel its own stream; shared streams are not encoded");
     s.blocks.push_back(k.blocks);
-    s.warps.push_back(c.int_val(k.warps()));
-    s.regs.push_back(c.int_val(k.regs));
-    s.smem.push_back(c.int_val(k.smem));
-    s.duration.push_back(c.int_val(k.duration));
-    s.local.push_back(c.int_val(k.local));
+    s.warps.push_back(s.num(k.warps()));
+    s.regs.push_back(s.num(k.regs));
+    s.smem.push_back(s.num(k.smem));
+    s.duration.push_back(s.num(k.duration));
+    s.local.push_back(s.num(k.local));
   }
   return s;
 }
@@ -120,11 +135,11 @@ model::Scenario SymbolicScenario::decode(const z3::model& m) const {
   return sc;
 }
 
-Decisions Decisions::fresh(z3::context& c, int blocks, const std::string& tag) {
+Decisions Decisions::fresh(z3::context& c, int blocks, const std::string& tag, Sort sort) {
   Decisions d;
   for (int i = 0; i < blocks; ++i) {
-    d.sm.push_back(c.int_const(fmt::format("{}_sm_{}", tag, i).c_str()));
-    d.start.push_back(c.int_const(fmt::format("{}_start_{}", tag, i).c_str()));
+    d.sm.push_back(make_var(c, sort, fmt::format("{}_sm_{}", tag, i)));
+    d.start.push_back(make_var(c, sort, fmt::format("{}_start_{}", tag, i)));
   }
   return d;
 }
@@ -160,8 +175,16 @@ struct SmView {
 
 class Encoder {
  public:
-  Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions& d, std::string tag)
-      : c_(s.ctx()), s_(s), h_(h), d_(d), tag_(std::move(tag)), dev_(s.device), out_(c_) {
+  Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions& d, std::string tag, SharedTerms* shared)
+      : c_(s.ctx()), s_(s), h_(h), d_(d), tag_(std::move(tag)), dev_(s.device), out_(c_), shared_(shared) {
+    // Issue paired: exact as single issue as long as no block of the structure leads a pair (the
+    // leaders depend only on the block counts); pair leaders themselves have no encoding.
+    for (int n : s_.blocks)
+      for (int b = 0; b < n; ++b)
+        if (h_.leads_pair(dev_, n, b))
+          throw Unsupported(fmt::format("{}: issue '{}' pairs block {} of a {}-block kernel on {} SMs; pair leaders have no "
+                                        "SMT encoding (structures whose kernels have fewer than 2 x SMs + 5 blocks do)",
+                                        h_.name, model::to_string(h_.issue), b, n, dev_.sms));
     n_ = dev_.sms;
     pbs_ = dev_.pbs_per_sm;
     bmax_ = dev_.max_blocks_per_sm;
@@ -196,27 +219,45 @@ class Encoder {
     out_ = z3::expr_vector(c_);
     return v;
   }
-  expr iv(int64_t v) { return c_.int_val(static_cast<int64_t>(v)); }
+  expr iv(int64_t v) { return s_.num(v); }
   expr bv(bool v) { return c_.bool_val(v); }
-  static expr count_if(z3::context& c, const std::vector<expr>& conds) {
-    if (conds.empty()) return c.int_val(0);
-    z3::expr_vector v(c);
-    for (const auto& x : conds) v.push_back(z3::ite(x, c.int_val(1), c.int_val(0)));
-    return z3::sum(v);
+  expr count_if(const std::vector<expr>& conds) {
+    std::vector<expr> ones;
+    for (const auto& x : conds) ones.push_back(z3::ite(x, iv(1), iv(0)));
+    return sum_of(ones);
   }
+  // n-ary addition for integers; bit-vectors have no n-ary add in the API, so a balanced bvadd tree.
   expr sum_of(const std::vector<expr>& xs) {
     if (xs.empty()) return iv(0);
-    z3::expr_vector v(c_);
-    for (const auto& x : xs) v.push_back(x);
-    return z3::sum(v);
+    if (s_.sort == Sort::Int) {
+      z3::expr_vector v(c_);
+      for (const auto& x : xs) v.push_back(x);
+      return z3::sum(v);
+    }
+    std::vector<expr> level = xs;
+    while (level.size() > 1) {
+      std::vector<expr> next;
+      for (size_t a = 0; a + 1 < level.size(); a += 2) next.push_back(level[a] + level[a + 1]);
+      if (level.size() % 2) next.push_back(level.back());
+      level = std::move(next);
+    }
+    return level[0];
   }
-  expr fresh_int(const std::string& what, int i) { return c_.int_const(fmt::format("{}_{}_{}", tag_, what, i).c_str()); }
+  // Signed min / max (z3::min on bit-vectors compares unsigned, wrong for a negative free count).
+  static expr smin(const expr& a, const expr& b) { return z3::ite(a <= b, a, b); }
+  static expr smax(const expr& a, const expr& b) { return z3::ite(a >= b, a, b); }
+  expr fresh_int(const std::string& what, int i) { return s_.var(fmt::format("{}_{}_{}", tag_, what, i)); }
   // Defines a fresh variable equal to e: keeps terms shared instead of copied into every use.
   expr define(const std::string& what, int i, const expr& e0) {
     expr e = e0.simplify();
     if (e.is_numeral() || (e.is_bool() && (e.is_true() || e.is_false()))) return e;  // constants stay constants
+    if (shared_) {
+      auto it = shared_->by_ast.find(e.id());
+      if (it != shared_->by_ast.end()) return it->second;  // defined (and constrained) by an earlier encoding
+    }
     expr v = e.is_bool() ? c_.bool_const(fmt::format("{}_{}_{}", tag_, what, i).c_str()) : fresh_int(what, i);
     out_.push_back(v == e);
+    if (shared_) shared_->by_ast.emplace(e.id(), v);
     return v;
   }
 
@@ -238,7 +279,7 @@ class Encoder {
       // kernel and, x S rounded up to a configuration, Mechanism 3's config_s.
       SmView empty = empty_view();
       std::vector<expr> levels = capacity_levels(empty, ki, iv(dev_.max_smem_config_bytes()), {}, bmax_);
-      expr cap0 = define("cap0", ki, count_if(c_, levels));
+      expr cap0 = define("cap0", ki, count_if(levels));
       out_.push_back(cap0 >= 1);  // launchable: one block fits an empty SM
       if (h_.smem_config == model::SmemConfig::Tpc) {
         std::vector<expr> parts;
@@ -271,7 +312,7 @@ class Encoder {
     for (int q = 0; q < pbs_; ++q) {
       expr r = iv(slots) - v.pb_warps[static_cast<size_t>(q)];
       if (h_.registers == model::Registers::Pb)
-        r = z3::min(r, fits_count(iv(dev_.regs_per_pb()) - v.pb_regs[static_cast<size_t>(q)], R, slots));
+        r = smin(r, fits_count(iv(dev_.regs_per_pb()) - v.pb_regs[static_cast<size_t>(q)], R, slots));
       room.push_back(r);
     }
     return room;
@@ -293,7 +334,7 @@ class Encoder {
       std::vector<expr> room = pb_rooms(v, R);
       if (h_.warps == model::Warps::PbStrictRR) {
         expr m = room[0];
-        for (int q = 1; q < pbs_; ++q) m = z3::min(m, room[static_cast<size_t>(q)]);
+        for (int q = 1; q < pbs_; ++q) m = smin(m, room[static_cast<size_t>(q)]);
         // j: PBs from the pointer before the first one at the minimum (Algorithm 1 lines 19-23).
         expr j = iv(0);
         for (int p = pbs_ - 1; p >= 0; --p) {
@@ -307,7 +348,7 @@ class Encoder {
       }
     }
     if (!h_.pb_registers()) {
-      limit_w = z3::min(limit_w, fits_count(iv(dev_.regs_per_sm) - v.regs, R, dev_.max_warps_per_sm));
+      limit_w = smin(limit_w, fits_count(iv(dev_.regs_per_sm) - v.regs, R, dev_.max_warps_per_sm));
     }
     // Contiguous shared memory: S-sized chunks that fit in the holes, counted once per hole.
     std::optional<expr> chunks;
@@ -322,7 +363,7 @@ class Encoder {
         std::vector<expr> fits;
         for (const auto& hole : holes)
           for (int m = 1; m <= lmax; ++m) fits.push_back(m * S <= hole);
-        chunks = z3::ite(S == 0, iv(lmax), count_if(c_, fits));
+        chunks = z3::ite(S == 0, iv(lmax), count_if(fits));
       }
     }
     std::vector<expr> levels;
@@ -468,10 +509,10 @@ class Encoder {
       if (h_.smem == model::Smem::ContiguousFirstFit) hs = holes(i, v, limit);
       std::vector<expr> lv = capacity_levels(v, k, limit, hs, lmax);
       for (auto& l : lv) l = l && !blocked;
-      expr value = count_if(c_, lv);
+      expr value = count_if(lv);
       if (h_.capacity == model::Capacity::Literal && lmax > 1) {
         std::vector<expr> lit = capacity_levels(v, k, limit, hs, lmax, true);
-        value = z3::ite(lv[0], count_if(c_, lit), iv(0));
+        value = z3::ite(lv[0], count_if(lit), iv(0));
       }
       std::vector<expr> room;
       if (h_.warps == model::Warps::PbAny) room = pb_rooms(v, R_[ku]);
@@ -616,11 +657,11 @@ class Encoder {
     if (r.is_numeral()) {
       int64_t rv = r.get_numeral_int64();
       if (rv == 0) return iv(cap);
-      return z3::min(iv(cap), z3::max(iv(0), free) / static_cast<int>(rv));
+      return smin(iv(cap), smax(iv(0), free) / static_cast<int>(rv));
     }
     std::vector<expr> lv;
     for (int x = 1; x <= cap; ++x) lv.push_back(x * r <= free);
-    return count_if(c_, lv);
+    return count_if(lv);
   }
 
   // x * y for 0 <= x <= xmax without a nonlinear product: y added once per unit of x.
@@ -688,22 +729,24 @@ class Encoder {
   std::vector<expr> W_, R_, S_, CFG_, LOC_;
   std::vector<expr> end_, opener_, gpu_opener_, block_regs_, ptr_after_, off_, pos_;
   std::vector<std::vector<expr>> wq_, rq_;
+  SharedTerms* shared_ = nullptr;
 };
 
 }  // namespace
 
 std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hypothesis& h, const Decisions& d,
-                                            const std::string& tag) {
+                                            const std::string& tag, SharedTerms* shared) {
   check_encodable(h);
-  Encoder e(s, h, d, tag);
+  Encoder e(s, h, d, tag, shared);
   auto groups = e.run_grouped();
   for (const auto& x : s.domain) groups[0].push_back(x);
   return groups;
 }
 
-z3::expr_vector encode(const SymbolicScenario& s, const Hypothesis& h, const Decisions& d, const std::string& tag) {
+z3::expr_vector encode(const SymbolicScenario& s, const Hypothesis& h, const Decisions& d, const std::string& tag,
+                       SharedTerms* shared) {
   z3::expr_vector out(s.ctx());
-  for (const auto& g : encode_grouped(s, h, d, tag))
+  for (const auto& g : encode_grouped(s, h, d, tag, shared))
     for (const auto& x : g) out.push_back(x);
   return out;
 }

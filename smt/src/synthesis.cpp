@@ -55,25 +55,33 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
     return done();
   }
   z3::context c;
-  SymbolicScenario s = SymbolicScenario::make_symbolic(c, dev, blocks, o.bounds, "p");
+  SymbolicScenario s = SymbolicScenario::make_symbolic(c, dev, blocks, o.bounds, "p", o.sort);
   const int n = s.total_blocks();
-  Decisions d1 = Decisions::fresh(c, n, "a");
+  Decisions d1 = Decisions::fresh(c, n, "a", o.sort);
   Decisions d2 = d1;  // shared prefix: the same decision variables ...
-  d2.sm.back() = c.int_const("b_sm_last");  // ... except for the last block
-  d2.start.back() = c.int_const("b_start_last");
+  d2.sm.back() = s.var("b_sm_last");  // ... except for the last block
+  d2.start.back() = s.var("b_start_last");
   z3::solver solver(c);
   z3::params p(c);
   p.set("timeout", o.timeout_ms);
   solver.set(p);
-  for (const auto& x : encode(s, h1, d1, "h1")) solver.add(x);
-  for (const auto& x : encode(s, h2, d2, "h2")) solver.add(x);
+  SharedTerms shared;
+  SharedTerms* sh = o.share_terms ? &shared : nullptr;
+  try {
+    for (const auto& x : encode(s, h1, d1, "h1", sh)) solver.add(x);
+    for (const auto& x : encode(s, h2, d2, "h2", sh)) solver.add(x);
+  } catch (const Unsupported& e) {  // an option encodable in general but not on this structure
+    r.outcome = QueryOutcome::Unsupported;
+    r.reason = e.what();
+    return done();
+  }
   solver.add(d1.sm.back() != d2.sm.back() || d1.start.back() != d2.start.back());
   if (o.realizable) {
     add_realizability(solver, s, d1);
     add_realizability(solver, s, d2);
   }
   if (o.max_total_duration) {
-    z3::expr total = c.int_val(0);
+    z3::expr total = s.num(0);
     for (const auto& x : s.duration) total = total + x;
     solver.add(total <= *o.max_total_duration);
   }

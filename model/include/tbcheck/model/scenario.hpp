@@ -38,6 +38,9 @@ struct Scenario {
 
 // Keys a scenario object may have; cases add theirs.
 extern const std::vector<std::string> kScenarioKeys;
+// Keys a corpus case may have (scenario keys included); one list for the case loader and for
+// scenario files that are whole cases. Synthesized cases add their provenance keys.
+extern const std::vector<std::string> kCaseKeys;
 
 // Reads device + kernels from an object (other keys are the caller's business) and checks every
 // kernel against the device limits (threads, regs, smem, blocks, duration) with named reasons.

@@ -18,12 +18,30 @@ struct DistinguishBounds {
   int max_blocks_per_kernel = 3;
   int max_total_blocks = 5;
   smt::ParamBounds params;
-  unsigned timeout_ms = 10000;  // per solver query
+  unsigned timeout_ms = 10000;  // per solver query (tbcheck distinguish: 1 s)
   std::vector<int> reduced_tpcs = {1, 2};  // reduced devices tried, in order
+  // Simulator pre-pass: random concrete scenarios per structure, run on both simulators before Z3 is
+  // asked (a witness costs microseconds there); 0 turns the pre-pass off (Z3 only).
+  int sim_samples = 3000;
+  // Before a witness is accepted, smaller structures left undecided are sampled this hard.
+  int deep_samples = 20000;
+  // When nothing separates within the bounds: random structures beyond them (kernels of up to
+  // 4 x SMs + 8 blocks), by simulation only; 0 turns it off.
+  int wide_samples = 10000;
+  unsigned seed = 1;
+  // Z3 time for one pair, all queries together (0: no limit). Once spent, the remaining smaller
+  // structures are listed as undecided and minimality is reported as bounded.
+  unsigned pair_budget_ms = 0;  // tbcheck distinguish: 1 s
+  smt::Sort sort = smt::Sort::Int;  // term sort of the encoding (bench: Int against BitVec)
 };
 
 enum class PairOutcome { Separated, Inseparable, Unknown, Unsupported };
 std::string_view to_string(PairOutcome);
+
+// Which engine found a separating witness: the simulator pre-pass (random concrete scenarios) or
+// the Z3 query. Either way the witness is re-checked by both simulators before it is used.
+enum class Finder { None, Simulator, Smt };
+std::string_view to_string(Finder);
 
 struct PairResult {
   std::string h1, h2;
@@ -34,12 +52,31 @@ struct PairResult {
   int kernels = 0, blocks = 0, total_duration = 0;
   bool minimal_proved = false;      // every smaller structure answered UNSAT
   std::vector<std::string> unknown_structures;  // smaller structures Z3 could not decide
-  double solver_seconds = 0;
+  double solver_seconds = 0;        // Z3 time
+  double wall_seconds = 0;          // all of it: simulator pre-pass, Z3, lifting, re-verification
   std::string first_difference;     // "k2 block 0: SM 1 vs SM 0"
+  Finder found_by = Finder::None;   // which engine produced the witness
+  std::vector<int> structure;       // blocks per kernel of the witness on the reduced device
+  int structures_unsat = 0;         // structures Z3 proved (or a theorem showed) inseparable
+  int structures_sampled = 0;       // structures the simulator pre-pass sampled
 };
 
 // A device with the same per-SM limits and `tpcs` TPCs.
 model::Device reduced_device(const model::Device& full, int tpcs);
+
+// Whether the two hypotheses make the same decisions on every scenario of `d` by their options alone
+// (same options once the ones that cannot matter on `d` are set equal: with at most 2 SMs the
+// even-first order is the natural order; the issue rule has no pair leader in kernels of at most
+// `max_blocks_per_kernel` blocks). Then no query is needed on `d`.
+bool same_machine_on(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& d,
+                     int max_blocks_per_kernel);
+
+// Random concrete scenarios of the given structure on `d` within the bounds' parameter ranges, run on
+// both simulators; the first on which the schedules differ (realizable: distinct kernel completion
+// instants unless kernels start together with one duration) is returned.
+std::optional<model::Scenario> simulator_search(const model::Hypothesis& h1, const model::Hypothesis& h2,
+                                                const model::Device& d, const std::vector<int>& blocks,
+                                                const smt::ParamBounds& params, int samples, unsigned seed);
 
 PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& full,
                             const DistinguishBounds& b);

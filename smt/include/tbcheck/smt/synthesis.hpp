@@ -26,6 +26,8 @@ struct QueryOptions {
   unsigned timeout_ms = 10000;
   std::optional<int> max_total_duration;  // strictly: sum of durations <= this
   bool realizable = true;  // distinct completion instants unless kernels start together with one duration
+  Sort sort = Sort::Int;   // integer terms (measured faster) or bit-vectors
+  bool share_terms = true;  // one variable for a term both encodings compute alike (SharedTerms)
 };
 
 // Why the dispatcher never looks ahead makes "differ on the last block" enough: a minimal witness

@@ -1,0 +1,184 @@
+// bench_refute: oracle cost of refuting each wrong hypothesis when alg1 plays the device (sim:alg1):
+// seed 000's random testing (scenarios until one refutes H) against the greedy synthesized suite.
+// Cost is oracle time: the summed makespans (model time units) of the scenarios run, one repetition
+// each; at the probe's default 20 ms per unit that is device seconds.
+// Usage: bench_refute [seeds=10] [cap=5000 scenarios per seed] [random max duration=10 units].
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "tbcheck/model/compare.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/simulator.hpp"
+#include "tbcheck/oracle/oracle.hpp"
+#include "tbcheck/search/random.hpp"
+#include "tbcheck/search/suite.hpp"
+
+using namespace tbcheck;
+
+namespace {
+
+struct Observed {
+  model::Observation obs;
+  long long makespan = 0;
+};
+
+Observed run_oracle(oracle::Oracle& o, const model::Scenario& s) {
+  oracle::RunResult r = o.run(s, 1);
+  return {r.observation, r.repetitions.at(0).makespan()};
+}
+
+// H is refuted when its prediction differs from the observation in some block (SM or start). A scenario
+// H cannot run refutes nothing here (it would say "never placed", which no recording shows, but the
+// suite and random testing are compared on schedules).
+bool refutes(const Observed& o, const model::Scenario& s, const model::Hypothesis& h) {
+  try {
+    model::Schedule p = model::simulate(s, h);
+    return model::compare_recording(o.obs, s, p, model::Level::Exact).verdict == model::Verdict::Fail;
+  } catch (const model::InputError&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+static int bench(int argc, char** argv) {
+  const int seeds = argc > 1 ? std::atoi(argv[1]) : 10;
+  const int cap = argc > 2 ? std::atoi(argv[2]) : 5000;
+  const int max_duration = argc > 3 ? std::atoi(argv[3]) : 10;
+  const double ms_per_unit = 20.0;
+  const model::Hypothesis& truth = *model::find_builtin_hypothesis("alg1");
+  const model::Device& device = model::builtin_device("rtx3090", "bench", "device");
+  auto oracle = oracle::make_oracle("sim:alg1", 0.0, 1, nullptr);
+
+  // The wrong hypotheses: every other shipped one that can run on the device at all.
+  std::vector<model::Hypothesis> wrong;
+  std::vector<std::string> skipped;
+  for (const auto& h : model::builtin_hypotheses()) {
+    if (h.name == truth.name) continue;
+    try {
+      model::simulate(model::Scenario{device, true, {model::Kernel{}}}, h);
+      wrong.push_back(h);
+    } catch (const model::InputError& e) {
+      skipped.push_back(fmt::format("{} ({})", h.name, e.reason()));
+    }
+  }
+
+  // Random testing: per seed, cases 0, 1, 2, ... of the generator until each H is refuted or the cap.
+  search::RandomOptions ro;
+  ro.must_run = wrong;
+  ro.max_duration = max_duration;
+  std::map<std::string, std::vector<std::optional<std::pair<long, long long>>>> random_cost;  // per H, per seed
+  for (int seed = 1; seed <= seeds; ++seed) {
+    std::map<std::string, std::pair<long, long long>> done;
+    long long spent = 0;
+    long n = 0;
+    for (; n < cap && done.size() < wrong.size(); ++n) {
+      auto rc = search::random_case(device, static_cast<uint64_t>(seed), static_cast<int>(n), ro);
+      Observed o = run_oracle(*oracle, rc.c.scenario);
+      spent += o.makespan;
+      for (const auto& h : wrong)
+        if (!done.count(h.name) && refutes(o, rc.c.scenario, h)) done[h.name] = {n + 1, spent};
+    }
+    for (const auto& h : wrong) {
+      auto it = done.find(h.name);
+      random_cost[h.name].push_back(it == done.end() ? std::nullopt : std::optional(it->second));
+    }
+    std::fprintf(stderr, "seed %d: %ld scenarios, %lld units\n", seed, n, spent);  // progress
+  }
+
+  // The synthesized suite: greedy cover over corpus/synth and corpus/paper, run in the order chosen.
+  std::vector<model::Case> pool;
+  for (const char* dir : {"corpus/synth", "corpus/paper"})
+    for (auto& c : model::load_cases(std::string(TBCHECK_SOURCE_DIR) + "/" + dir)) pool.push_back(std::move(c));
+  std::vector<model::Hypothesis> all = wrong;
+  all.insert(all.begin(), truth);
+  search::SuiteResult suite = search::greedy_suite(pool, all);
+  std::map<std::string, std::pair<long, long long>> suite_cost;
+  long long suite_total = 0;
+  for (size_t i = 0; i < suite.chosen.size(); ++i) {
+    const model::Case& c = pool[suite.chosen[i]];
+    Observed o = run_oracle(*oracle, c.scenario);
+    suite_total += o.makespan;
+    for (const auto& h : wrong)
+      if (!suite_cost.count(h.name) && refutes(o, c.scenario, h)) suite_cost[h.name] = {static_cast<long>(i + 1), suite_total};
+  }
+
+  fmt::print("bench_refute: ground truth sim:alg1 on {}; {} seeds of random testing (cap {} scenarios each, durations 1..{}); "
+             "suite of {} cases from {} (corpus/synth + corpus/paper), total {} units\n",
+             device.name, seeds, cap, max_duration, suite.chosen.size(), pool.size(), suite_total);
+  fmt::print("cost = summed makespans of the scenarios run (model units; x {} ms = device seconds)\n\n", ms_per_unit);
+  fmt::print("{:<22} {:>14} {:>16} {:>9} {:>12} {:>10} {:>9}\n", "wrong hypothesis", "random: cases", "random: units",
+             "refuted", "suite: cases", "units", "ratio");
+  double sum_random = 0, sum_suite = 0;
+  std::vector<double> ratios;
+  for (const auto& h : wrong) {
+    const auto& rs = random_cost[h.name];
+    double cases = 0, units = 0;
+    int refuted = 0;
+    for (const auto& r : rs)
+      if (r) {
+        cases += static_cast<double>(r->first);
+        units += static_cast<double>(r->second);
+        ++refuted;
+      }
+    std::string rc_text = refuted ? fmt::format("{:.1f}", cases / refuted) : "-";
+    std::string ru_text = refuted ? fmt::format("{:.1f}", units / refuted) : fmt::format("> {}", "cap");
+    auto s = suite_cost.find(h.name);
+    std::string sc = s == suite_cost.end() ? "-" : std::to_string(s->second.first);
+    std::string su = s == suite_cost.end() ? "not refuted" : std::to_string(s->second.second);
+    std::string ratio = "-";
+    if (refuted == static_cast<int>(rs.size()) && s != suite_cost.end()) {
+      double rt = units / refuted / static_cast<double>(s->second.second);
+      ratios.push_back(rt);
+      ratio = fmt::format("{:.1f}x", rt);
+      sum_random += units / refuted;
+      sum_suite += static_cast<double>(s->second.second);
+    }
+    fmt::print("{:<22} {:>14} {:>16} {:>9} {:>12} {:>10} {:>9}\n", h.name, rc_text, ru_text,
+               fmt::format("{}/{}", refuted, rs.size()), sc, su, ratio);
+  }
+  for (const auto& s : skipped) fmt::print("{:<22} not run: {}\n", "", s);
+  if (!ratios.empty()) {
+    std::sort(ratios.begin(), ratios.end());
+    fmt::print("\nper-H ratio (random mean units / suite units), over {} hypotheses both refute: min {:.1f}x, median {:.1f}x, "
+               "max {:.1f}x; summed: {:.1f}x\n",
+               ratios.size(), ratios.front(), ratios[ratios.size() / 2], ratios.back(), sum_random / sum_suite);
+  }
+  // Refuting every hypothesis that both methods refute: per seed, the cost when the last of them fell.
+  long long all_sum = 0, suite_all = 0;
+  int counted = 0;
+  for (int k = 0; k < seeds; ++k) {
+    long long worst = 0;
+    bool ok = true;
+    for (const auto& h : wrong) {
+      if (!suite_cost.count(h.name)) continue;
+      const auto& r = random_cost[h.name][static_cast<size_t>(k)];
+      if (!r) ok = false;
+      else worst = std::max(worst, r->second);
+    }
+    if (ok) {
+      all_sum += worst;
+      ++counted;
+    }
+  }
+  for (const auto& [name, c] : suite_cost) suite_all = std::max(suite_all, c.second);
+  if (counted)
+    fmt::print("refuting every hypothesis the suite refutes: random {:.1f} units (mean of {} of {} seeds) vs suite {} units: "
+               "{:.1f}x\n",
+               double(all_sum) / counted, counted, seeds, suite_all, double(all_sum) / counted / double(suite_all));
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return bench(argc, argv);
+  } catch (const model::InputError& e) {
+    std::fprintf(stderr, "bench_refute: %s\n", e.what());
+    return 2;
+  }
+}
