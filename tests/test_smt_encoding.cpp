@@ -54,3 +54,32 @@ TEST_CASE("SMT engine reports pb-contiguous as unsupported", "[smt]") {
   CHECK_THROWS_AS(smt::check_encodable(test::hyp("alg1-contiguous-regs")), smt::Unsupported);
   CHECK_NOTHROW(smt::check_encodable(test::hyp("alg1")));
 }
+
+TEST_CASE("SMT encoding of the paired issue conforms on grids large enough to pair", "[smt][conformance][issue]") {
+  // One TPC (2 SMs): a kernel of >= 9 blocks has pair leaders. Small blocks pair; 33-warp blocks cannot
+  // join their leader (one per SM), so the selection places them; a second kernel follows in another stream.
+  const std::string dev = test::mini_device(2);
+  const std::vector<std::string> kernels = {
+      R"([{"name": "k1", "blocks": 9, "threads": 32, "regs": 32, "smem": 0, "duration": 1}])",
+      R"([{"name": "k1", "blocks": 11, "threads": 64, "regs": 40, "smem": 2048, "duration": 2}])",
+      R"([{"name": "k1", "blocks": 10, "threads": 1024, "regs": 32, "smem": 0, "duration": 1}])",
+      R"([{"name": "k1", "blocks": 3, "threads": 800, "regs": 32, "smem": 0, "duration": 2},
+          {"name": "k2", "blocks": 9, "threads": 96, "regs": 64, "smem": 0, "duration": 1}])"};
+  model::Hypothesis room = test::hyp("most-room");
+  room.name = "most-room-paired";
+  room.issue = model::Issue::Paired;
+  const std::vector<const model::Hypothesis*> paired = {&room, &test::hyp("alg1-paired")};
+  for (const auto* h : paired)
+    for (const auto& k : kernels) {
+      auto sc = test::scenario(R"({"device": )" + dev + R"(, "kernels": )" + k + "}");
+      INFO(h->name << " on " << k);
+      bool unknown = false, not_unique = false;
+      CHECK(smt::check_one(sc, *h, 120000, &unknown, &not_unique).empty());
+      CHECK_FALSE(unknown);
+      CHECK_FALSE(not_unique);
+    }
+  // The rule matters on these scenarios: the first one pairs under alg1-paired and not under alg1.
+  auto first = test::scenario(R"({"device": )" + dev + R"(, "kernels": )" + kernels[0] + "}");
+  CHECK(model::simulate(first, test::hyp("alg1-paired")).kernels[0].blocks[1].sm == 0);
+  CHECK(model::simulate(first, test::hyp("alg1")).kernels[0].blocks[1].sm == 1);
+}

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -29,8 +30,7 @@ void check_encodable(const Hypothesis& h) {
                                   h.name));
   if (h.selection == model::Selection::GpcPriority)
     throw Unsupported(fmt::format("{}: selection 'gpc-priority' has no SMT encoding", h.name));
-  // Issue paired / paired-cc8 is encoded exactly on every structure without pair leaders (the
-  // encoder refuses the others: see Encoder's constructor).
+  // Issue paired / paired-cc8: the follower rule is in Encoder::block().
 }
 
 std::string_view to_string(Sort s) { return s == Sort::Int ? "int" : "bitvec"; }
@@ -177,14 +177,11 @@ class Encoder {
  public:
   Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions& d, std::string tag, SharedTerms* shared)
       : c_(s.ctx()), s_(s), h_(h), d_(d), tag_(std::move(tag)), dev_(s.device), out_(c_), shared_(shared) {
-    // Issue paired: exact as single issue as long as no block of the structure leads a pair (the
-    // leaders depend only on the block counts); pair leaders themselves have no encoding.
-    for (int n : s_.blocks)
-      for (int b = 0; b < n; ++b)
-        if (h_.leads_pair(dev_, n, b))
-          throw Unsupported(fmt::format("{}: issue '{}' pairs block {} of a {}-block kernel on {} SMs; pair leaders have no "
-                                        "SMT encoding (structures whose kernels have fewer than 2 x SMs + 5 blocks do)",
-                                        h_.name, model::to_string(h_.issue), b, n, dev_.sms));
+    // Issue paired: the leaders depend only on the block counts, so which blocks are followers is
+    // fixed before solving (see block()).
+    for (size_t k = 0, first = 0; k < s_.blocks.size(); first += static_cast<size_t>(s_.blocks[k]), ++k)
+      for (int b = 1; b < s_.blocks[k]; ++b)
+        if (h_.leads_pair(dev_, s_.blocks[k], b - 1)) follower_.insert(static_cast<int>(first) + b);
     n_ = dev_.sms;
     pbs_ = dev_.pbs_per_sm;
     bmax_ = dev_.max_blocks_per_sm;
@@ -585,7 +582,19 @@ class Encoder {
         chosen[static_cast<size_t>(s)] = pick;
       }
     }
-    for (int s = 0; s < n_; ++s) out_.push_back(z3::implies(sm == s, chosen[static_cast<size_t>(s)] && lok));
+    if (follower_.count(i)) {
+      // Issue paired (issue 6): block i joins its leader's SM when it fits there at the leader's
+      // instant; otherwise the selection places it like any block. The round-robin pointer needs no
+      // case: the follower's position is its leader's, so pos + 1 is unchanged.
+      const expr& leader_sm = d_.sm[iu - 1];
+      expr fits = bv(false);
+      for (int s = 0; s < n_; ++s) fits = fits || (leader_sm == s && caps[static_cast<size_t>(s)].levels[0]);
+      expr joins = define("joins", i, st == d_.start[iu - 1] && lok && fits);
+      for (int s = 0; s < n_; ++s)
+        out_.push_back(z3::implies(sm == s, z3::ite(joins, leader_sm == s, chosen[static_cast<size_t>(s)]) && lok));
+    } else {
+      for (int s = 0; s < n_; ++s) out_.push_back(z3::implies(sm == s, chosen[static_cast<size_t>(s)] && lok));
+    }
     pos_.push_back(position_of(sm));
 
     // It waited only if nothing fitted just before (fit only grows while blocks retire).
@@ -730,6 +739,7 @@ class Encoder {
   std::vector<expr> end_, opener_, gpu_opener_, block_regs_, ptr_after_, off_, pos_;
   std::vector<std::vector<expr>> wq_, rq_;
   SharedTerms* shared_ = nullptr;
+  std::set<int> follower_;  // issue paired: blocks that join their leader's SM when it fits
 };
 
 }  // namespace

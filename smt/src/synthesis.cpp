@@ -54,6 +54,18 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
     r.reason = e.what();
     return done();
   }
+  // The query below asks for a first difference at the last block, which is sound because the
+  // dispatcher never looks ahead. The paired issue does (its leaders depend on the grid size), so a
+  // structure with leaders could differ earlier and an UNSAT here would prove nothing.
+  for (int nb : blocks)
+    for (int b = 0; b < nb; ++b)
+      if (h1.leads_pair(dev, nb, b) || h2.leads_pair(dev, nb, b)) {
+        r.outcome = QueryOutcome::Unsupported;
+        r.reason = fmt::format("a {}-block kernel on {} SMs has pair leaders (issue paired looks ahead at the grid size), "
+                               "so a first difference need not be at the last block; only the simulator search applies",
+                               nb, dev.sms);
+        return done();
+      }
   z3::context c;
   SymbolicScenario s = SymbolicScenario::make_symbolic(c, dev, blocks, o.bounds, "p", o.sort);
   const int n = s.total_blocks();
