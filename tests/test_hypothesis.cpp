@@ -78,6 +78,7 @@ TEST_CASE("hypothesis: the shipped hypotheses have the options of the DESIGN.md 
        M::ContiguousFirstFit, none, C::Tpc, L::GpuConfig, P::Blocks},
       {"alg1-paired", S::MostRoom, O::EvenFirst, W::PbStrictRR, true, R::Pb, none, M::ContiguousFirstFit, none, C::Tpc,
        L::GpuConfig, P::Blocks, Issue::PairedCc8},
+      {"fermi", S::GpcPriority, O::Natural, W::Sm, false, R::Sm, none, M::Counted, none, C::None, L::Ignore, P::Blocks},
   };
   const auto& shipped = builtin_hypotheses();
   REQUIRE(shipped.size() == table.size());
@@ -105,7 +106,6 @@ TEST_CASE("hypothesis: the shipped hypotheses have the options of the DESIGN.md 
     // Each shipped file round-trips through its JSON shape.
     CHECK(hypothesis_from_json(h.to_json(), "again").same_options(h));
   }
-  CHECK(find_builtin_hypothesis("fermi") == nullptr);
   // No two shipped hypotheses choose the same options.
   for (size_t i = 0; i < shipped.size(); ++i)
     for (size_t k = i + 1; k < shipped.size(); ++k) {
@@ -234,9 +234,12 @@ TEST_CASE("hypothesis: option combinations without a meaning are rejected", "[lo
   CHECK(skip_sm.field() == "skip_on_multiple_of_4");
   CHECK_THAT(skip_sm.reason(), Catch::EndsWith("not 'sm'"));
 
-  InputError gpc = hyp_error(json{{"name", "x"}, {"base", "most-room"}, {"selection", "gpc-priority"}});
-  CHECK(gpc.field() == "selection");
-  CHECK_THAT(gpc.reason(), Catch::Contains("not implemented"));
+  // gpc-priority (seed 003) is implemented; an SM scan order has no meaning under it.
+  CHECK(hypothesis_from_json(json{{"name", "x"}, {"base", "most-room"}, {"selection", "gpc-priority"}}, "h.json")
+            .selection == Selection::GpcPriority);
+  InputError gpc = hyp_error(json{{"name", "x"}, {"base", "olmedo"}, {"selection", "gpc-priority"}});
+  CHECK(gpc.field() == "order");
+  CHECK_THAT(gpc.reason(), Catch::Contains("must be 'natural', not 'even-first'"));
 }
 
 TEST_CASE("hypothesis: files and name lists", "[loaders][hypothesis]") {
@@ -255,7 +258,7 @@ TEST_CASE("hypothesis: files and name lists", "[loaders][hypothesis]") {
   REQUIRE(two.size() == 2);
   CHECK(two[0].name == "alg1");
   CHECK(two[1].name == "mine");
-  CHECK(resolve_hypotheses("all").size() == 12);
+  CHECK(resolve_hypotheses("all").size() == 13);
   CHECK(resolve_hypotheses("olmedo,most-room")[1].name == "most-room");
 
   InputError unknown = error_of([] { resolve_hypotheses("alg9"); });

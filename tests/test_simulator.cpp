@@ -228,6 +228,7 @@ TEST_CASE("the dispatcher is deterministic and does not depend on previous runs"
                         kernel("c", 9, 64, 1, R"("stream": 1)")});
   for (const auto& h : builtin_hypotheses()) {
     INFO(h.name);
+    if (h.selection == Selection::GpcPriority) continue;  // needs a GPC map, which mini devices lack (test_fermi.cpp)
     json first = simulate(s, h).to_json();
     CHECK(simulate(s, h).to_json() == first);
     // Every block gets an SM and an end after its start.
@@ -364,6 +365,9 @@ TEST_CASE("the simulator agrees with a plain reference dispatcher on random scen
     }
     Scenario s = mini(sms, ks);
     for (const auto& h : builtin_hypotheses()) {
+      // gpc-priority is another algorithm (a planned first wave, then completion order; model/src/fermi.cpp),
+      // not a per-block SM choice this reference mirrors; tests/test_fermi.cpp checks it against seed 003.
+      if (h.selection == Selection::GpcPriority) continue;
       bool feasible = true;
       for (const auto& k : s.kernels) feasible = feasible && infeasibility_reason(k, s.device, h).empty();
       if (!feasible) {

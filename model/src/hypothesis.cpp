@@ -21,8 +21,11 @@ const std::vector<OptionInfo>& option_table() {
        "a GPU-wide pointer over the order; the first SM at or after it with room for one block; the pointer moves past it"},
       {"selection", "most-room", "Gilman et al. 2020 (seed 000 ref. [19]); seed 000 Mechanism 1, Algorithm 1 lines 9-37",
        "the SM that can still hold the most blocks of the kernel; ties to the first SM in the order"},
-      {"selection", "gpc-priority", "seed 003 Section 3 (Fermi pick_sm)",
-       "GPC priorities by residency x SMs (not implemented yet: Fermi scheduler issue)"},
+      {"selection", "gpc-priority", "seed 003 Sections 3, 4.1 and 4.2 (Fermi pick_sm and pick_block)",
+       "a first wave of min(blocks, residency x SMs) picks: the GPC of highest priority (residency x its SMs; lowest "
+       "index on ties) gets one block on every SM while more blocks than SMs remain, else one block on its next SM "
+       "in %smid order, and loses that many; later blocks go to SMs in the order blocks complete; 2-D grids are "
+       "picked along U/n multirows; needs the device's GPC map"},
       {"order", "natural", "textbook order", "SMs scanned 0, 1, 2, ..., N-1"},
       {"order", "even-first", "seed 000 Mechanism 1, Algorithm 1 line 9; seed 002 Section III-C",
        "SMs scanned 0, 2, ..., N-2, 1, 3, ..., N-1"},
@@ -118,7 +121,8 @@ const std::vector<std::string_view> kShippedOrder = {
     "round-robin",       "most-room",       "olmedo",
     "alg1",              "alg1-literal",    "alg1-no-skip",
     "alg1-pb-any",       "alg1-counted-smem", "alg1-no-tpc-config",
-    "alg1-natural-order", "alg1-contiguous-regs", "alg1-paired"};
+    "alg1-natural-order", "alg1-contiguous-regs", "alg1-paired",
+    "fermi"};
 
 Hypothesis parse(const json& j, const std::string& where, const std::function<const Hypothesis*(const std::string&)>& base_of) {
   ObjectReader r(j, where, "", kHypothesisKeys);
@@ -166,8 +170,17 @@ Hypothesis parse(const json& j, const std::string& where, const std::function<co
   read_option(r, "issue", kIssue, h.issue);
 
   // Combinations no engine can give a meaning to.
-  if (h.selection == Selection::GpcPriority)
-    r.fail("selection", "'gpc-priority' (the Fermi scheduler of seed 003) is not implemented yet; use round-robin or most-room");
+  // gpc-priority places blocks by the GPC map (seed 003 Section 4.1), so an SM scan order has no part in
+  // it, and paired issue (issue 6) belongs to the generic dispatcher; a device without a GPC map is
+  // rejected when the hypothesis meets it (model/src/fermi.cpp).
+  if (h.selection == Selection::GpcPriority && h.order != Order::Natural)
+    r.fail("order", fmt::format("selection 'gpc-priority' orders SMs by their GPCs (seed 003 Section 4.1); the "
+                                "order must be 'natural', not '{}'",
+                                to_string(h.order)));
+  if (h.selection == Selection::GpcPriority && h.issue != Issue::Single)
+    r.fail("issue", fmt::format("selection 'gpc-priority' places every block by the Fermi wave or completion order; "
+                                "the issue must be 'single', not '{}'",
+                                to_string(h.issue)));
   if (h.pb_registers() && !h.pb_warps())
     r.fail("registers", fmt::format("'{}' pools registers per processing block, which needs warps placed on PBs "
                                     "(warps: pb-strict-rr or pb-any), not warps: sm",

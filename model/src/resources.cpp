@@ -113,22 +113,26 @@ int64_t min_floor_div(int64_t a, int64_t b, int64_t c) { return b >= a * c ? a :
 
 // Warps of this block each PB can still take (room[0..PBs)): warp slots, and per-PB registers when
 // pooled per PB (Mechanism 4, renaming: free fragments combine) or contiguous (pb-contiguous: holes
-// only). Option checks sit outside the per-PB loops: this runs for every capacity on the hot path.
-void pb_warp_rooms(const Device& d, const Hypothesis& h, const SmState& s, const BlockNeeds& n, int64_t* room) {
-  const int pbs = d.pbs_per_sm, slots = d.warp_slots_per_pb();
+// only). The register option and the PB count (kPbs, or 0: l.pbs) are template arguments: this runs
+// for every capacity on the hot path, where a loop of known length costs a fraction of a general one.
+template <Registers kR, int kPbs>
+void pb_warp_rooms(const SmLimits& l, const SmState& s, const BlockNeeds& n, int64_t* room) {
+  const int pbs = kPbs > 0 ? kPbs : l.pbs, slots = l.warp_slots_per_pb;
   for (int j = 0; j < pbs; ++j) room[j] = std::max(slots - s.pb_warps[j], 0);
   if (n.regs_per_warp <= 0) return;
-  const int regs = d.regs_per_pb(), r = n.regs_per_warp;
-  if (h.registers == Registers::Pb) {
+  const int regs = l.regs_per_pb, r = n.regs_per_warp;
+  if constexpr (kR == Registers::Pb) {
     for (int j = 0; j < pbs; ++j) room[j] = min_floor_div(room[j], regs - s.pb_regs[j], r);
-  } else if (h.registers == Registers::PbContiguous) {
+  } else if constexpr (kR == Registers::PbContiguous) {
     for (int j = 0; j < pbs; ++j) room[j] = std::min(room[j], s.pb_reg_space[j].fits(r, regs));
   }
 }
 
 // Algorithm 1 lines 19-25 (Mechanism 2.1): warps placeable one after another from the pointer
 // without redirect: min over PBs x PBs + the number of PBs from the pointer before the first minimal one.
-int64_t strict_rr_warps(const int64_t* room, int pbs, int pointer) {
+template <int kPbs>
+int64_t strict_rr_warps(const int64_t* room, int runtime_pbs, int pointer) {
+  const int pbs = kPbs > 0 ? kPbs : runtime_pbs;
   int64_t m = room[0];
   for (int j = 1; j < pbs; ++j) m = std::min(m, room[j]);
   for (int j = 0, q = pointer; j < pbs; ++j, q = q + 1 == pbs ? 0 : q + 1)
@@ -136,35 +140,80 @@ int64_t strict_rr_warps(const int64_t* room, int pbs, int pointer) {
   return m * pbs;
 }
 
-CapacityParts sm_capacity(const Device& d, const Hypothesis& h, const SmState& s, const BlockNeeds& n,
+// The capacity rule, with the warps, registers and shared-memory options and the PB count (0: any)
+// as template arguments so that each hypothesis runs code without their branches (with_mechanisms
+// picks the instance).
+template <Warps kW, Registers kR, Smem kS, int kPbs>
+CapacityParts sm_capacity(const SmLimits& l, Capacity capacity, const SmState& s, const BlockNeeds& n,
                           int64_t smem_limit, bool config_blocked) {
   CapacityParts p;
   p.config_blocked = config_blocked;
-  p.limit_b = d.max_blocks_per_sm - s.blocks;
+  p.limit_b = l.max_blocks - s.blocks;
   p.limit_regs_w = kUnlimited;
-  if (!h.pb_registers() && n.regs_per_warp > 0) p.limit_regs_w = floor_div(d.regs_per_sm - s.regs, n.regs_per_warp);
+  if constexpr (kR == Registers::Sm) {
+    if (n.regs_per_warp > 0) p.limit_regs_w = floor_div(l.regs_per_sm - s.regs, n.regs_per_warp);
+  }
   int64_t warps = 0;
-  if (h.warps == Warps::Sm) {
-    warps = d.max_warps_per_sm - s.warps;
+  if constexpr (kW == Warps::Sm) {
+    warps = l.max_warps - s.warps;
   } else {
     int64_t room[kMaxPbs] = {};
-    pb_warp_rooms(d, h, s, n, room);
-    if (h.warps == Warps::PbStrictRR) {
-      warps = strict_rr_warps(room, d.pbs_per_sm, s.pb_pointer);
+    pb_warp_rooms<kR, kPbs>(l, s, n, room);
+    if constexpr (kW == Warps::PbStrictRR) {
+      warps = strict_rr_warps<kPbs>(room, l.pbs, s.pb_pointer);
     } else {  // pb-any: redirect lets a warp use any PB with room
-      for (int j = 0; j < d.pbs_per_sm; ++j) warps += room[j];
+      for (int j = 0; j < (kPbs > 0 ? kPbs : l.pbs); ++j) warps += room[j];
     }
   }
   p.limit_w = std::max<int64_t>(0, std::min(warps, p.limit_regs_w));
   if (n.smem == 0) p.limit_s = kUnlimited;
-  else if (h.smem == Smem::ContiguousFirstFit) p.limit_s = s.smem_space.fits(n.smem, static_cast<int>(smem_limit));
+  else if constexpr (kS == Smem::ContiguousFirstFit) p.limit_s = s.smem_space.fits(n.smem, static_cast<int>(smem_limit));
   else p.limit_s = floor_div(smem_limit - s.smem, n.smem);
   // min(limit_b, limit_w / W, limit_s), clamped at 0 (limit_w >= 0; limit_b <= max blocks, so no overflow).
   const int64_t bs = std::min(p.limit_b, p.limit_s);
   p.blocks = config_blocked || bs <= 0 ? 0 : min_floor_div(bs, p.limit_w, n.warps);
-  if (h.capacity == Capacity::Blocks) p.value = p.blocks;
+  if (capacity == Capacity::Blocks) p.value = p.blocks;
   else p.value = p.blocks == 0 ? 0 : std::min({p.limit_b, p.limit_w, p.limit_s});  // Algorithm 1 line 28 as printed
   return p;
+}
+
+// Calls f.template operator()<W, R, S, P>() with the hypothesis' warps, registers and shared-memory
+// options and the PB count (4, the count of every device since Volta, or 0: any) as constants: the
+// one place that maps them to specialised code.
+template <Warps kW, Registers kR, Smem kS, class F>
+decltype(auto) with_pbs(int pbs, F&& f) {
+  if (pbs == 4) return f.template operator()<kW, kR, kS, 4>();
+  return f.template operator()<kW, kR, kS, 0>();
+}
+template <Warps kW, Registers kR, class F>
+decltype(auto) with_smem(Smem smem, int pbs, F&& f) {
+  if (smem == Smem::ContiguousFirstFit) return with_pbs<kW, kR, Smem::ContiguousFirstFit>(pbs, f);
+  return with_pbs<kW, kR, Smem::Counted>(pbs, f);
+}
+template <Warps kW, class F>
+decltype(auto) with_registers(const Hypothesis& h, int pbs, F&& f) {
+  switch (h.registers) {
+    case Registers::Pb: return with_smem<kW, Registers::Pb>(h.smem, pbs, f);
+    case Registers::PbContiguous: return with_smem<kW, Registers::PbContiguous>(h.smem, pbs, f);
+    case Registers::Sm: break;
+  }
+  return with_smem<kW, Registers::Sm>(h.smem, pbs, f);
+}
+template <class F>
+decltype(auto) with_mechanisms(const Hypothesis& h, int pbs, F&& f) {
+  switch (h.warps) {
+    case Warps::PbStrictRR: return with_registers<Warps::PbStrictRR>(h, pbs, f);
+    case Warps::PbAny: return with_registers<Warps::PbAny>(h, pbs, f);
+    case Warps::Sm: break;
+  }
+  return with_registers<Warps::Sm>(h, pbs, f);
+}
+
+CapacityParts sm_capacity(const SmLimits& l, const Hypothesis& h, const SmState& s, const BlockNeeds& n,
+                          int64_t smem_limit, bool config_blocked) {
+  return with_mechanisms(h, l.pbs, [&]<Warps kW, Registers kR, Smem kS, int kPbs>() {
+    return sm_capacity<kW, kR, kS, kPbs>(l, h.capacity, s, n, smem_limit, config_blocked);
+  });
 }
 
 SmState empty_sm(const Device& d, const Hypothesis& h) {
@@ -175,60 +224,98 @@ SmState empty_sm(const Device& d, const Hypothesis& h) {
 
 }  // namespace
 
+SmLimits::SmLimits(const Device& d)
+    : pbs(d.pbs_per_sm),
+      warp_slots_per_pb(d.warp_slots_per_pb()),
+      regs_per_pb(d.regs_per_pb()),
+      max_blocks(d.max_blocks_per_sm),
+      max_warps(d.max_warps_per_sm),
+      regs_per_sm(d.regs_per_sm) {}
+
 GpuState::GpuState(const Device& d, const Hypothesis& h)
     : d_(d),
       h_(h),
+      lim_(d),
+      max_config_(d.max_smem_config_bytes()),
+      ops_(with_mechanisms(h, d.pbs_per_sm, []<Warps kW, Registers kR, Smem kS, int kPbs>() {
+        return Ops{&GpuState::capacity_value<kW, kR, kS, kPbs>, &GpuState::commit_as<kW, kR, kS, kPbs>,
+                   &GpuState::release_as<kW, kR, kS, kPbs>};
+      })),
       sms_(static_cast<size_t>(d.sms), empty_sm(d, h)),
+      tpc_of_(static_cast<size_t>(d.sms)),
       tpc_config_(static_cast<size_t>(d.tpcs()), d.max_smem_config_bytes()),
-      tpc_blocks_(static_cast<size_t>(d.tpcs()), 0) {}
-
-CapacityParts GpuState::empty_sm_capacity(const Device& d, const Hypothesis& h, const BlockNeeds& n) {
-  return sm_capacity(d, h, empty_sm(d, h), n, d.max_smem_config_bytes(), false);
+      tpc_blocks_(static_cast<size_t>(d.tpcs()), 0) {
+  for (int sm = 0; sm < d.sms; ++sm) tpc_of_[sm] = d.tpc_of(sm);
 }
 
-bool GpuState::tpc_idle(int tpc) const { return tpc_blocks_[tpc] == 0; }
+CapacityParts GpuState::empty_sm_capacity(const Device& d, const Hypothesis& h, const BlockNeeds& n) {
+  return sm_capacity(SmLimits(d), h, empty_sm(d, h), n, d.max_smem_config_bytes(), false);
+}
 
 // Mechanism 3 (Algorithm 1 lines 26-27): an idle TPC will be configured for this kernel, a busy
 // one keeps its configuration; without the mechanism every SM has the device maximum.
 int64_t GpuState::smem_limit(int sm, const BlockNeeds& n) const {
-  if (h_.smem_config == SmemConfig::None) return d_.max_smem_config_bytes();
-  int tpc = d_.tpc_of(sm);
+  if (h_.smem_config == SmemConfig::None) return max_config_;
+  int tpc = tpc_of(sm);
   return tpc_idle(tpc) ? n.config_s : tpc_config_[tpc];
 }
 
 CapacityParts GpuState::capacity_parts(int sm, const BlockNeeds& n) const {
-  int tpc = d_.tpc_of(sm);
+  int tpc = tpc_of(sm);
   // Algorithm 1 lines 10-12: a busy TPC configured below the kernel's config_s is skipped.
   bool blocked = h_.smem_config == SmemConfig::Tpc && !tpc_idle(tpc) && n.config_s > tpc_config_[tpc];
-  return sm_capacity(d_, h_, sms_[sm], n, smem_limit(sm, n), blocked);
+  return sm_capacity(lim_, h_, sms_[sm], n, smem_limit(sm, n), blocked);
 }
 
-bool GpuState::local_allows(const BlockNeeds& n) const {
-  // Algorithm 1 lines 1-3: the local configuration can only grow while the GPU is idle.
-  return h_.local == Local::Ignore || resident_ == 0 || n.local <= gpu_local_;
+// capacity_parts(sm, n).value, specialised. A blocked TPC gives 0 at once, as sm_capacity would.
+template <Warps kW, Registers kR, Smem kS, int kPbs>
+int64_t GpuState::capacity_value(int sm, const BlockNeeds& n) const {
+  int64_t limit = max_config_;
+  if (h_.smem_config == SmemConfig::Tpc) {
+    const int tpc = tpc_of(sm);
+    if (!tpc_idle(tpc)) {
+      if (n.config_s > tpc_config_[tpc]) return 0;
+      limit = tpc_config_[tpc];
+    } else {
+      limit = n.config_s;
+    }
+  }
+  return sm_capacity<kW, kR, kS, kPbs>(lim_, h_.capacity, sms_[sm], n, limit, false).value;
 }
 
 Allocation GpuState::commit(int sm, const BlockNeeds& n) {
-  SmState& s = sms_[sm];
-  int tpc = d_.tpc_of(sm);
   Allocation a;
+  commit(sm, n, a);
+  return a;
+}
+
+// Commit and release specialised like capacity_value: the options' branches and the per-PB loops'
+// length are settled at compile time.
+template <Warps kW, Registers kR, Smem kS, int kPbs>
+void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
+  SmState& s = sms_[sm];
+  const int tpc = tpc_of(sm);
   a.sm = sm;
   a.warps = n.warps;
   a.regs_per_warp = n.regs_per_warp;
   a.smem = n.smem;
+  a.pb_warps.fill(0);
+  a.smem_offset = -1;
+  a.reg_offsets.clear();
+  a.reg_pbs.clear();
   if (h_.smem_config == SmemConfig::Tpc && tpc_idle(tpc)) tpc_config_[tpc] = n.config_s;  // Mechanism 3
   if (h_.local == Local::GpuConfig && resident_ == 0) gpu_local_ = n.local;                // Algorithm 1 l. 1-3
-  const int pbs = d_.pbs_per_sm;
-  const int64_t smem_cap = smem_limit(sm, n);
+  const int pbs = kPbs > 0 ? kPbs : lim_.pbs;
+  const bool contiguous_regs = kR == Registers::PbContiguous && n.regs_per_warp > 0;
 
   s.blocks += 1;
-  if (h_.warps == Warps::Sm) {
+  if constexpr (kW == Warps::Sm) {
     s.warps += n.warps;
-  } else if (h_.warps == Warps::PbStrictRR && !(n.regs_per_warp > 0 && h_.registers == Registers::PbContiguous)) {
+  } else if (kW == Warps::PbStrictRR && !contiguous_regs) {
     // Mechanism 2.1 without per-warp allocation: warp w goes to PB (p + w) mod PBs, so the PB j
     // steps after the pointer gets W / PBs warps, one more when j < W mod PBs.
     const int base = n.warps / pbs, extra = n.warps % pbs;
-    const bool pb_regs = n.regs_per_warp > 0 && h_.registers == Registers::Pb;
+    const bool pb_regs = n.regs_per_warp > 0 && kR == Registers::Pb;
     for (int j = 0, q = s.pb_pointer; j < pbs; ++j, q = q + 1 == pbs ? 0 : q + 1) {
       const int count = base + (j < extra ? 1 : 0);
       a.pb_warps[q] += count;
@@ -236,17 +323,17 @@ Allocation GpuState::commit(int sm, const BlockNeeds& n) {
       if (pb_regs) s.pb_regs[q] += count * n.regs_per_warp;
     }
   } else {
-    if (n.regs_per_warp > 0 && h_.registers == Registers::PbContiguous) {
+    if (contiguous_regs) {
       a.reg_offsets.reserve(static_cast<size_t>(n.warps));
       a.reg_pbs.reserve(static_cast<size_t>(n.warps));
     }
     for (int w = 0; w < n.warps; ++w) {
       int q = 0;
-      if (h_.warps == Warps::PbStrictRR) {
+      if constexpr (kW == Warps::PbStrictRR) {
         q = (s.pb_pointer + w) % pbs;  // Mechanism 2.1: no redirect
       } else {                          // pb-any: first PB at or after the pointer with room
         int64_t room[kMaxPbs] = {};
-        pb_warp_rooms(d_, h_, s, n, room);
+        pb_warp_rooms<kR, kPbs>(lim_, s, n, room);
         int j = 0;
         for (; j < pbs; ++j)
           if (room[(s.pb_pointer + j) % pbs] > 0) break;
@@ -256,48 +343,52 @@ Allocation GpuState::commit(int sm, const BlockNeeds& n) {
       }
       a.pb_warps[q] += 1;
       s.pb_warps[q] += 1;
-      if (n.regs_per_warp > 0 && h_.registers == Registers::Pb) s.pb_regs[q] += n.regs_per_warp;
-      if (n.regs_per_warp > 0 && h_.registers == Registers::PbContiguous) {
-        int off = s.pb_reg_space[q].allocate(n.regs_per_warp, d_.regs_per_pb());
+      if (n.regs_per_warp > 0 && kR == Registers::Pb) s.pb_regs[q] += n.regs_per_warp;
+      if (contiguous_regs) {
+        int off = s.pb_reg_space[q].allocate(n.regs_per_warp, lim_.regs_per_pb);
         if (off < 0) throw std::logic_error("pb-contiguous commit found no register hole");
         a.reg_offsets.push_back(off);
         a.reg_pbs.push_back(q);
       }
     }
   }
-  if (h_.warps == Warps::PbStrictRR) {
+  if constexpr (kW == Warps::PbStrictRR) {
     // Mechanism 2.2: one PB more when W is a multiple of the PB count.
     int step = n.warps + ((h_.skip_on_multiple_of_4 && n.warps % pbs == 0) ? 1 : 0);
     s.pb_pointer = (s.pb_pointer + step) % pbs;
   }
-  if (!h_.pb_registers()) s.regs += n.warps * n.regs_per_warp;
+  if constexpr (kR == Registers::Sm) s.regs += n.warps * n.regs_per_warp;
   if (n.smem > 0) {
-    if (h_.smem == Smem::ContiguousFirstFit) {
-      a.smem_offset = s.smem_space.allocate(n.smem, static_cast<int>(smem_cap));
+    if constexpr (kS == Smem::ContiguousFirstFit) {
+      a.smem_offset = s.smem_space.allocate(n.smem, static_cast<int>(smem_limit(sm, n)));
       if (a.smem_offset < 0) throw std::logic_error("contiguous shared memory commit found no hole");
     }
     s.smem += n.smem;
   }
   tpc_blocks_[tpc] += 1;
   resident_ += 1;
-  return a;
 }
 
-void GpuState::release(const Allocation& a) {
+template <Warps kW, Registers kR, Smem kS, int kPbs>
+void GpuState::release_as(const Allocation& a) {
   SmState& s = sms_[a.sm];
+  const int pbs = kPbs > 0 ? kPbs : lim_.pbs;
   s.blocks -= 1;
-  if (h_.warps == Warps::Sm) s.warps -= a.warps;
-  for (int q = 0; q < d_.pbs_per_sm; ++q) {
-    s.pb_warps[q] -= a.pb_warps[q];
-    if (h_.registers == Registers::Pb) s.pb_regs[q] -= a.pb_warps[q] * a.regs_per_warp;
+  if constexpr (kW == Warps::Sm) {
+    s.warps -= a.warps;
+  } else {
+    for (int q = 0; q < pbs; ++q) s.pb_warps[q] -= a.pb_warps[q];
+    if constexpr (kR == Registers::Pb)
+      for (int q = 0; q < pbs; ++q) s.pb_regs[q] -= a.pb_warps[q] * a.regs_per_warp;
   }
-  for (size_t i = 0; i < a.reg_offsets.size(); ++i) s.pb_reg_space[a.reg_pbs[i]].release(a.reg_offsets[i]);
-  if (!h_.pb_registers()) s.regs -= a.warps * a.regs_per_warp;
+  if constexpr (kR == Registers::PbContiguous)
+    for (size_t i = 0; i < a.reg_offsets.size(); ++i) s.pb_reg_space[a.reg_pbs[i]].release(a.reg_offsets[i]);
+  if constexpr (kR == Registers::Sm) s.regs -= a.warps * a.regs_per_warp;
   if (a.smem > 0) {
-    if (a.smem_offset >= 0) s.smem_space.release(a.smem_offset);
+    if (kS == Smem::ContiguousFirstFit && a.smem_offset >= 0) s.smem_space.release(a.smem_offset);
     s.smem -= a.smem;
   }
-  tpc_blocks_[d_.tpc_of(a.sm)] -= 1;
+  tpc_blocks_[tpc_of(a.sm)] -= 1;
   resident_ -= 1;
 }
 

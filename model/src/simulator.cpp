@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "tbcheck/model/fermi.hpp"
 #include "tbcheck/model/resources.hpp"
 
 namespace tbcheck::model {
@@ -152,6 +153,7 @@ class RetireQueue {
 }  // namespace
 
 Schedule simulate(const Scenario& s, const Hypothesis& h) {
+  if (h.selection == Selection::GpcPriority) return simulate_fermi(s, h);  // seed 003: model/src/fermi.cpp
   check_feasible(s, h, "scenario");
   const Device& d = s.device;
   const int nk = static_cast<int>(s.kernels.size());
@@ -180,7 +182,12 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
   out.hypothesis = h.name;
   out.device = d.name;
   out.sms = d.sms;
-  for (const auto& k : s.kernels) out.kernels.push_back({k.name, std::vector<BlockPlacement>(static_cast<size_t>(k.blocks))});
+  // Blocks of a kernel are placed in index order, so each list is appended to, never filled twice.
+  out.kernels.resize(s.kernels.size());
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    out.kernels[k].name = s.kernels[k].name;
+    out.kernels[k].blocks.reserve(static_cast<size_t>(s.kernels[k].blocks));
+  }
 
   GpuState g(d, h);
   const std::vector<int> order = sm_order(d, h.order);
@@ -193,11 +200,12 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
     if (first_in_stream[k]) ready.push(k);
   std::vector<int> next_block(static_cast<size_t>(nk), 0), unretired(static_cast<size_t>(nk));
   for (int k = 0; k < nk; ++k) unretired[k] = s.kernels[k].blocks;
-  // Allocations of resident blocks only, in slots reused as blocks retire.
+  // Allocations of resident blocks only, in slots reused as blocks retire (commit writes into a
+  // slot, reusing its storage). free_slots[0..n_free) are the slots not in use.
   std::vector<Allocation> slots;
   std::vector<int> free_slots;
+  int n_free = 0;
   slots.reserve(static_cast<size_t>(d.sms) * static_cast<size_t>(std::max(d.max_blocks_per_sm, 1)));
-  free_slots.reserve(slots.capacity());
   RetireQueue retiring;
 
   // The index holds the head kernel's capacity of every SM, exact or (after a commit) an upper bound.
@@ -231,7 +239,7 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
   };
   auto touched = [&](int sm, bool tpc_flipped) {
     if (tpc_flipped) {
-      int first = d.tpc_of(sm) * d.sms_per_tpc;
+      int first = g.tpc_of(sm) * d.sms_per_tpc;
       for (int i = first; i < first + d.sms_per_tpc; ++i) mark(i);
     } else {
       mark(sm);
@@ -258,8 +266,8 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
       retiring.pop_earliest([&](const Resident& r) {
         const Allocation& a = slots[r.slot];
         g.release(a);
-        touched(a.sm, tpc_coupled && g.tpc_idle(d.tpc_of(a.sm)));
-        free_slots.push_back(r.slot);
+        touched(a.sm, tpc_coupled && g.tpc_idle(g.tpc_of(a.sm)));
+        free_slots[n_free++] = r.slot;
         if (--unretired[r.kernel] == 0 && successor[r.kernel] >= 0) ready.push(successor[r.kernel]);
       });
     }
@@ -308,16 +316,16 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
       }
       int sm = order[pos];
       int b = next_block[k]++;
-      const bool tpc_was_idle = tpc_coupled && g.tpc_idle(d.tpc_of(sm));
+      const bool tpc_was_idle = tpc_coupled && g.tpc_idle(g.tpc_of(sm));
       int slot;
-      if (free_slots.empty()) {
+      if (n_free == 0) {
         slot = static_cast<int>(slots.size());
         slots.emplace_back();
+        free_slots.push_back(-1);  // room for this slot when it is freed
       } else {
-        slot = free_slots.back();
-        free_slots.pop_back();
+        slot = free_slots[--n_free];
       }
-      slots[slot] = g.commit(sm, n);
+      g.commit(sm, n, slots[slot]);
       if (tpc_was_idle) {
         touched(sm, true);
       } else {
@@ -330,7 +338,7 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
         pair_time = now;
       }
       int64_t end = now + s.kernels[k].duration;
-      out.kernels[k].blocks[b] = {sm, now, end};
+      out.kernels[k].blocks.push_back({sm, now, end});
       retiring.push(end, {slot, k});
       --undispatched;
       if (next_block[k] == s.kernels[k].blocks) ready.pop();

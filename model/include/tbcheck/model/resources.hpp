@@ -82,18 +82,37 @@ struct CapacityParts {
   int64_t value = 0;          // the ranking value under the hypothesis' capacity units
 };
 
+// Device limits the capacity and commit rules read on every call, computed once per GpuState
+// (the per-PB ones are divisions).
+struct SmLimits {
+  int pbs = 4;
+  int warp_slots_per_pb = 0;
+  int regs_per_pb = 0;
+  int max_blocks = 0;
+  int max_warps = 0;
+  int regs_per_sm = 0;
+  explicit SmLimits(const Device& d);
+};
+
 class GpuState {
  public:
   GpuState(const Device& d, const Hypothesis& h);
 
   CapacityParts capacity_parts(int sm, const BlockNeeds& n) const;
-  int64_t capacity(int sm, const BlockNeeds& n) const { return capacity_parts(sm, n).value; }
+  // The value of capacity_parts(sm, n), by code specialised for the hypothesis' warps, registers and
+  // shared-memory options and the PB count (chosen at construction): the simulator's hot path.
+  int64_t capacity(int sm, const BlockNeeds& n) const { return (this->*ops_.capacity)(sm, n); }
   // Algorithm 1 lines 1-3: false when the local-memory configuration forbids any placement now.
-  bool local_allows(const BlockNeeds& n) const;
+  bool local_allows(const BlockNeeds& n) const {
+    return h_.local == Local::Ignore || resident_ == 0 || n.local <= gpu_local_;
+  }
   Allocation commit(int sm, const BlockNeeds& n);
-  void release(const Allocation& a);
+  // As commit(sm, n), into an allocation whose storage is reused (no allocation per block).
+  void commit(int sm, const BlockNeeds& n, Allocation& a) { (this->*ops_.commit)(sm, n, a); }
+  void release(const Allocation& a) { (this->*ops_.release)(a); }
 
-  bool tpc_idle(int tpc) const;
+  bool tpc_idle(int tpc) const { return tpc_blocks_[tpc] == 0; }
+  int tpc_of(int sm) const { return tpc_of_[sm]; }  // d.tpc_of without its division
   bool gpu_idle() const { return resident_ == 0; }
   int tpc_config(int tpc) const { return tpc_config_[tpc]; }
   const SmState& sm(int i) const { return sms_[i]; }
@@ -105,10 +124,26 @@ class GpuState {
   static CapacityParts empty_sm_capacity(const Device& d, const Hypothesis& h, const BlockNeeds& n);
 
  private:
+  // The instances of capacity, commit and release for this hypothesis and device.
+  struct Ops {
+    int64_t (GpuState::*capacity)(int, const BlockNeeds&) const;
+    void (GpuState::*commit)(int, const BlockNeeds&, Allocation&);
+    void (GpuState::*release)(const Allocation&);
+  };
+  template <Warps kW, Registers kR, Smem kS, int kPbs>
+  int64_t capacity_value(int sm, const BlockNeeds& n) const;
+  template <Warps kW, Registers kR, Smem kS, int kPbs>
+  void commit_as(int sm, const BlockNeeds& n, Allocation& a);
+  template <Warps kW, Registers kR, Smem kS, int kPbs>
+  void release_as(const Allocation& a);
   int64_t smem_limit(int sm, const BlockNeeds& n) const;
   const Device& d_;
   const Hypothesis& h_;
+  SmLimits lim_;
+  int max_config_;                // bytes: the device's largest shared-memory configuration
+  Ops ops_;
   std::vector<SmState> sms_;
+  std::vector<int> tpc_of_;
   std::vector<int> tpc_config_;   // bytes
   std::vector<int> tpc_blocks_;   // resident blocks per TPC
   int gpu_local_ = 0;
