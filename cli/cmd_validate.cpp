@@ -114,8 +114,12 @@ struct Validate : Command {
             pass += v == model::Verdict::Pass;
             fail += v == model::Verdict::Fail;
           }
-          row.push_back(pass == e - c ? symbol(model::Verdict::Pass)
-                                      : fail == e - c ? symbol(model::Verdict::Fail) : fmt::format("{}/{}", pass, e - c));
+          // Passing cells of those the hypothesis could run; "–" when it could run none of them.
+          const size_t ran = pass + fail;
+          row.push_back(ran == 0               ? symbol(model::Verdict::Unsupported)
+                        : pass == e - c        ? symbol(model::Verdict::Pass)
+                        : fail == e - c        ? symbol(model::Verdict::Fail)
+                                               : fmt::format("{}/{}", pass, e - c));
         }
         t.add(row);
         c = e;
