@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/oracle/cuda_host.hpp"
 #include "tbcheck/oracle/oracle.hpp"
 
 namespace tbcheck::cli {
@@ -29,16 +30,48 @@ struct Run : Command {
   int repeat = 3;
   unsigned seed = 1;
   bool json = false;
+  bool dry_run = false;
+  oracle::cuda::CudaOptions cuda;
+
+  // `--dry-run`: the cuda oracle's launch plan from the probe variants' nominal register counts;
+  // needs no GPU (the real numRegs are read with cudaFuncGetAttributes when the run happens).
+  int print_plan(const model::Case& in) {
+    const oracle::cuda::PlanResult p = oracle::cuda::build_launch_plan(in.scenario, oracle::cuda::nominal_variants(), cuda);
+    oracle::cuda::LaunchPlan plan = p.plan;
+    plan.nominal = true;
+    if (json) {
+      auto j = envelope();
+      j["case"] = in.id;
+      j["device"] = in.scenario.device.name;
+      j["status"] = p.status == oracle::cuda::PlanStatus::Ok ? "ok" : "unsupported";
+      j["reason"] = p.reason;
+      j["plan"] = plan.to_json();
+      print_json(j);
+    } else {
+      fmt::print("launch plan of {} on {} (cuda oracle, dry run)\n{}", in.id, in.scenario.device.name, plan.to_text());
+      if (p.status != oracle::cuda::PlanStatus::Ok) fmt::print("unsupported: {}\n", p.reason);
+    }
+    return p.status == oracle::cuda::PlanStatus::Ok ? kExitOk : kExitBadInput;
+  }
 
   int run() override {
     auto cases = model::load_cases(case_path);
     if (cases.size() != 1)
       throw model::InputError(case_path, "", fmt::format("run takes one scenario or case; this holds {}", cases.size()));
     const model::Case& in = cases[0];
+    const bool is_cuda = oracle_spec == "cuda";
+    if ((dry_run || cuda.force_device || cuda.time_unit_ms != oracle::cuda::CudaOptions{}.time_unit_ms) && !is_cuda)
+      throw model::InputError("--oracle", "", "--dry-run, --force-device and --time-unit-ms apply to --oracle cuda only");
+    if (dry_run) return print_plan(in);
+    // make_oracle checks the spec and the noise for every kind; cuda then gets its options.
     auto oracle = oracle::make_oracle(oracle_spec, noise, seed, &in);
+    if (is_cuda) oracle = oracle::cuda::make_cuda_oracle(cuda);
     oracle::RunResult r = oracle->run(in.scenario, repeat);
 
-    if (r.status == oracle::RunStatus::NoDevice || r.status == oracle::RunStatus::Unsupported) {
+    // Outcomes with no observation to record: the named status and its reason, nothing written.
+    // No device / unsupported are the user's setup or input (exit 2); a timeout, an unconfirmed
+    // launch order or a device failure is a failed run (exit 1).
+    if (r.status != oracle::RunStatus::Ok && r.status != oracle::RunStatus::Unstable) {
       if (json) {
         auto j = envelope();
         j.update(r.to_json());
@@ -46,7 +79,8 @@ struct Run : Command {
       } else {
         fmt::print("{} on {}: {}: {}\n", oracle->name(), case_path, oracle::to_string(r.status), r.reason);
       }
-      return kExitBadInput;
+      const bool setup = r.status == oracle::RunStatus::NoDevice || r.status == oracle::RunStatus::Unsupported;
+      return setup ? kExitBadInput : kExitFailed;
     }
 
     // The observation as a corpus case; the run metadata goes into notes (a case has no metadata key).
@@ -99,6 +133,13 @@ std::unique_ptr<Command> make_run(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   c->app->add_option("--seed", c->seed, "sim only: seed of the noise (default 1)");
   c->app->add_option("--out", c->out_dir, "Directory for the written case (default corpus/sim, corpus/hw/<device> for cuda)");
+  c->app->add_option("--time-unit-ms", c->cuda.time_unit_ms,
+                     "cuda only: milliseconds of one model time unit of block duration (default 20)")
+      ->check(CLI::PositiveNumber);
+  c->app->add_flag("--force-device", c->cuda.force_device,
+                   "cuda only: run although the GPU differs from the scenario's device (the differences are recorded)");
+  c->app->add_flag("--dry-run", c->dry_run,
+                   "cuda only: print the launch plan (variant, threads, smem, stream, duration, order) without a GPU");
   c->app->add_flag("--json", c->json, "Machine-readable output");
   return c;
 }

@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   commands.push_back(make_random(app));
   commands.push_back(make_minimize(app));
   commands.push_back(make_check(app));
+  commands.push_back(make_import_examiner(app));
+  commands.push_back(make_export_examiner(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

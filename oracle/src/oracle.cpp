@@ -19,6 +19,9 @@ std::string_view to_string(RunStatus s) {
     case RunStatus::Unstable: return "unstable";
     case RunStatus::NoDevice: return "no-device";
     case RunStatus::Unsupported: return "unsupported";
+    case RunStatus::Timeout: return "timeout";
+    case RunStatus::OrderUnconfirmed: return "order-unconfirmed";
+    case RunStatus::DeviceError: return "device-error";
   }
   return "?";
 }

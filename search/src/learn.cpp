@@ -313,6 +313,11 @@ LearnResult learn(const std::vector<model::Hypothesis>& hypotheses, const model:
     if (r.status == oracle::RunStatus::Unsupported) {
       st.oracle_note = "the oracle cannot run this case: " + r.reason;
       ++unsupported_in_a_row;
+    } else if (r.status == oracle::RunStatus::Timeout || r.status == oracle::RunStatus::OrderUnconfirmed ||
+               r.status == oracle::RunStatus::DeviceError) {
+      // No trustworthy observation of this case: nobody is dropped; another splitting case is tried.
+      st.oracle_note = fmt::format("{}: {}; nobody dropped", oracle::to_string(r.status), r.reason);
+      ++unsupported_in_a_row;
     } else if (r.status == oracle::RunStatus::Ok) {
       observed = r.repetitions.front();
     } else {

@@ -14,8 +14,12 @@ namespace tbcheck::oracle {
 
 // Ok: every repetition agreed. Unstable: repetitions disagree on some block (listed, never averaged).
 // NoDevice: no device to run on (e.g. built without CUDA). Unsupported: the oracle cannot realize the scenario.
-enum class RunStatus { Ok, Unstable, NoDevice, Unsupported };
-std::string_view to_string(RunStatus);  // "ok", "unstable", "no-device", "unsupported"
+// Timeout: the watchdog ended a run that overran its bound. OrderUnconfirmed: the launch order could
+// not be confirmed from the timestamps after the retries. DeviceError: the device failed mid-run
+// (the reason names the CUDA call, file and line).
+enum class RunStatus { Ok, Unstable, NoDevice, Unsupported, Timeout, OrderUnconfirmed, DeviceError };
+// "ok", "unstable", "no-device", "unsupported", "timeout", "order-unconfirmed", "device-error"
+std::string_view to_string(RunStatus);
 
 struct RunResult {
   RunStatus status = RunStatus::Ok;

@@ -1,0 +1,113 @@
+// `tbcheck import-examiner` / `export-examiner`: cuda_scheduling_examiner result logs to corpus
+// cases with hardware observations, and a case to a multikernel-plugin config (logic in oracle/).
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/io.hpp"
+#include "tbcheck/model/json_reader.hpp"
+#include "tbcheck/oracle/examiner.hpp"
+
+namespace tbcheck::cli {
+namespace {
+
+struct ImportExaminer : Command {
+  std::vector<std::string> files;
+  std::string device, out_dir;
+  double time_unit_ms = 20.0;
+  int regs = 32;
+  bool json = false;
+
+  int run() override {
+    oracle::examiner::ImportOptions o;
+    if (device.empty())
+      throw model::InputError("--device", "", "the examiner logs do not name the GPU; give --device <built-in name or "
+                                              "device JSON file>");
+    if (std::filesystem::exists(device) && !std::filesystem::is_directory(device)) {
+      o.device = model::device_from_json(model::read_json_file(device), device, "");
+      o.device_builtin = false;
+    } else {
+      o.device = model::builtin_device(device, "--device", "");
+    }
+    o.time_unit_ms = time_unit_ms;
+    o.regs = regs;
+    const auto cases = oracle::examiner::import_logs(files, o);
+
+    const std::string dir = out_dir.empty() ? "corpus/hw/" + o.device.name : out_dir;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw model::InputError(dir, "", fmt::format("cannot create the output directory: {}", ec.message()));
+    std::vector<std::string> written;
+    for (const auto& c : cases) {
+      const std::string path = (std::filesystem::path(dir) / (c.id + ".json")).string();
+      model::write_file_atomic(path, c.to_json().dump(1) + "\n", /*no_overwrite=*/true);
+      written.push_back(path);
+    }
+    if (json) {
+      auto j = envelope();
+      j["written"] = written;
+      j["cases"] = nlohmann::json::array();
+      for (const auto& c : cases) j["cases"].push_back(c.to_json());
+      print_json(j);
+    } else {
+      for (size_t i = 0; i < cases.size(); ++i)
+        fmt::print("{}: {} kernels, {} blocks -> {}\n", cases[i].id, cases[i].scenario.kernels.size(),
+                   cases[i].scenario.total_blocks(), written[i]);
+    }
+    return kExitOk;
+  }
+};
+
+struct ExportExaminer : Command {
+  std::string case_path, out_path;
+  oracle::examiner::ExportOptions o;
+
+  int run() override {
+    auto cases = model::load_cases(case_path);
+    if (cases.size() != 1)
+      throw model::InputError(case_path, "", fmt::format("export-examiner takes one scenario or case; this holds {}",
+                                                         cases.size()));
+    const nlohmann::json cfg = oracle::examiner::export_config(cases[0], o);
+    if (out_path.empty()) {
+      fmt::print("{}\n", cfg.dump(2));
+    } else {
+      model::write_file_atomic(out_path, cfg.dump(2) + "\n");
+      fmt::print(stderr, "wrote {}\n", out_path);
+    }
+    return kExitOk;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_import_examiner(CLI::App& app) {
+  auto c = std::make_unique<ImportExaminer>();
+  c->app = app.add_subcommand("import-examiner",
+                              "Read cuda_scheduling_examiner result logs (block_smids, block_times) into corpus cases");
+  c->app->add_option("logs", c->files, "Result logs of one examiner run (one per benchmark/stream)")->required();
+  c->app->add_option("--device", c->device, "The GPU the logs come from: a built-in device name or a device JSON file");
+  c->app->add_option("--out", c->out_dir, "Directory for the cases (default corpus/hw/<device>)");
+  c->app->add_option("--time-unit-ms", c->time_unit_ms, "Milliseconds of one model time unit (default 20)")
+      ->check(CLI::PositiveNumber);
+  c->app->add_option("--regs", c->regs, "Registers per thread to record (the logs have none; default 32)")
+      ->check(CLI::Range(1, 255));
+  c->app->add_flag("--json", c->json, "Machine-readable output");
+  return c;
+}
+
+std::unique_ptr<Command> make_export_examiner(CLI::App& app) {
+  auto c = std::make_unique<ExportExaminer>();
+  c->app = app.add_subcommand("export-examiner",
+                              "Write a cuda_scheduling_examiner config (multikernel plugin) that runs a case's scenario");
+  c->app->add_option("case", c->case_path, "Scenario or corpus-case JSON file (one case)")->required();
+  c->app->add_option("--out", c->out_path, "Config file to write (default: standard output)");
+  c->app->add_option("--time-unit-ms", c->o.time_unit_ms, "Milliseconds of one model time unit (default 20)")
+      ->check(CLI::PositiveNumber);
+  c->app->add_option("--iterations", c->o.iterations, "max_iterations of the config (default 1)")->check(CLI::PositiveNumber);
+  c->app->add_option("--plugin", c->o.plugin, "Path of the multikernel plugin (default ./bin/multikernel.so)");
+  return c;
+}
+
+}  // namespace tbcheck::cli

@@ -1,0 +1,180 @@
+// The CUDA oracle's host logic that needs no GPU: probe variant choice, nanoseconds to model time
+// units, the launch-order check, device identity, MPS detection and the launch plan (pure functions).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tbcheck/model/scenario.hpp"
+#include "tbcheck/model/schedule.hpp"
+#include "tbcheck/oracle/oracle.hpp"
+
+namespace tbcheck::oracle::cuda {
+
+// How the cuda oracle runs; `tbcheck run --time-unit-ms / --force-device` set the first two.
+struct CudaOptions {
+  double time_unit_ms = 20.0;   // one model time unit of block duration, in milliseconds
+  bool force_device = false;    // run although the GPU differs from the scenario's device (recorded)
+  int device_index = 0;         // CUDA device ordinal
+  int order_retries = 3;        // extra attempts of a repetition whose launch order is not confirmed
+  double watchdog_slack_s = 10.0;  // added to the worst-case serial run time before a run is abandoned
+  int max_connections = 32;     // CUDA_DEVICE_MAX_CONNECTIONS (32 is the hardware's maximum)
+};
+
+// The model time unit in ns (rounded to a whole ns); an InputError when not positive.
+uint64_t unit_ns(const CudaOptions& o);
+
+// The probe kernel's register variants (seed 000 Section III-B): 24, 32, ..., 248, 255.
+const std::vector<int>& probe_register_counts();
+
+// One compiled probe variant as the device reports it (cudaFuncGetAttributes).
+struct Variant {
+  int requested_regs = 0;  // the variant's -maxrregcount
+  int num_regs = 0;        // numRegs: what the scheduler allocates per thread
+  int local_bytes = 0;     // localSizeBytes per thread (spills grow as the cap shrinks)
+  int static_smem = 0;     // sharedSizeBytes (0 by design of the probe)
+  int max_threads = 1024;  // maxThreadsPerBlock of the compiled function
+};
+// The variants with their nominal numbers (numRegs = the cap, no local, no static smem): what a
+// dry run shows without a GPU; a real run replaces them with the attributes the device reports.
+std::vector<Variant> nominal_variants();
+
+// Exact: a variant has numRegs == regs. SameAllocation: none does, but one allocates the same
+// registers per warp (ceil(n x 32 / unit) x unit), which every shipped hypothesis treats alike
+// (the Olmedo threshold 32 is a multiple of the 8-register granule). None: refused.
+enum class VariantMatch { Exact, SameAllocation, None };
+std::string_view to_string(VariantMatch);
+struct VariantChoice {
+  VariantMatch match = VariantMatch::None;
+  int index = -1;       // into the variant list
+  std::string reason;   // for None: the kernel, its regs and the register counts available
+};
+VariantChoice choose_variant(const std::vector<Variant>& variants, const model::Kernel& k, const model::Device& d);
+
+// Nanoseconds since `origin_ns` to model units: round half up, (ns - origin + unit/2) / unit.
+// Nearest, not truncation: a block's timestamp lags the instant it models by its dispatch latency
+// (microseconds, against a unit of milliseconds), so nearest puts it on the intended instant.
+// Timestamps before the origin map to 0 (the origin is the earliest start, so none should be).
+int64_t ns_to_units(uint64_t ns, uint64_t origin_ns, uint64_t unit);
+
+// What the probe recorded for one block (start_ns == 0: the block never wrote its record).
+struct BlockRecord {
+  uint64_t start_ns = 0, end_ns = 0;
+  int sm_start = -1, sm_end = -1;
+};
+// One per scenario kernel, in scenario order; blocks in block-index order.
+struct KernelRecord {
+  std::string name;
+  std::vector<BlockRecord> blocks;
+};
+
+enum class RecordCheck { Complete, Incomplete };
+struct RecordedSchedule {
+  RecordCheck status = RecordCheck::Complete;
+  std::vector<std::string> problems;  // Incomplete: missing records, SM changes, SMs out of range
+  std::vector<std::string> notes;     // Complete but worth recording: durations off by a unit or more
+  model::Schedule schedule;           // starts and ends in units relative to the earliest block start
+};
+RecordedSchedule schedule_from_records(const model::Scenario& s, const std::vector<KernelRecord>& recs, uint64_t unit);
+
+// Confirmed: every pair of kernels launched at time 0 started in list order and every stream
+// successor started after its predecessor's last block. Tied: consistent, but some first blocks
+// carry the same timestamp (timer resolution); accepted and counted. Violated: a later kernel
+// started first. Unconfirmed: records are missing. Violated and Unconfirmed runs are repeated.
+enum class OrderCheck { Confirmed, Tied, Violated, Unconfirmed };
+std::string_view to_string(OrderCheck);
+struct OrderResult {
+  OrderCheck status = OrderCheck::Confirmed;
+  std::string reason;
+  int ties = 0;
+};
+OrderResult check_launch_order(const model::Scenario& s, const std::vector<KernelRecord>& recs);
+
+// The GPU as cudaGetDeviceProperties and the driver/runtime version calls describe it.
+struct DeviceIdentity {
+  std::string name;
+  std::string cc;  // "8.6"
+  int sms = 0;
+  int max_blocks_per_sm = 0;
+  int max_warps_per_sm = 0;
+  int regs_per_sm = 0;
+  int max_threads_per_block = 0;
+  int64_t smem_per_sm = 0;             // sharedMemPerMultiprocessor (the largest configuration)
+  int64_t smem_per_block_optin = 0;    // sharedMemPerBlockOptin
+  int64_t reserved_smem_per_block = 0;  // reservedSharedMemPerBlock
+  int driver_version = 0;              // cudaDriverGetVersion, e.g. 13000
+  int runtime_version = 0;             // cudaRuntimeGetVersion
+  std::string uuid;
+  std::string pci_bus_id;
+  nlohmann::json to_json() const;
+};
+
+enum class IdentityMatch { Match, Mismatch };
+struct IdentityCheck {
+  IdentityMatch status = IdentityMatch::Match;
+  std::vector<std::string> differences;  // "SM count: rtx3090 has 82, the GPU has 84"
+};
+// The scheduler-relevant limits must agree (CC, SMs, blocks, warps, registers, threads, shared
+// memory); the marketing name is recorded, never compared.
+IdentityCheck compare_identity(const model::Device& want, const DeviceIdentity& have);
+
+// MPS changes how blocks reach the SMs, so a run under it is refused. Evidence: the MPS control
+// pipe in $CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps), or a client-side MPS setting.
+enum class MpsState { Absent, Active };
+struct MpsProbe {
+  MpsState state = MpsState::Absent;
+  std::string evidence;
+};
+using GetEnv = std::function<std::optional<std::string>(const std::string&)>;
+using PathExists = std::function<bool(const std::string&)>;
+MpsProbe detect_mps(const GetEnv& getenv, const PathExists& exists);
+MpsProbe detect_mps();  // the process environment and file system
+
+struct KernelLaunch {
+  std::string name;
+  int launch_order = 0;      // position in the scenario list: launches are issued in this order
+  int regs = 0;              // what the scenario asks for
+  int variant_regs = 0;      // the chosen variant's -maxrregcount
+  int num_regs = 0;          // its numRegs
+  VariantMatch match = VariantMatch::Exact;
+  int local_bytes = 0;       // the variant's localSizeBytes (the scenario's `local` is not settable)
+  int threads = 0;
+  int grid_x = 1, grid_y = 1;
+  int static_smem = 0, dynamic_smem = 0;
+  bool smem_optin = false;   // dynamic > 48 KB: cudaFuncSetAttribute(MaxDynamicSharedMemorySize)
+  int stream = 0;            // index of the oracle's stream
+  std::optional<int> scenario_stream;
+  uint64_t duration_ns = 0;
+};
+struct LaunchPlan {
+  uint64_t unit_ns = 0;
+  uint64_t watchdog_ns = 0;
+  int streams = 0;
+  bool nominal = true;  // register counts from nominal_variants(), not yet read from a device
+  std::vector<KernelLaunch> kernels;
+  std::vector<std::string> notes;
+  nlohmann::json to_json() const;
+  std::string to_text() const;  // a human table
+};
+enum class PlanStatus { Ok, Unsupported };
+struct PlanResult {
+  PlanStatus status = PlanStatus::Ok;
+  std::string reason;
+  LaunchPlan plan;
+};
+// One stream per kernel unless the scenario shares streams; more streams than the hardware's
+// connections alias and are refused; so are registers no variant realizes and shared memory the
+// probe's static part exceeds. Watchdog: every block run one after another, plus the slack.
+PlanResult build_launch_plan(const model::Scenario& s, const std::vector<Variant>& variants, const CudaOptions& o);
+
+// The cuda oracle with options (make_oracle("cuda") uses the defaults). In a build without CUDA
+// every run is NoDevice with the reason.
+std::unique_ptr<Oracle> make_cuda_oracle(const CudaOptions& o);
+// Whether this binary has the CUDA oracle (TBCHECK_WITH_CUDA on and nvcc found at configure time).
+bool built_with_cuda();
+
+}  // namespace tbcheck::oracle::cuda

@@ -1,0 +1,43 @@
+// Interop with cuda_scheduling_examiner (yalue): its per-benchmark result logs become corpus cases
+// with hardware observations, and a case becomes an examiner config for its multikernel plugin.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tbcheck/model/device.hpp"
+#include "tbcheck/model/observation.hpp"
+
+namespace tbcheck::oracle::examiner {
+
+struct ImportOptions {
+  model::Device device;           // the GPU the logs were recorded on (the logs do not say)
+  bool device_builtin = true;     // written back by name
+  double time_unit_ms = 20.0;     // one model time unit
+  int regs = 32;                  // the examiner's kernels do not report registers; assumed
+};
+
+// One result log per benchmark (= one CUDA stream of the multikernel plugin). Its "times" array
+// holds a blank {}, then per iteration a CPU-times object ("cpu_times") followed by one object per
+// kernel: kernel_name?, block_count, thread_count, shared_memory?, cuda_launch_times?,
+// block_times [start, end, ...] (seconds), block_smids [...]. Iteration i of every log forms one
+// case (kernels in launch order by cuda_launch_times[0] when every kernel has it, else file
+// order); a log that launches several kernels gives them one shared stream. Any malformed field is
+// an InputError naming the file, the field path and the reason.
+std::vector<model::Case> import_logs(const std::vector<std::string>& files, const ImportOptions& o);
+
+struct ExportOptions {
+  double time_unit_ms = 20.0;
+  int iterations = 1;
+  std::string plugin = "./bin/multikernel.so";
+  std::string result_directory = "./results";
+};
+// An examiner config running the case's scenario with the multikernel plugin: one benchmark per
+// stream (kernels with a shared `stream` in one benchmark, in list order; others alone), each
+// kernel as {kernel_label, duration (ns), block_count, thread_count, shared_memory_size (32-bit
+// words)}. What the plugin cannot express is an InputError (shared memory other than 0, 16, 32 or
+// 40 KB) or, for registers, local memory, 2-D grids and cross-stream launch order, a "comment".
+nlohmann::json export_config(const model::Case& c, const ExportOptions& o);
+
+}  // namespace tbcheck::oracle::examiner

@@ -1,0 +1,387 @@
+// Host logic of the CUDA oracle that runs without a GPU (so it is unit-tested with synthetic data):
+// variant choice, ns -> units, launch-order check, device identity, MPS detection, launch plan.
+#include "tbcheck/oracle/cuda_host.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/text.hpp"
+
+namespace tbcheck::oracle::cuda {
+
+uint64_t unit_ns(const CudaOptions& o) {
+  if (!(o.time_unit_ms > 0.0) || !std::isfinite(o.time_unit_ms) || o.time_unit_ms > 3.6e6)
+    throw model::InputError("--time-unit-ms", "", fmt::format("{} is not a positive time unit in ms (at most one hour)",
+                                                              o.time_unit_ms));
+  const double ns = std::round(o.time_unit_ms * 1e6);
+  if (ns < 1.0) throw model::InputError("--time-unit-ms", "", "the time unit must be at least 1 ns");
+  return static_cast<uint64_t>(ns);
+}
+
+const std::vector<int>& probe_register_counts() {
+  static const std::vector<int> regs = [] {
+    std::vector<int> r;
+    for (int x = 24; x <= 248; x += 8) r.push_back(x);
+    r.push_back(255);
+    return r;
+  }();
+  return regs;
+}
+
+std::vector<Variant> nominal_variants() {
+  std::vector<Variant> v;
+  for (int r : probe_register_counts()) v.push_back(Variant{r, r, 0, 0, 1024});
+  return v;
+}
+
+std::string_view to_string(VariantMatch m) {
+  switch (m) {
+    case VariantMatch::Exact: return "exact";
+    case VariantMatch::SameAllocation: return "same-allocation";
+    case VariantMatch::None: return "none";
+  }
+  return "?";
+}
+
+VariantChoice choose_variant(const std::vector<Variant>& variants, const model::Kernel& k, const model::Device& d) {
+  VariantChoice c;
+  auto per_warp = [&](int regs) {
+    model::Kernel probe = k;
+    probe.regs = regs;
+    return probe.regs_per_warp(d);
+  };
+  // Exact first; then the fewest registers with the same per-warp allocation (least spilling
+  // difference from the request); either must also allow the kernel's threads per block.
+  for (size_t i = 0; i < variants.size(); ++i)
+    if (variants[i].num_regs == k.regs && variants[i].max_threads >= k.threads) {
+      c.match = VariantMatch::Exact;
+      c.index = static_cast<int>(i);
+      return c;
+    }
+  for (size_t i = 0; i < variants.size(); ++i) {
+    if (variants[i].max_threads < k.threads || per_warp(variants[i].num_regs) != per_warp(k.regs)) continue;
+    if (c.index < 0 || variants[i].num_regs < variants[static_cast<size_t>(c.index)].num_regs) {
+      c.match = VariantMatch::SameAllocation;
+      c.index = static_cast<int>(i);
+    }
+  }
+  if (c.index >= 0) return c;
+  std::vector<int> available;
+  for (const auto& v : variants) available.push_back(v.num_regs);
+  std::sort(available.begin(), available.end());
+  available.erase(std::unique(available.begin(), available.end()), available.end());
+  c.reason = fmt::format("kernel {} asks for {} registers per thread ({} threads per block); no probe variant "
+                         "realizes it: the variants have {} registers (numRegs)",
+                         k.name, k.regs, k.threads, model::format_int_list(available));
+  return c;
+}
+
+int64_t ns_to_units(uint64_t ns, uint64_t origin_ns, uint64_t unit) {
+  if (unit == 0) throw model::InputError("oracle", "time unit", "the time unit must be positive");
+  if (ns <= origin_ns) return 0;
+  const uint64_t d = ns - origin_ns;
+  return static_cast<int64_t>(d / unit + (d % unit >= unit - unit / 2 ? 1 : 0));
+}
+
+RecordedSchedule schedule_from_records(const model::Scenario& s, const std::vector<KernelRecord>& recs, uint64_t unit) {
+  RecordedSchedule r;
+  r.schedule.hypothesis = "cuda";
+  r.schedule.device = s.device.name;
+  r.schedule.sms = s.device.sms;
+  if (recs.size() != s.kernels.size())
+    throw model::InputError("oracle", "records", fmt::format("{} kernel records for {} kernels", recs.size(), s.kernels.size()));
+  uint64_t origin = std::numeric_limits<uint64_t>::max();
+  for (const auto& k : recs)
+    for (const auto& b : k.blocks)
+      if (b.start_ns != 0) origin = std::min(origin, b.start_ns);
+  for (size_t ki = 0; ki < recs.size(); ++ki) {
+    const model::Kernel& k = s.kernels[ki];
+    const KernelRecord& kr = recs[ki];
+    if (static_cast<int>(kr.blocks.size()) != k.blocks)
+      throw model::InputError("oracle", "records", fmt::format("kernel {}: {} block records for {} blocks", k.name,
+                                                               kr.blocks.size(), k.blocks));
+    model::KernelSchedule ks;
+    ks.name = k.name;
+    for (size_t b = 0; b < kr.blocks.size(); ++b) {
+      const BlockRecord& br = kr.blocks[b];
+      model::BlockPlacement p;
+      if (br.start_ns == 0) {
+        r.problems.push_back(fmt::format("{} block {}: no record (the block did not run or did not finish)", k.name, b));
+        ks.blocks.push_back(p);
+        continue;
+      }
+      if (br.sm_start != br.sm_end)
+        r.problems.push_back(fmt::format("{} block {}: SM {} at entry but {} at exit", k.name, b, br.sm_start, br.sm_end));
+      if (br.sm_start < 0 || br.sm_start >= s.device.sms)
+        r.problems.push_back(fmt::format("{} block {}: SM {} is outside the device's {} SMs", k.name, b, br.sm_start,
+                                         s.device.sms));
+      if (br.end_ns < br.start_ns)
+        r.problems.push_back(fmt::format("{} block {}: ends ({} ns) before it starts ({} ns)", k.name, b, br.end_ns, br.start_ns));
+      p.sm = br.sm_start;
+      p.start = ns_to_units(br.start_ns, origin, unit);
+      p.end = ns_to_units(br.end_ns, origin, unit);
+      if (p.end - p.start != k.duration)
+        r.notes.push_back(fmt::format("{} block {}: ran {} units ({} ns), the scenario says {}", k.name, b, p.end - p.start,
+                                      br.end_ns - br.start_ns, k.duration));
+      ks.blocks.push_back(p);
+    }
+    r.schedule.kernels.push_back(std::move(ks));
+  }
+  if (!r.problems.empty()) r.status = RecordCheck::Incomplete;
+  return r;
+}
+
+std::string_view to_string(OrderCheck c) {
+  switch (c) {
+    case OrderCheck::Confirmed: return "confirmed";
+    case OrderCheck::Tied: return "tied";
+    case OrderCheck::Violated: return "violated";
+    case OrderCheck::Unconfirmed: return "unconfirmed";
+  }
+  return "?";
+}
+
+OrderResult check_launch_order(const model::Scenario& s, const std::vector<KernelRecord>& recs) {
+  OrderResult r;
+  if (recs.size() != s.kernels.size()) {
+    r.status = OrderCheck::Unconfirmed;
+    r.reason = fmt::format("{} kernel records for {} kernels", recs.size(), s.kernels.size());
+    return r;
+  }
+  const size_t n = recs.size();
+  std::vector<uint64_t> first(n, std::numeric_limits<uint64_t>::max()), last_end(n, 0);
+  for (size_t k = 0; k < n; ++k) {
+    if (recs[k].blocks.empty()) continue;
+    for (size_t b = 0; b < recs[k].blocks.size(); ++b) {
+      const auto& br = recs[k].blocks[b];
+      if (br.start_ns == 0) {
+        r.status = OrderCheck::Unconfirmed;
+        r.reason = fmt::format("{} block {} has no record, so the launch order cannot be confirmed", recs[k].name, b);
+        return r;
+      }
+      first[k] = std::min(first[k], br.start_ns);
+      last_end[k] = std::max(last_end[k], br.end_ns);
+    }
+  }
+  // The stream predecessor of every kernel (the previous kernel with the same stream value).
+  std::vector<int> pred(n, -1);
+  std::map<int, int> last_in_stream;
+  for (size_t k = 0; k < n; ++k) {
+    if (!s.kernels[k].stream) continue;
+    auto it = last_in_stream.find(*s.kernels[k].stream);
+    if (it != last_in_stream.end()) pred[k] = it->second;
+    last_in_stream[*s.kernels[k].stream] = static_cast<int>(k);
+  }
+  std::vector<std::string> violations;
+  for (size_t j = 0; j < n; ++j) {
+    if (pred[j] >= 0) {
+      const auto p = static_cast<size_t>(pred[j]);
+      if (first[j] < last_end[p])
+        violations.push_back(fmt::format("{} started {} ns before its stream predecessor {} ended", recs[j].name,
+                                         last_end[p] - first[j], recs[p].name));
+      continue;
+    }
+    for (size_t i = 0; i < j; ++i) {
+      if (pred[i] >= 0) continue;  // eligible later; its order against j is the dispatcher's business
+      if (first[j] < first[i])
+        violations.push_back(fmt::format("{} (launched after {}) started {} ns before it", recs[j].name, recs[i].name,
+                                         first[i] - first[j]));
+      else if (first[j] == first[i])
+        ++r.ties;
+    }
+  }
+  if (!violations.empty()) {
+    r.status = OrderCheck::Violated;
+    r.reason = fmt::format("launch order violated: {}", fmt::join(violations, "; "));
+  } else if (r.ties > 0) {
+    r.status = OrderCheck::Tied;
+    r.reason = fmt::format("consistent with the launch order; {} pair(s) of kernels started at the same timestamp "
+                           "(timer resolution)", r.ties);
+  }
+  return r;
+}
+
+nlohmann::json DeviceIdentity::to_json() const {
+  return {{"name", name},
+          {"cc", cc},
+          {"sms", sms},
+          {"max_blocks_per_sm", max_blocks_per_sm},
+          {"max_warps_per_sm", max_warps_per_sm},
+          {"regs_per_sm", regs_per_sm},
+          {"max_threads_per_block", max_threads_per_block},
+          {"smem_per_sm", smem_per_sm},
+          {"smem_per_block_optin", smem_per_block_optin},
+          {"reserved_smem_per_block", reserved_smem_per_block},
+          {"driver_version", driver_version},
+          {"runtime_version", runtime_version},
+          {"uuid", uuid},
+          {"pci_bus_id", pci_bus_id}};
+}
+
+IdentityCheck compare_identity(const model::Device& want, const DeviceIdentity& have) {
+  IdentityCheck c;
+  auto differ = [&](const char* what, int64_t w, int64_t h) {
+    if (w != h)
+      c.differences.push_back(fmt::format("{}: {} has {}, the GPU ({}) has {}", what, want.name, w, have.name, h));
+  };
+  if (want.cc != have.cc)
+    c.differences.push_back(fmt::format("compute capability: {} is {}, the GPU ({}) is {}", want.name, want.cc, have.name, have.cc));
+  differ("SM count", want.sms, have.sms);
+  differ("max blocks per SM", want.max_blocks_per_sm, have.max_blocks_per_sm);
+  differ("max warps per SM", want.max_warps_per_sm, have.max_warps_per_sm);
+  differ("registers per SM", want.regs_per_sm, have.regs_per_sm);
+  differ("max threads per block", want.max_threads_per_block, have.max_threads_per_block);
+  differ("shared memory per SM (largest configuration, bytes)", want.max_smem_config_bytes(), have.smem_per_sm);
+  differ("max shared memory per block (opt-in, bytes)", want.max_smem_per_block, have.smem_per_block_optin);
+  differ("shared memory reserved per block (bytes)", want.smem_reserved_per_block, have.reserved_smem_per_block);
+  if (!c.differences.empty()) c.status = IdentityMatch::Mismatch;
+  return c;
+}
+
+MpsProbe detect_mps(const GetEnv& getenv, const PathExists& exists) {
+  MpsProbe p;
+  const std::string pipe_dir = getenv("CUDA_MPS_PIPE_DIRECTORY").value_or("/tmp/nvidia-mps");
+  const std::string control = pipe_dir + "/control";
+  if (exists(control)) {
+    p.state = MpsState::Active;
+    p.evidence = fmt::format("the MPS control pipe {} exists (an MPS daemon is running; stop it with "
+                             "'echo quit | nvidia-cuda-mps-control')", control);
+    return p;
+  }
+  for (const char* var : {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"})
+    if (auto v = getenv(var); v && !v->empty()) {
+      p.state = MpsState::Active;
+      p.evidence = fmt::format("{}={} is set (an MPS client setting)", var, *v);
+      return p;
+    }
+  return p;
+}
+
+MpsProbe detect_mps() {
+  return detect_mps(
+      [](const std::string& name) -> std::optional<std::string> {
+        const char* v = std::getenv(name.c_str());
+        return v ? std::optional<std::string>(v) : std::nullopt;
+      },
+      [](const std::string& path) {
+        std::error_code ec;
+        return std::filesystem::exists(path, ec);
+      });
+}
+
+nlohmann::json LaunchPlan::to_json() const {
+  nlohmann::json ks = nlohmann::json::array();
+  for (const auto& k : kernels) {
+    nlohmann::json j = {{"name", k.name},
+                        {"launch_order", k.launch_order},
+                        {"regs", k.regs},
+                        {"variant", fmt::format("r{}", k.variant_regs)},
+                        {"num_regs", k.num_regs},
+                        {"match", to_string(k.match)},
+                        {"local_bytes", k.local_bytes},
+                        {"threads", k.threads},
+                        {"grid", {k.grid_x, k.grid_y}},
+                        {"static_smem", k.static_smem},
+                        {"dynamic_smem", k.dynamic_smem},
+                        {"smem_optin", k.smem_optin},
+                        {"stream", k.stream},
+                        {"duration_ns", k.duration_ns}};
+    if (k.scenario_stream) j["scenario_stream"] = *k.scenario_stream;
+    ks.push_back(std::move(j));
+  }
+  return {{"unit_ns", unit_ns},     {"watchdog_ns", watchdog_ns}, {"streams", streams},
+          {"nominal_registers", nominal}, {"kernels", std::move(ks)}, {"notes", notes}};
+}
+
+std::string LaunchPlan::to_text() const {
+  std::string out = fmt::format("{:>5}  {:<12} {:>9} {:>7} {:>5} {:>8} {:>15} {:>6} {:>13}\n", "order", "kernel", "grid",
+                                "threads", "regs", "variant", "smem st+dyn", "stream", "duration ns");
+  for (const auto& k : kernels) {
+    const std::string grid = k.grid_y > 1 ? fmt::format("{}x{}", k.grid_x, k.grid_y) : fmt::format("{}", k.grid_x);
+    const std::string var = fmt::format("r{}{}", k.variant_regs, k.match == VariantMatch::SameAllocation ? "~" : "");
+    out += fmt::format("{:>5}  {:<12} {:>9} {:>7} {:>5} {:>8} {:>15} {:>6} {:>13}\n", k.launch_order, k.name, grid, k.threads,
+                       k.regs, var, fmt::format("{}+{}", k.static_smem, k.dynamic_smem), k.stream, k.duration_ns);
+  }
+  out += fmt::format("streams: {}; time unit: {} ns; watchdog: {:.1f} s{}\n", streams, unit_ns,
+                     static_cast<double>(watchdog_ns) / 1e9,
+                     nominal ? "; register counts nominal (read with cudaFuncGetAttributes at run time)" : "");
+  for (const auto& n : notes) out += "note: " + n + "\n";
+  return out;
+}
+
+PlanResult build_launch_plan(const model::Scenario& s, const std::vector<Variant>& variants, const CudaOptions& o) {
+  PlanResult r;
+  LaunchPlan& p = r.plan;
+  p.unit_ns = unit_ns(o);
+  p.nominal = false;
+  std::map<int, int> stream_of_value;  // scenario stream value -> oracle stream index
+  // Worst case: every block of every kernel one after another (at least one block always runs).
+  double serial_ns = 0.0;
+  std::vector<std::string> refusals;
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    const model::Kernel& k = s.kernels[i];
+    KernelLaunch l;
+    l.name = k.name;
+    l.launch_order = static_cast<int>(i);
+    l.regs = k.regs;
+    l.threads = k.threads;
+    if (k.grid) {
+      l.grid_x = k.grid->first;
+      l.grid_y = k.grid->second;
+    } else {
+      l.grid_x = k.blocks;
+    }
+    l.duration_ns = static_cast<uint64_t>(k.duration) * p.unit_ns;
+    serial_ns += static_cast<double>(k.blocks) * static_cast<double>(l.duration_ns);
+    if (k.stream) {
+      auto [it, inserted] = stream_of_value.try_emplace(*k.stream, p.streams);
+      if (inserted) ++p.streams;
+      l.stream = it->second;
+      l.scenario_stream = k.stream;
+    } else {
+      l.stream = p.streams++;
+    }
+    const VariantChoice c = choose_variant(variants, k, s.device);
+    if (c.match == VariantMatch::None) {
+      refusals.push_back(c.reason);
+    } else {
+      const Variant& v = variants[static_cast<size_t>(c.index)];
+      l.variant_regs = v.requested_regs;
+      l.num_regs = v.num_regs;
+      l.match = c.match;
+      l.local_bytes = v.local_bytes;
+      l.static_smem = v.static_smem;
+      if (k.smem < v.static_smem)
+        refusals.push_back(fmt::format("kernel {} asks for {} B of shared memory, below the probe variant r{}'s {} B of "
+                                       "static shared memory", k.name, k.smem, v.requested_regs, v.static_smem));
+      l.dynamic_smem = std::max(0, k.smem - v.static_smem);
+      l.smem_optin = l.dynamic_smem > 48 * 1024;
+      if (c.match == VariantMatch::SameAllocation)
+        p.notes.push_back(fmt::format("{}: no variant has exactly {} registers; r{} ({} registers) allocates the same "
+                                      "registers per warp", k.name, k.regs, v.requested_regs, v.num_regs));
+      if (v.local_bytes != k.local)
+        p.notes.push_back(fmt::format("{}: the scenario's local memory is {} B/thread, the variant uses {} B (spills); "
+                                      "the variant's value is what the GPU sees", k.name, k.local, v.local_bytes));
+    }
+    p.kernels.push_back(std::move(l));
+  }
+  if (p.streams > o.max_connections)
+    refusals.push_back(fmt::format("{} streams exceed the {} hardware connections (CUDA_DEVICE_MAX_CONNECTIONS); "
+                                   "streams would alias and serialize", p.streams, o.max_connections));
+  p.watchdog_ns = static_cast<uint64_t>(serial_ns + o.watchdog_slack_s * 1e9);
+  if (!refusals.empty()) {
+    r.status = PlanStatus::Unsupported;
+    r.reason = fmt::format("{}", fmt::join(refusals, "; "));
+  }
+  return r;
+}
+
+}  // namespace tbcheck::oracle::cuda

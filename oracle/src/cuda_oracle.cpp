@@ -1,0 +1,355 @@
+// The `cuda` oracle: runs a scenario's kernels as probe-kernel variants on the GPU and reads back
+// every block's %smid and %globaltimer. Host code only; the kernels and their launches are in kernels/.
+#include <cstdlib>
+#include <cstring>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "kinds.hpp"
+#include "probe_abi.h"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/oracle/cuda_host.hpp"
+
+namespace tbcheck::oracle {
+namespace cuda {
+namespace {
+
+#include "probe_variants.inc"
+
+// A failed CUDA call: what, where (file:line) and the runtime's error name and text.
+class CudaError : public std::runtime_error {
+ public:
+  CudaError(cudaError_t code, const char* call, const char* file, int line)
+      : std::runtime_error(fmt::format("{} failed at {}:{}: {} ({})", call, file, line, cudaGetErrorName(code),
+                                       cudaGetErrorString(code))),
+        code_(code) {}
+  cudaError_t code() const { return code_; }
+
+ private:
+  cudaError_t code_;
+};
+
+void check(cudaError_t e, const char* call, const char* file, int line) {
+  if (e != cudaSuccess) throw CudaError(e, call, file, line);
+}
+#define TBCHECK_CUDA(call) check((call), #call, __FILE__, __LINE__)
+
+// RAII for the few CUDA objects a run owns; destructors ignore errors (they run during unwinding).
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(size_t bytes) { TBCHECK_CUDA(cudaMalloc(&p, bytes)); }
+  ~DeviceBuffer() { if (p) cudaFree(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+struct MappedFlag {
+  uint32_t* host = nullptr;
+  uint32_t* device = nullptr;
+  MappedFlag() {
+    TBCHECK_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&host), sizeof(uint32_t), cudaHostAllocMapped));
+    TBCHECK_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device), host, 0));
+    *host = 0;
+  }
+  ~MappedFlag() { if (host) cudaFreeHost(host); }
+  MappedFlag(const MappedFlag&) = delete;
+  MappedFlag& operator=(const MappedFlag&) = delete;
+  void set(uint32_t v) { __atomic_store_n(host, v, __ATOMIC_SEQ_CST); }
+};
+struct Streams {
+  std::vector<cudaStream_t> s;
+  std::vector<cudaEvent_t> done;
+  explicit Streams(int n) {
+    for (int i = 0; i < n; ++i) {
+      cudaStream_t st = nullptr;
+      TBCHECK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+      s.push_back(st);
+      cudaEvent_t ev = nullptr;
+      TBCHECK_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+      done.push_back(ev);
+    }
+  }
+  ~Streams() {
+    for (auto e : done) cudaEventDestroy(e);
+    for (auto st : s) cudaStreamDestroy(st);
+  }
+  Streams(const Streams&) = delete;
+  Streams& operator=(const Streams&) = delete;
+};
+
+// Environment the driver reads once, when the context is created: it must be set before the first
+// CUDA call of the process. More connections keep streams from aliasing onto one hardware queue;
+// eager module loading keeps the first launch of a variant from paying for its loading.
+nlohmann::json prepare_environment(const CudaOptions& o) {
+  nlohmann::json env;
+  const char* had = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  if (!had || std::atoi(had) < o.max_connections) setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(o.max_connections).c_str(), 1);
+  env["CUDA_DEVICE_MAX_CONNECTIONS"] = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  if (!std::getenv("CUDA_MODULE_LOADING")) setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+  env["CUDA_MODULE_LOADING"] = std::getenv("CUDA_MODULE_LOADING");
+  return env;
+}
+
+DeviceIdentity identity_of(int dev) {
+  cudaDeviceProp p{};
+  TBCHECK_CUDA(cudaGetDeviceProperties(&p, dev));
+  DeviceIdentity id;
+  id.name = p.name;
+  id.cc = fmt::format("{}.{}", p.major, p.minor);
+  id.sms = p.multiProcessorCount;
+  id.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
+  id.max_warps_per_sm = p.maxThreadsPerMultiProcessor / 32;
+  id.regs_per_sm = p.regsPerMultiprocessor;
+  id.max_threads_per_block = p.maxThreadsPerBlock;
+  id.smem_per_sm = static_cast<int64_t>(p.sharedMemPerMultiprocessor);
+  id.smem_per_block_optin = static_cast<int64_t>(p.sharedMemPerBlockOptin);
+  id.reserved_smem_per_block = static_cast<int64_t>(p.reservedSharedMemPerBlock);
+  TBCHECK_CUDA(cudaDriverGetVersion(&id.driver_version));
+  TBCHECK_CUDA(cudaRuntimeGetVersion(&id.runtime_version));
+  std::string uuid;
+  for (size_t i = 0; i < sizeof(p.uuid.bytes); ++i) uuid += fmt::format("{:02x}", static_cast<unsigned char>(p.uuid.bytes[i]));
+  id.uuid = uuid;
+  char bus[32] = {};
+  if (cudaDeviceGetPCIBusId(bus, sizeof(bus), dev) == cudaSuccess) id.pci_bus_id = bus;
+  return id;
+}
+
+class CudaOracle : public Oracle {
+ public:
+  explicit CudaOracle(CudaOptions o) : o_(o) {}
+  std::string name() const override { return "cuda"; }
+
+  RunResult run(const model::Scenario& s, int repetitions) override {
+    if (repetitions < 1) throw model::InputError("--repeat", "", "at least one repetition is needed");
+    nlohmann::json meta = detail::base_metadata(name(), repetitions);
+    meta["cuda"] = true;
+    meta["time_unit_ms"] = o_.time_unit_ms;
+    meta["probe_archs"] = kProbeArchs;
+    auto outcome = [&](RunStatus st, std::string reason) {
+      RunResult r;
+      r.status = st;
+      r.reason = std::move(reason);
+      r.observation.kind = model::ObservationKind::Hardware;
+      r.metadata = meta;
+      return r;
+    };
+    const MpsProbe mps = detect_mps();
+    if (mps.state == MpsState::Active)
+      return outcome(RunStatus::Unsupported, "MPS is active, and it changes how blocks reach the SMs: " + mps.evidence);
+    meta["environment"] = prepare_environment(o_);
+
+    int count = 0;
+    if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
+      cudaGetLastError();  // clear, so a later call in this process starts clean
+      return outcome(RunStatus::NoDevice, fmt::format("no usable CUDA device: cudaGetDeviceCount: {} ({}); check the "
+                                                      "GPU and its driver, or use --oracle sim:<hypothesis> or replay",
+                                                      cudaGetErrorName(e), cudaGetErrorString(e)));
+    }
+    if (count == 0) return outcome(RunStatus::NoDevice, "no CUDA device is visible (cudaGetDeviceCount returned 0)");
+    if (o_.device_index < 0 || o_.device_index >= count)
+      return outcome(RunStatus::NoDevice, fmt::format("CUDA device {} does not exist; {} device(s) are visible",
+                                                      o_.device_index, count));
+    try {
+      return run_on_device(s, repetitions, meta);
+    } catch (const CudaError& e) {
+      RunResult r = outcome(RunStatus::DeviceError, e.what());
+      r.metadata = meta;
+      return r;
+    }
+  }
+
+ private:
+  RunResult run_on_device(const model::Scenario& s, int repetitions, nlohmann::json& meta) {
+    auto outcome = [&](RunStatus st, std::string reason) {
+      RunResult r;
+      r.status = st;
+      r.reason = std::move(reason);
+      r.observation.kind = model::ObservationKind::Hardware;
+      r.metadata = meta;
+      return r;
+    };
+    const int dev = o_.device_index;
+    int mode = 0;
+    TBCHECK_CUDA(cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, dev));
+    if (mode == cudaComputeModeProhibited)
+      return outcome(RunStatus::NoDevice, fmt::format("CUDA device {} is in compute-prohibited mode", dev));
+    const DeviceIdentity id = identity_of(dev);
+    meta["device"] = id.to_json();
+    const IdentityCheck ic = compare_identity(s.device, id);
+    meta["device_matches"] = ic.status == IdentityMatch::Match;
+    if (ic.status == IdentityMatch::Mismatch) {
+      meta["device_differences"] = ic.differences;
+      if (!o_.force_device)
+        return outcome(RunStatus::Unsupported,
+                       fmt::format("the GPU does not match the scenario's device {}: {} (--force-device runs anyway and "
+                                   "records the differences)", s.device.name, fmt::join(ic.differences, "; ")));
+      meta["device_forced"] = true;
+    }
+    TBCHECK_CUDA(cudaSetDevice(dev));
+
+    // The variants as this device sees them: numRegs and localSizeBytes are the compiler's, read back.
+    std::vector<Variant> variants;
+    nlohmann::json vj = nlohmann::json::array();
+    for (const auto& e : kProbeVariants) {
+      cudaFuncAttributes a{};
+      if (cudaError_t err = cudaFuncGetAttributes(&a, e.func()); err != cudaSuccess) {
+        cudaGetLastError();
+        return outcome(RunStatus::Unsupported,
+                       fmt::format("probe variant r{} cannot run on {} (CC {}): {} ({}); the probes were built for CUDA "
+                                   "architectures {}; rebuild with -DTBCHECK_CUDA_ARCHS=<this CC>",
+                                   e.requested_regs, id.name, id.cc, cudaGetErrorName(err), cudaGetErrorString(err),
+                                   kProbeArchs));
+      }
+      variants.push_back(Variant{e.requested_regs, a.numRegs, static_cast<int>(a.localSizeBytes),
+                                 static_cast<int>(a.sharedSizeBytes), a.maxThreadsPerBlock});
+      vj.push_back({{"variant", fmt::format("r{}", e.requested_regs)}, {"num_regs", a.numRegs},
+                    {"local_bytes", a.localSizeBytes}, {"static_smem", a.sharedSizeBytes},
+                    {"max_threads", a.maxThreadsPerBlock}});
+    }
+    meta["variants"] = vj;
+    const PlanResult pr = build_launch_plan(s, variants, o_);
+    meta["plan"] = pr.plan.to_json();
+    if (pr.status == PlanStatus::Unsupported) return outcome(RunStatus::Unsupported, pr.reason);
+    const LaunchPlan& plan = pr.plan;
+    for (const auto& k : plan.kernels)
+      if (k.smem_optin)
+        TBCHECK_CUDA(cudaFuncSetAttribute(variant_entry(k.variant_regs).func(), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          k.dynamic_smem));
+
+    std::vector<std::unique_ptr<DeviceBuffer>> records;
+    for (const auto& k : s.kernels) records.push_back(std::make_unique<DeviceBuffer>(sizeof(TbcheckProbeRecord) * static_cast<size_t>(k.blocks)));
+    DeviceBuffer sink(sizeof(int32_t));
+    MappedFlag abort_flag;
+    Streams streams(plan.streams);
+
+    std::vector<model::Schedule> reps;
+    nlohmann::json attempts_log = nlohmann::json::array();
+    nlohmann::json notes = nlohmann::json::array();
+    for (int rep = 0; rep < repetitions; ++rep) {
+      for (int attempt = 0;; ++attempt) {
+        std::vector<KernelRecord> recs;
+        const RunStatus st = run_once(s, plan, records, sink, abort_flag, streams, recs);
+        if (st == RunStatus::Timeout)
+          return outcome(RunStatus::Timeout,
+                         fmt::format("repetition {} overran the watchdog ({:.1f} s: every block one after another plus "
+                                     "{} s); the spinning blocks were told to stop and the run was abandoned",
+                                     rep + 1, static_cast<double>(plan.watchdog_ns) / 1e9, o_.watchdog_slack_s));
+        const OrderResult order = check_launch_order(s, recs);
+        const RecordedSchedule rs = schedule_from_records(s, recs, plan.unit_ns);
+        attempts_log.push_back({{"repetition", rep}, {"attempt", attempt}, {"order", to_string(order.status)},
+                                {"order_reason", order.reason}, {"record_problems", rs.problems}});
+        const bool usable = (order.status == OrderCheck::Confirmed || order.status == OrderCheck::Tied) &&
+                            rs.status == RecordCheck::Complete;
+        if (usable) {
+          for (const auto& n : rs.notes) notes.push_back(fmt::format("repetition {}: {}", rep + 1, n));
+          model::Schedule sch = rs.schedule;
+          sch.hypothesis = name();
+          reps.push_back(std::move(sch));
+          break;
+        }
+        if (attempt >= o_.order_retries) {
+          meta["attempts"] = attempts_log;
+          const std::string why = rs.status == RecordCheck::Incomplete ? fmt::format("{}", fmt::join(rs.problems, "; "))
+                                                                       : order.reason;
+          return outcome(RunStatus::OrderUnconfirmed,
+                         fmt::format("repetition {}: the launch order could not be confirmed in {} attempt(s): {}", rep + 1,
+                                     attempt + 1, why));
+        }
+      }
+    }
+    meta["attempts"] = attempts_log;
+    meta["notes"] = notes;
+    return combine_repetitions(s, std::move(reps), model::ObservationKind::Hardware, meta);
+  }
+
+  static const ProbeVariantEntry& variant_entry(int requested_regs) {
+    for (const auto& e : kProbeVariants)
+      if (e.requested_regs == requested_regs) return e;
+    throw std::logic_error(fmt::format("no probe variant r{} in this build", requested_regs));
+  }
+
+  // One launch of the whole scenario: zero the records, launch in list order, wait under the
+  // watchdog (polling, never a blocking synchronize), read the records back.
+  RunStatus run_once(const model::Scenario& s, const LaunchPlan& plan, const std::vector<std::unique_ptr<DeviceBuffer>>& records,
+                     DeviceBuffer& sink, MappedFlag& abort_flag, Streams& streams, std::vector<KernelRecord>& out) {
+    for (size_t k = 0; k < s.kernels.size(); ++k)
+      TBCHECK_CUDA(cudaMemset(records[k]->p, 0, sizeof(TbcheckProbeRecord) * static_cast<size_t>(s.kernels[k].blocks)));
+    abort_flag.set(0);
+    TBCHECK_CUDA(cudaDeviceSynchronize());
+    for (const auto& l : plan.kernels) {
+      TbcheckProbeArgs args{};
+      args.records = static_cast<TbcheckProbeRecord*>(records[static_cast<size_t>(l.launch_order)]->p);
+      args.duration_ns = l.duration_ns;
+      args.abort = abort_flag.device;
+      args.pressure_rounds = 1;
+      args.sink = static_cast<int32_t*>(sink.p);
+      const int err = variant_entry(l.variant_regs).launch(&args, static_cast<unsigned>(l.grid_x), static_cast<unsigned>(l.grid_y),
+                                                           static_cast<unsigned>(l.threads), static_cast<size_t>(l.dynamic_smem),
+                                                           streams.s[static_cast<size_t>(l.stream)]);
+      check(static_cast<cudaError_t>(err), fmt::format("launch of {} (variant r{})", l.name, l.variant_regs).c_str(), __FILE__, __LINE__);
+    }
+    for (size_t i = 0; i < streams.s.size(); ++i) TBCHECK_CUDA(cudaEventRecord(streams.done[i], streams.s[i]));
+
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + std::chrono::nanoseconds(plan.watchdog_ns);
+    for (;;) {
+      bool all = true;
+      for (auto ev : streams.done) {
+        const cudaError_t q = cudaEventQuery(ev);
+        if (q == cudaErrorNotReady) {
+          all = false;
+          break;
+        }
+        TBCHECK_CUDA(q);
+      }
+      if (all) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        // Tell every spinning block to stop, and give them a moment to drain so the process can exit.
+        abort_flag.set(1);
+        const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (std::chrono::steady_clock::now() < grace) {
+          bool drained = true;
+          for (auto ev : streams.done) drained = drained && cudaEventQuery(ev) != cudaErrorNotReady;
+          if (drained) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        return RunStatus::Timeout;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+
+    out.clear();
+    for (size_t k = 0; k < s.kernels.size(); ++k) {
+      std::vector<TbcheckProbeRecord> host(static_cast<size_t>(s.kernels[k].blocks));
+      TBCHECK_CUDA(cudaMemcpy(host.data(), records[k]->p, sizeof(TbcheckProbeRecord) * host.size(), cudaMemcpyDeviceToHost));
+      KernelRecord kr;
+      kr.name = s.kernels[k].name;
+      for (const auto& h : host)
+        kr.blocks.push_back(BlockRecord{h.start_ns, h.end_ns, static_cast<int>(h.sm_start), static_cast<int>(h.sm_end)});
+      out.push_back(std::move(kr));
+    }
+    return RunStatus::Ok;
+  }
+
+  CudaOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Oracle> make_cuda_oracle(const CudaOptions& o) {
+  unit_ns(o);  // a bad time unit is an input error before anything runs
+  return std::make_unique<CudaOracle>(o);
+}
+bool built_with_cuda() { return true; }
+
+}  // namespace cuda
+
+namespace detail {
+std::unique_ptr<Oracle> make_cuda() { return cuda::make_cuda_oracle(cuda::CudaOptions{}); }
+}  // namespace detail
+
+}  // namespace tbcheck::oracle

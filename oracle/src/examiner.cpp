@@ -1,0 +1,293 @@
+// cuda_scheduling_examiner interop: result logs (block_times in seconds, block_smids) to corpus
+// cases, and cases to multikernel-plugin configs. Field names follow the examiner's README and runner.
+#include "tbcheck/oracle/examiner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/json_reader.hpp"
+#include "tbcheck/oracle/cuda_host.hpp"
+
+namespace tbcheck::oracle::examiner {
+namespace {
+
+using nlohmann::json;
+
+// One kernel entry of a log, read and checked.
+struct LoggedKernel {
+  std::string name;
+  int blocks = 0, threads = 0, smem = 0;
+  std::optional<double> launch_s;       // cuda_launch_times[0]
+  std::vector<double> start_s, end_s;   // per block
+  std::vector<int> smids;
+  int file = 0, order_in_file = 0;
+};
+
+struct Log {
+  std::string path, label;
+  std::string scenario_name;
+  std::vector<std::vector<LoggedKernel>> iterations;
+};
+
+[[noreturn]] void bad(const std::string& file, const std::string& field, const std::string& why) {
+  throw model::InputError(file, field, why);
+}
+
+int as_int(const json& v, const std::string& file, const std::string& field, int64_t lo, int64_t hi) {
+  return static_cast<int>(model::ObjectReader::as_integer(v, lo, hi, file, field));
+}
+
+double as_seconds(const json& v, const std::string& file, const std::string& field) {
+  if (!v.is_number()) bad(file, field, fmt::format("expected a number of seconds, found {}", model::json_type_name(v)));
+  const double d = v.get<double>();
+  if (!std::isfinite(d)) bad(file, field, "not a finite number of seconds");
+  return d;
+}
+
+LoggedKernel read_kernel(const json& e, const std::string& file, const std::string& at) {
+  LoggedKernel k;
+  auto need = [&](const char* key) -> const json& {
+    auto it = e.find(key);
+    if (it == e.end()) bad(file, at, fmt::format("a kernel entry has no \"{}\"", key));
+    return *it;
+  };
+  const json& smids = need("block_smids");
+  const json& times = need("block_times");
+  if (!smids.is_array()) bad(file, at + ".block_smids", "expected an array of SM ids");
+  if (!times.is_array()) bad(file, at + ".block_times", "expected an array of [start, end, ...] seconds");
+  k.blocks = static_cast<int>(smids.size());
+  if (auto it = e.find("block_count"); it != e.end()) {
+    const int bc = as_int(*it, file, at + ".block_count", 1, 1 << 30);
+    if (bc != k.blocks)
+      bad(file, at + ".block_smids", fmt::format("{} SM ids for block_count {}", smids.size(), bc));
+  }
+  if (k.blocks == 0) bad(file, at + ".block_smids", "a kernel with no blocks");
+  if (times.size() != 2 * smids.size())
+    bad(file, at + ".block_times",
+        fmt::format("{} times for {} blocks; expected a start and an end per block ({})", times.size(), k.blocks, 2 * k.blocks));
+  k.threads = as_int(need("thread_count"), file, at + ".thread_count", 1, 1 << 20);
+  if (auto it = e.find("shared_memory"); it != e.end()) k.smem = as_int(*it, file, at + ".shared_memory", 0, 1 << 30);
+  if (auto it = e.find("kernel_name"); it != e.end() && !it->is_null()) {
+    if (!it->is_string()) bad(file, at + ".kernel_name", "expected a string");
+    k.name = it->get<std::string>();
+  }
+  if (auto it = e.find("cuda_launch_times"); it != e.end()) {
+    if (!it->is_array() || it->empty()) bad(file, at + ".cuda_launch_times", "expected an array of CPU times");
+    k.launch_s = as_seconds((*it)[0], file, at + ".cuda_launch_times[0]");
+  }
+  for (size_t b = 0; b < smids.size(); ++b)
+    k.smids.push_back(as_int(smids[b], file, fmt::format("{}.block_smids[{}]", at, b), 0, 65535));
+  for (size_t b = 0; b < smids.size(); ++b) {
+    const double s = as_seconds(times[2 * b], file, fmt::format("{}.block_times[{}]", at, 2 * b));
+    const double t = as_seconds(times[2 * b + 1], file, fmt::format("{}.block_times[{}]", at, 2 * b + 1));
+    if (t < s) bad(file, fmt::format("{}.block_times[{}]", at, 2 * b + 1), fmt::format("block {} ends before it starts", b));
+    k.start_s.push_back(s);
+    k.end_s.push_back(t);
+  }
+  return k;
+}
+
+Log read_log(const std::string& path, int file_index) {
+  const json j = model::read_json_file(path);
+  if (!j.is_object()) bad(path, "", "an examiner result log is a JSON object");
+  Log log;
+  log.path = path;
+  if (auto it = j.find("scenario_name"); it != j.end() && it->is_string()) log.scenario_name = it->get<std::string>();
+  if (auto it = j.find("label"); it != j.end() && it->is_string()) log.label = it->get<std::string>();
+  auto times = j.find("times");
+  if (times == j.end()) bad(path, "times", "missing; not a cuda_scheduling_examiner result log");
+  if (!times->is_array()) bad(path, "times", "expected an array");
+  int iteration = -1, in_file = 0;
+  for (size_t i = 0; i < times->size(); ++i) {
+    const json& e = (*times)[i];
+    const std::string at = fmt::format("times[{}]", i);
+    if (!e.is_object()) bad(path, at, "expected an object");
+    if (e.empty()) continue;  // the blank first entry
+    if (e.contains("cpu_times")) {  // a CPU-times object opens an iteration
+      ++iteration;
+      log.iterations.emplace_back();
+      continue;
+    }
+    if (!e.contains("block_times") && !e.contains("block_smids")) continue;  // other per-iteration records
+    if (iteration < 0) {
+      iteration = 0;
+      log.iterations.emplace_back();
+    }
+    LoggedKernel k = read_kernel(e, path, at);
+    k.file = file_index;
+    k.order_in_file = in_file++;
+    log.iterations[static_cast<size_t>(iteration)].push_back(std::move(k));
+  }
+  std::erase_if(log.iterations, [](const auto& it) { return it.empty(); });
+  if (log.iterations.empty()) bad(path, "times", "no kernel entries (block_times / block_smids) in the log");
+  return log;
+}
+
+std::string file_stem(const std::string& p) { return std::filesystem::path(p).stem().string(); }
+
+std::string id_safe(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+                    ch == '_' || ch == '-';
+    out.push_back(ok ? ch : '-');
+  }
+  return out;
+}
+
+// Half up, as the cuda oracle maps nanoseconds (cuda_host ns_to_units).
+int64_t seconds_to_units(double seconds_since_origin, uint64_t unit) {
+  const double ns = std::max(0.0, std::round(seconds_since_origin * 1e9));
+  return cuda::ns_to_units(static_cast<uint64_t>(ns), 0, unit);
+}
+
+}  // namespace
+
+std::vector<model::Case> import_logs(const std::vector<std::string>& files, const ImportOptions& o) {
+  if (files.empty()) throw model::InputError("import-examiner", "", "no result logs given");
+  cuda::CudaOptions co;
+  co.time_unit_ms = o.time_unit_ms;
+  const uint64_t unit = cuda::unit_ns(co);
+  std::vector<Log> logs;
+  for (size_t f = 0; f < files.size(); ++f) logs.push_back(read_log(files[f], static_cast<int>(f)));
+  size_t iterations = logs[0].iterations.size();
+  for (const auto& l : logs) iterations = std::min(iterations, l.iterations.size());
+  std::vector<std::string> names_of_files;
+  for (const auto& l : logs) names_of_files.push_back(l.path);
+  const std::string scenario_name = !logs[0].scenario_name.empty() ? logs[0].scenario_name : file_stem(files[0]);
+
+  std::vector<model::Case> out;
+  for (size_t it = 0; it < iterations; ++it) {
+    std::vector<LoggedKernel> ks;
+    std::map<int, int> kernels_per_file;
+    for (const auto& l : logs)
+      for (const auto& k : l.iterations[it]) {
+        ks.push_back(k);
+        ++kernels_per_file[k.file];
+      }
+    const bool by_launch_time = std::all_of(ks.begin(), ks.end(), [](const LoggedKernel& k) { return k.launch_s.has_value(); });
+    std::stable_sort(ks.begin(), ks.end(), [&](const LoggedKernel& a, const LoggedKernel& b) {
+      if (by_launch_time && *a.launch_s != *b.launch_s) return *a.launch_s < *b.launch_s;
+      return std::pair(a.file, a.order_in_file) < std::pair(b.file, b.order_in_file);
+    });
+    double origin = ks[0].start_s[0];
+    for (const auto& k : ks)
+      for (double s : k.start_s) origin = std::min(origin, s);
+
+    json kernels = json::array();
+    json sm_of_block = json::object(), start_of_block = json::object();
+    std::set<std::string> used;
+    for (const auto& k : ks) {
+      const Log& l = logs[static_cast<size_t>(k.file)];
+      std::string name = !k.name.empty() ? k.name
+                                         : fmt::format("{}.k{}", id_safe(!l.label.empty() ? l.label : file_stem(l.path)),
+                                                       k.order_in_file);
+      const std::string base = name;
+      for (int n = 2; used.count(name); ++n) name = fmt::format("{}.{}", base, n);
+      used.insert(name);
+      // Duration: the median block run time in units (at least 1); the probe spins a fixed time.
+      std::vector<double> runs;
+      for (size_t b = 0; b < k.start_s.size(); ++b) runs.push_back(k.end_s[b] - k.start_s[b]);
+      std::nth_element(runs.begin(), runs.begin() + static_cast<long>(runs.size() / 2), runs.end());
+      const int64_t duration = std::max<int64_t>(1, seconds_to_units(runs[runs.size() / 2], unit));
+      json kj = {{"name", name}, {"blocks", k.blocks}, {"threads", k.threads}, {"regs", o.regs},
+                 {"smem", k.smem}, {"duration", duration}};
+      if (kernels_per_file[k.file] > 1) kj["stream"] = k.file;
+      kernels.push_back(std::move(kj));
+      for (size_t b = 0; b < k.smids.size(); ++b) {
+        if (k.smids[b] >= o.device.sms)
+          throw model::InputError(l.path, fmt::format("block_smids[{}]", b),
+                                  fmt::format("kernel {} block {} is on SM {}, outside {}'s {} SMs; is --device right?",
+                                              name, b, k.smids[b], o.device.name, o.device.sms));
+        sm_of_block[name].push_back(k.smids[b]);
+        start_of_block[name].push_back(seconds_to_units(k.start_s[b] - origin, unit));
+      }
+    }
+    json cj = {{"id", fmt::format("examiner-{}{}", id_safe(scenario_name), iterations > 1 ? fmt::format(".it{}", it + 1) : "")},
+               {"source", fmt::format("cuda_scheduling_examiner log(s): {}", fmt::join(names_of_files, ", "))},
+               {"device", o.device_builtin ? json(o.device.name) : o.device.to_json()},
+               {"kernels", kernels},
+               {"observation", {{"kind", "hardware"}, {"sm_of_block", sm_of_block}, {"start_of_block", start_of_block}}},
+               {"notes", fmt::format("imported from cuda_scheduling_examiner, iteration {} of {}; time unit {} ms (block "
+                                     "times rounded half up from the earliest block start); registers not logged, {} "
+                                     "assumed; launch order from {}",
+                                     it + 1, iterations, o.time_unit_ms, o.regs,
+                                     by_launch_time ? "cuda_launch_times" : "the file order")}};
+    out.push_back(model::case_from_json(cj, files[0]));
+  }
+  return out;
+}
+
+json export_config(const model::Case& c, const ExportOptions& o) {
+  cuda::CudaOptions co;
+  co.time_unit_ms = o.time_unit_ms;
+  const uint64_t unit = cuda::unit_ns(co);
+  if (o.iterations < 1) throw model::InputError("--iterations", "", "at least one iteration is needed");
+  // The plugin's shared memory sizes, in 32-bit words.
+  static const int kWords[] = {0, 4096, 8192, 10240};
+  std::vector<std::vector<size_t>> groups;  // kernel indices per benchmark (= stream)
+  std::map<int, size_t> group_of_stream;
+  std::vector<std::string> caveats;
+  for (size_t i = 0; i < c.scenario.kernels.size(); ++i) {
+    const auto& k = c.scenario.kernels[i];
+    if (k.stream) {
+      auto [it, inserted] = group_of_stream.try_emplace(*k.stream, groups.size());
+      if (inserted) groups.emplace_back();
+      groups[it->second].push_back(i);
+    } else {
+      groups.push_back({i});
+    }
+  }
+  json benchmarks = json::array();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    json kernels = json::array();
+    for (size_t i : groups[g]) {
+      const auto& k = c.scenario.kernels[i];
+      const int* w = std::find(std::begin(kWords), std::end(kWords), k.smem / 4);
+      if (k.smem % 4 != 0 || w == std::end(kWords))
+        throw model::InputError(c.file.empty() ? c.id : c.file, fmt::format("kernels[{}].smem", i),
+                                fmt::format("kernel {} uses {} B of shared memory; the multikernel plugin offers only 0, "
+                                            "16384, 32768 or 40960 B", k.name, k.smem));
+      if (k.grid) caveats.push_back(fmt::format("{}: the {}x{} grid is launched 1-D ({} blocks)", k.name, k.grid->first,
+                                                k.grid->second, k.blocks));
+      kernels.push_back({{"kernel_label", k.name},
+                         {"duration", static_cast<uint64_t>(k.duration) * unit},
+                         {"block_count", k.blocks},
+                         {"thread_count", k.threads},
+                         {"shared_memory_size", *w}});
+    }
+    const std::string label = fmt::format("stream {}", g);
+    benchmarks.push_back({{"filename", o.plugin},
+                          {"log_name", fmt::format("{}.s{}.json", id_safe(c.id), g)},
+                          {"label", label},
+                          {"thread_count", 0},
+                          {"block_count", 0},
+                          {"data_size", 0},
+                          {"additional_info", std::move(kernels)}});
+  }
+  std::vector<std::string> regs;
+  for (const auto& k : c.scenario.kernels) regs.push_back(fmt::format("{} {}", k.name, k.regs));
+  caveats.push_back(fmt::format("registers are the plugin kernel's own, not the case's ({})", fmt::join(regs, ", ")));
+  if (groups.size() > 1)
+    caveats.push_back("benchmarks start together in separate threads, so the launch order across streams is not "
+                      "enforced; import-examiner reads the actual order from cuda_launch_times");
+  return {{"name", c.id},
+          {"comment", fmt::format("tbcheck export of {} on {} (time unit {} ms). Not expressed: {}", c.id,
+                                  c.scenario.device.name, o.time_unit_ms, fmt::join(caveats, "; "))},
+          {"max_iterations", o.iterations},
+          {"max_time", 0},
+          {"cuda_device", 0},
+          {"pin_cpus", true},
+          {"base_result_directory", o.result_directory},
+          {"benchmarks", std::move(benchmarks)}};
+}
+
+}  // namespace tbcheck::oracle::examiner

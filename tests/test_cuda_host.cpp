@@ -1,0 +1,353 @@
+// Tests of the CUDA oracle's host logic with synthetic timestamps (no GPU needed): variant choice,
+// ns -> units, launch-order check, instability, device identity, MPS, launch plan, no-device, dry run.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "helpers.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/oracle/cuda_host.hpp"
+#include "tbcheck/oracle/oracle.hpp"
+#include "tbcheck/smt/encoding.hpp"
+
+using namespace tbcheck;
+using namespace tbcheck::oracle::cuda;
+namespace fs = std::filesystem;
+
+namespace {
+
+model::Kernel kernel(const std::string& name, int regs, int threads = 256) {
+  model::Kernel k;
+  k.name = name;
+  k.regs = regs;
+  k.threads = threads;
+  return k;
+}
+
+const model::Device& rtx3090() { return model::builtin_device("rtx3090", "test", "device"); }
+
+// Two kernels on a 4-SM mini device: k1 (2 blocks), k2 (1 block), duration 1 unit each.
+model::Scenario two_kernels(const std::string& extra_k2 = "") {
+  return test::scenario(R"({"device": )" + test::mini_device(4) + R"(, "kernels": [
+      {"name": "k1", "blocks": 2, "threads": 256, "regs": 32, "smem": 0, "duration": 1},
+      {"name": "k2", "blocks": 1, "threads": 256, "regs": 32, "smem": 0, "duration": 1)" + extra_k2 + "}]}");
+}
+
+constexpr uint64_t kT0 = 1'700'000'000'000'000'000ULL;  // a realistic %globaltimer value (ns)
+constexpr uint64_t kUnit = 20'000'000;                    // 20 ms
+
+BlockRecord rec(uint64_t start_offset_ns, uint64_t run_ns, int sm) {
+  return BlockRecord{kT0 + start_offset_ns, kT0 + start_offset_ns + run_ns, sm, sm};
+}
+
+std::vector<KernelRecord> good_records() {
+  return {KernelRecord{"k1", {rec(0, kUnit + 3'000, 0), rec(900, kUnit + 2'000, 2)}},
+          KernelRecord{"k2", {rec(1'800, kUnit + 1'000, 1)}}};
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int n = 0;
+    path = fs::temp_directory_path() / ("tbcheck-cudahost-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("the probe variants are the realizable register counts of the SMT encoding", "[cuda-host]") {
+  CHECK(probe_register_counts() == smt::realizable_regs());
+  CHECK(probe_register_counts().front() == 24);
+  CHECK(probe_register_counts().back() == 255);
+  CHECK(probe_register_counts().size() == 30);
+  for (const auto& v : nominal_variants()) CHECK(v.num_regs == v.requested_regs);
+}
+
+TEST_CASE("variant choice: exact numRegs, then the same per-warp allocation, else refused with the counts", "[cuda-host]") {
+  // As a device might report them: the r32 build came out at 30 registers.
+  const std::vector<Variant> vs = {{24, 24, 1024, 0, 1024}, {32, 30, 992, 0, 1024}, {48, 48, 800, 0, 1024},
+                                   {64, 64, 700, 0, 1024}, {128, 128, 600, 0, 512}};
+  SECTION("exact") {
+    auto c = choose_variant(vs, kernel("k", 48), rtx3090());
+    CHECK(c.match == VariantMatch::Exact);
+    CHECK(c.index == 2);
+  }
+  SECTION("same allocation: 32 and 30 registers both take 1024 registers per warp") {
+    auto c = choose_variant(vs, kernel("k", 32), rtx3090());
+    CHECK(c.match == VariantMatch::SameAllocation);
+    CHECK(c.index == 1);
+    CHECK(to_string(c.match) == "same-allocation");
+  }
+  SECTION("none: 40 registers (1280 per warp) has no variant; the reason names the kernel and the counts") {
+    auto c = choose_variant(vs, kernel("k7", 40), rtx3090());
+    CHECK(c.match == VariantMatch::None);
+    CHECK(c.index == -1);
+    CHECK_THAT(c.reason, Catch::Contains("k7") && Catch::Contains("40 registers") && Catch::Contains("24, 30, 48, 64, 128"));
+  }
+  SECTION("a variant whose maxThreadsPerBlock is below the kernel's threads is not chosen") {
+    auto c = choose_variant(vs, kernel("big", 128, 1024), rtx3090());
+    CHECK(c.match == VariantMatch::None);
+    CHECK(choose_variant(vs, kernel("small", 128, 512), rtx3090()).match == VariantMatch::Exact);
+  }
+}
+
+TEST_CASE("ns to time units: relative to the origin, rounded half up", "[cuda-host]") {
+  CHECK(ns_to_units(1000, 1000, 20) == 0);
+  CHECK(ns_to_units(1009, 1000, 20) == 0);
+  CHECK(ns_to_units(1010, 1000, 20) == 1);  // exactly half: up
+  CHECK(ns_to_units(1029, 1000, 20) == 1);
+  CHECK(ns_to_units(1030, 1000, 20) == 2);
+  CHECK(ns_to_units(500, 1000, 20) == 0);   // before the origin: clamped
+  CHECK(ns_to_units(1001, 1000, 3) == 0);   // odd unit: 1/3 down
+  CHECK(ns_to_units(1002, 1000, 3) == 1);   // 2/3 up
+  CHECK(ns_to_units(kT0 + 3 * kUnit + 9'000'000, kT0, kUnit) == 3);
+  CHECK(ns_to_units(kT0 + 3 * kUnit + 10'000'000, kT0, kUnit) == 4);
+  CHECK_THROWS_AS(ns_to_units(1, 0, 0), model::InputError);
+  CudaOptions o;
+  CHECK(unit_ns(o) == kUnit);
+  o.time_unit_ms = 0.5;
+  CHECK(unit_ns(o) == 500'000);
+  o.time_unit_ms = -1;
+  CHECK_THROWS_AS(unit_ns(o), model::InputError);
+}
+
+TEST_CASE("records become a schedule in units from the earliest block start", "[cuda-host]") {
+  const auto s = two_kernels();
+  auto recs = good_records();
+  recs[1].blocks[0] = rec(kUnit + 4'000, kUnit + 500, 0);  // k2 starts one unit later, on SM 0
+  auto r = schedule_from_records(s, recs, kUnit);
+  CHECK(r.status == RecordCheck::Complete);
+  CHECK(r.problems.empty());
+  CHECK(r.notes.empty());
+  REQUIRE(r.schedule.kernels.size() == 2);
+  CHECK(r.schedule.kernels[0].blocks[0] == model::BlockPlacement{0, 0, 1});
+  CHECK(r.schedule.kernels[0].blocks[1] == model::BlockPlacement{2, 0, 1});
+  CHECK(r.schedule.kernels[1].blocks[0] == model::BlockPlacement{0, 1, 2});
+
+  SECTION("a block that ran a unit too long is a note, not a failure") {
+    recs[0].blocks[1] = rec(900, 2 * kUnit, 2);
+    auto r2 = schedule_from_records(s, recs, kUnit);
+    CHECK(r2.status == RecordCheck::Complete);
+    REQUIRE(r2.notes.size() == 1);
+    CHECK_THAT(r2.notes[0], Catch::Contains("k1 block 1") && Catch::Contains("ran 2 units"));
+  }
+  SECTION("missing records, SM changes and SMs off the device make it incomplete") {
+    recs[0].blocks[0] = BlockRecord{};
+    recs[0].blocks[1].sm_end = 3;
+    recs[1].blocks[0].sm_start = recs[1].blocks[0].sm_end = 9;
+    auto r3 = schedule_from_records(s, recs, kUnit);
+    CHECK(r3.status == RecordCheck::Incomplete);
+    REQUIRE(r3.problems.size() == 3);
+    CHECK_THAT(r3.problems[0], Catch::Contains("k1 block 0: no record"));
+    CHECK_THAT(r3.problems[1], Catch::Contains("SM 2 at entry but 3 at exit"));
+    CHECK_THAT(r3.problems[2], Catch::Contains("SM 9 is outside"));
+  }
+}
+
+TEST_CASE("launch order from the first block timestamps", "[cuda-host]") {
+  const auto s = two_kernels();
+  SECTION("confirmed") {
+    auto o = check_launch_order(s, good_records());
+    CHECK(o.status == OrderCheck::Confirmed);
+    CHECK(o.ties == 0);
+  }
+  SECTION("violated: the later kernel started first") {
+    auto recs = good_records();
+    recs[1].blocks[0] = rec(0, kUnit, 1);
+    recs[0].blocks[0] = rec(500, kUnit, 0);
+    auto o = check_launch_order(s, recs);
+    CHECK(o.status == OrderCheck::Violated);
+    CHECK_THAT(o.reason, Catch::Contains("k2 (launched after k1) started 500 ns before it"));
+    CHECK(to_string(o.status) == "violated");
+  }
+  SECTION("tied first timestamps are consistent but counted") {
+    auto recs = good_records();
+    recs[1].blocks[0] = rec(0, kUnit, 1);
+    auto o = check_launch_order(s, recs);
+    CHECK(o.status == OrderCheck::Tied);
+    CHECK(o.ties == 1);
+  }
+  SECTION("a missing record leaves it unconfirmed") {
+    auto recs = good_records();
+    recs[0].blocks[1] = BlockRecord{};
+    CHECK(check_launch_order(s, recs).status == OrderCheck::Unconfirmed);
+  }
+  SECTION("a stream successor must start after its predecessor's last block") {
+    const auto shared = test::scenario(R"({"device": )" + test::mini_device(4) + R"(, "kernels": [
+      {"name": "k1", "blocks": 2, "threads": 256, "regs": 32, "smem": 0, "duration": 1, "stream": 5},
+      {"name": "k2", "blocks": 1, "threads": 256, "regs": 32, "smem": 0, "duration": 1, "stream": 5}]})");
+    auto recs = good_records();
+    CHECK(check_launch_order(shared, recs).status == OrderCheck::Violated);
+    recs[1].blocks[0] = rec(kUnit + 10'000, kUnit, 1);
+    CHECK(check_launch_order(shared, recs).status == OrderCheck::Confirmed);
+  }
+}
+
+TEST_CASE("repetitions that disagree are unstable per block, through combine_repetitions", "[cuda-host]") {
+  const auto s = two_kernels();
+  auto a = schedule_from_records(s, good_records(), kUnit).schedule;
+  auto recs = good_records();
+  recs[0].blocks[1] = rec(900, kUnit, 3);  // block 1 of k1 lands on SM 3 this time
+  auto b = schedule_from_records(s, recs, kUnit).schedule;
+  auto r = oracle::combine_repetitions(s, {a, a, b}, model::ObservationKind::Hardware, nlohmann::json::object());
+  CHECK(r.status == oracle::RunStatus::Unstable);
+  REQUIRE(r.unstable_blocks.size() == 1);
+  CHECK(r.unstable_blocks[0] == "k1 block 1: SMs 2, 2, 3 across repetitions");
+  CHECK(r.observation.kind == model::ObservationKind::Hardware);
+  CHECK(r.observation.sm_of_block.at("k1") == std::vector<int>{0, 2});
+  auto ok = oracle::combine_repetitions(s, {a, a}, model::ObservationKind::Hardware, nlohmann::json::object());
+  CHECK(ok.status == oracle::RunStatus::Ok);
+}
+
+TEST_CASE("device identity is compared on scheduler limits, never on the name", "[cuda-host]") {
+  DeviceIdentity id;
+  id.name = "NVIDIA GeForce RTX 3090";
+  id.cc = "8.6";
+  id.sms = 82;
+  id.max_blocks_per_sm = 16;
+  id.max_warps_per_sm = 48;
+  id.regs_per_sm = 65536;
+  id.max_threads_per_block = 1024;
+  id.smem_per_sm = 102400;
+  id.smem_per_block_optin = 101376;
+  id.reserved_smem_per_block = 1024;
+  id.driver_version = 13000;
+  id.runtime_version = 13000;
+  auto c = compare_identity(rtx3090(), id);
+  CHECK(c.status == IdentityMatch::Match);
+  CHECK(c.differences.empty());
+  CHECK(id.to_json()["driver_version"] == 13000);
+
+  id.sms = 84;
+  id.cc = "8.9";
+  c = compare_identity(rtx3090(), id);
+  CHECK(c.status == IdentityMatch::Mismatch);
+  REQUIRE(c.differences.size() == 2);
+  CHECK_THAT(c.differences[0], Catch::Contains("compute capability") && Catch::Contains("8.9"));
+  CHECK_THAT(c.differences[1], Catch::Contains("SM count: rtx3090 has 82") && Catch::Contains("has 84"));
+}
+
+TEST_CASE("MPS is detected from its control pipe or client settings", "[cuda-host]") {
+  std::map<std::string, std::string> env;
+  std::set<std::string> files;
+  auto getenv = [&](const std::string& k) -> std::optional<std::string> {
+    auto it = env.find(k);
+    return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  auto exists = [&](const std::string& p) { return files.count(p) > 0; };
+  CHECK(detect_mps(getenv, exists).state == MpsState::Absent);
+  files.insert("/tmp/nvidia-mps/control");
+  auto p = detect_mps(getenv, exists);
+  CHECK(p.state == MpsState::Active);
+  CHECK_THAT(p.evidence, Catch::Contains("/tmp/nvidia-mps/control"));
+  env["CUDA_MPS_PIPE_DIRECTORY"] = "/run/mps";  // the pipe elsewhere: the default path no longer counts
+  CHECK(detect_mps(getenv, exists).state == MpsState::Absent);
+  env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = "50";
+  CHECK(detect_mps(getenv, exists).state == MpsState::Active);
+}
+
+TEST_CASE("launch plan: streams, variants, shared memory opt-in, watchdog, refusals", "[cuda-host]") {
+  const auto s = test::scenario(R"({"device": "rtx3090", "kernels": [
+      {"name": "a", "blocks": 4, "threads": 128, "regs": 40, "smem": 65536, "duration": 2, "stream": 7},
+      {"name": "b", "grid": [3, 2], "threads": 64, "regs": 255, "smem": 1024, "duration": 1},
+      {"name": "c", "blocks": 1, "threads": 32, "regs": 24, "smem": 0, "duration": 1, "stream": 7}]})");
+  CudaOptions o;
+  auto pr = build_launch_plan(s, nominal_variants(), o);
+  REQUIRE(pr.status == PlanStatus::Ok);
+  const auto& p = pr.plan;
+  CHECK(p.streams == 2);
+  REQUIRE(p.kernels.size() == 3);
+  CHECK(p.kernels[0].stream == 0);
+  CHECK(p.kernels[2].stream == 0);  // shares stream 7 with a
+  CHECK(p.kernels[1].stream == 1);
+  CHECK(p.kernels[0].variant_regs == 40);
+  CHECK(p.kernels[0].dynamic_smem == 65536);
+  CHECK(p.kernels[0].smem_optin);
+  CHECK_FALSE(p.kernels[1].smem_optin);
+  CHECK(p.kernels[1].grid_x == 3);
+  CHECK(p.kernels[1].grid_y == 2);
+  CHECK(p.kernels[0].duration_ns == 2 * kUnit);
+  CHECK(p.kernels[2].launch_order == 2);
+  // Every block one after another: (4 x 2 + 6 + 1) units, plus 10 s.
+  CHECK(p.watchdog_ns == 15 * kUnit + 10'000'000'000ULL);
+  const auto j = p.to_json();
+  CHECK(j["kernels"][1]["variant"] == "r255");
+  CHECK(j["kernels"][0]["scenario_stream"] == 7);
+  CHECK_THAT(p.to_text(), Catch::Contains("r40") && Catch::Contains("0+65536"));
+
+  SECTION("registers no variant realizes are refused with the kernel named") {
+    auto bad = s;
+    bad.kernels[1].regs = 16;
+    auto r = build_launch_plan(bad, nominal_variants(), o);
+    CHECK(r.status == PlanStatus::Unsupported);
+    CHECK_THAT(r.reason, Catch::Contains("kernel b asks for 16 registers") && Catch::Contains("24, 32"));
+  }
+  SECTION("more streams than hardware connections are refused") {
+    o.max_connections = 2;
+    auto many = s;
+    many.kernels[2].stream.reset();
+    auto r = build_launch_plan(many, nominal_variants(), o);
+    CHECK(r.status == PlanStatus::Unsupported);
+    CHECK_THAT(r.reason, Catch::Contains("3 streams exceed the 2 hardware connections"));
+  }
+  SECTION("static shared memory above the scenario's smem is refused") {
+    auto vs = nominal_variants();
+    for (auto& v : vs) v.static_smem = 512;
+    auto r = build_launch_plan(s, vs, o);
+    CHECK(r.status == PlanStatus::Unsupported);
+    CHECK_THAT(r.reason, Catch::Contains("kernel c asks for 0 B"));
+  }
+}
+
+TEST_CASE("cuda oracle without a GPU is the named outcome no-device, and run exits 2", "[cuda-host]") {
+  const char* kCase = "corpus/paper/000-wang/case-1.1.json";
+  auto c = model::load_cases(test::source_path(kCase)).at(0);
+  auto r = oracle::make_oracle("cuda", 0.0, 1, nullptr)->run(c.scenario, 3);
+  // This suite runs where there is no GPU (CI); with one, the run is real and this test says so.
+  if (oracle::cuda::built_with_cuda() && r.status != oracle::RunStatus::NoDevice) {
+    WARN("a CUDA device is present; the no-device checks are skipped: " << r.reason);
+    return;
+  }
+  CHECK(r.status == oracle::RunStatus::NoDevice);
+  CHECK(r.observation.kind == model::ObservationKind::Hardware);
+  CHECK(r.metadata["cuda"] == oracle::cuda::built_with_cuda());
+  CHECK_THAT(r.reason, Catch::Contains(oracle::cuda::built_with_cuda() ? "no usable CUDA device" : "built without CUDA"));
+  auto cli = test::run_tbcheck(std::string("run ") + kCase + " --oracle cuda --time-unit-ms 5");
+  CHECK(cli.exit_code == 2);
+  CHECK_THAT(cli.out, Catch::Contains("no-device"));
+}
+
+TEST_CASE("run --dry-run prints the cuda launch plan without a GPU", "[cuda-host]") {
+  auto text = test::run_tbcheck("run corpus/paper/000-wang/case-1.1.json --oracle cuda --dry-run");
+  INFO(text.out);
+  CHECK(text.exit_code == 0);
+  CHECK_THAT(text.out, Catch::Contains("launch plan of case-1.1") && Catch::Contains("r32") &&
+                           Catch::Contains("20000000"));
+  auto js = test::run_tbcheck("run corpus/paper/000-wang/case-1.1.json --oracle cuda --dry-run --json --time-unit-ms 1");
+  REQUIRE(js.exit_code == 0);
+  const auto j = nlohmann::json::parse(js.out);
+  CHECK(j["status"] == "ok");
+  CHECK(j["plan"]["unit_ns"] == 1000000);
+  CHECK(j["plan"]["nominal_registers"] == true);
+  REQUIRE(j["plan"]["kernels"].size() == 3);
+  CHECK(j["plan"]["kernels"][2]["launch_order"] == 2);
+  CHECK(j["plan"]["kernels"][0]["stream"] != j["plan"]["kernels"][1]["stream"]);
+
+  TempDir dir;
+  const fs::path f = dir.path / "regs16.json";
+  std::ofstream(f) << R"({"device": "rtx3090", "kernels": [{"name": "k", "blocks": 1, "threads": 32, "regs": 16, "smem": 0, "duration": 1}]})";
+  auto bad = test::run_tbcheck("run '" + f.string() + "' --oracle cuda --dry-run");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.out, Catch::Contains("unsupported") && Catch::Contains("16 registers"));
+  auto wrong = test::run_tbcheck("run corpus/paper/000-wang/case-1.1.json --oracle sim:alg1 --dry-run");
+  CHECK(wrong.exit_code == 2);
+  CHECK_THAT(wrong.out, Catch::Contains("--oracle cuda only"));
+}

@@ -1,0 +1,198 @@
+// Tests of cuda_scheduling_examiner interop: hand-written result logs in the examiner's format
+// (tests/data/examiner) import into hardware cases; cases export to multikernel-plugin configs.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "helpers.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/oracle/examiner.hpp"
+
+using namespace tbcheck;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string data(const std::string& f) { return test::source_path("tests/data/examiner/" + f); }
+
+oracle::examiner::ImportOptions on_rtx3090() {
+  oracle::examiner::ImportOptions o;
+  o.device = model::builtin_device("rtx3090", "test", "device");
+  return o;
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int n = 0;
+    path = fs::temp_directory_path() / ("tbcheck-examiner-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("examiner logs import into one hardware case in launch order with shared streams", "[examiner]") {
+  auto cases = oracle::examiner::import_logs({data("pair_stream0.json"), data("pair_stream1.json")}, on_rtx3090());
+  REQUIRE(cases.size() == 1);
+  const auto& c = cases[0];
+  CHECK(c.id == "examiner-tbcheck-pair");
+  CHECK_THAT(c.source, Catch::Contains("pair_stream0.json") && Catch::Contains("pair_stream1.json"));
+  CHECK(c.scenario.device.name == "rtx3090");
+  REQUIRE(c.scenario.kernels.size() == 3);
+  // Launch order from cuda_launch_times: K1 (stream 0), K2 (stream 1), K3 (stream 0 again).
+  CHECK(c.scenario.kernels[0].name == "K1");
+  CHECK(c.scenario.kernels[1].name == "K2");
+  CHECK(c.scenario.kernels[2].name == "K3");
+  CHECK(c.scenario.kernels[0].stream == 0);
+  CHECK(c.scenario.kernels[2].stream == 0);
+  CHECK_FALSE(c.scenario.kernels[1].stream.has_value());  // alone in its log: its own stream
+  for (const auto& k : c.scenario.kernels) {
+    CHECK(k.threads == 256);
+    CHECK(k.regs == 32);
+    CHECK(k.duration == 1);
+  }
+  REQUIRE(c.observation);
+  CHECK(c.observation->kind == model::ObservationKind::Hardware);
+  CHECK(c.observation->sm_of_block.at("K1") == std::vector<int>{0, 2});
+  CHECK(c.observation->sm_of_block.at("K2") == std::vector<int>{1, 3});
+  CHECK(c.observation->sm_of_block.at("K3") == std::vector<int>{0});
+  CHECK(c.observation->start_of_block.at("K1") == std::vector<int>{0, 0});
+  CHECK(c.observation->start_of_block.at("K2") == std::vector<int>{0, 0});
+  CHECK(c.observation->start_of_block.at("K3") == std::vector<int>{1});
+  CHECK_THAT(c.notes, Catch::Contains("cuda_launch_times") && Catch::Contains("32 assumed"));
+
+  SECTION("a finer time unit keeps the microsecond offsets apart") {
+    auto o = on_rtx3090();
+    o.time_unit_ms = 0.001;  // 1 us
+    auto fine = oracle::examiner::import_logs({data("pair_stream0.json"), data("pair_stream1.json")}, o);
+    CHECK(fine[0].observation->start_of_block.at("K2") == std::vector<int>{100, 101});
+    CHECK(fine[0].scenario.kernels[0].duration == 20001);  // 20000.5 us, rounded half up
+  }
+}
+
+TEST_CASE("the imported case equals the case the logs record, and exports back to the plugin", "[examiner]") {
+  const auto want = model::load_cases(data("pair.case.json")).at(0);
+  auto got = oracle::examiner::import_logs({data("pair_stream0.json"), data("pair_stream1.json")}, on_rtx3090()).at(0);
+  REQUIRE(got.scenario.kernels.size() == want.scenario.kernels.size());
+  for (size_t i = 0; i < want.scenario.kernels.size(); ++i)
+    CHECK(got.scenario.kernels[i].to_json() == want.scenario.kernels[i].to_json());
+
+  const auto cfg = oracle::examiner::export_config(want, {});
+  CHECK(cfg["name"] == "examiner-pair");
+  CHECK(cfg["max_iterations"] == 1);
+  REQUIRE(cfg["benchmarks"].size() == 2);  // stream 0 (K1, K3) and K2 alone
+  const auto& s0 = cfg["benchmarks"][0];
+  CHECK(s0["filename"] == "./bin/multikernel.so");
+  REQUIRE(s0["additional_info"].size() == 2);
+  CHECK(s0["additional_info"][0]["kernel_label"] == "K1");
+  CHECK(s0["additional_info"][1]["kernel_label"] == "K3");
+  CHECK(s0["additional_info"][0]["duration"] == 20000000);
+  CHECK(s0["additional_info"][0]["block_count"] == 2);
+  CHECK(s0["additional_info"][0]["thread_count"] == 256);
+  CHECK(s0["additional_info"][0]["shared_memory_size"] == 0);
+  CHECK(cfg["benchmarks"][1]["additional_info"][0]["kernel_label"] == "K2");
+  CHECK_THAT(cfg["comment"].get<std::string>(), Catch::Contains("registers") && Catch::Contains("launch order"));
+}
+
+TEST_CASE("export refuses shared memory the multikernel plugin cannot express", "[examiner]") {
+  auto c = model::load_cases(data("pair.case.json")).at(0);
+  c.scenario.kernels[1].smem = 1000;
+  auto e = test::error_of([&] { oracle::examiner::export_config(c, {}); });
+  CHECK(e.field() == "kernels[1].smem");
+  CHECK_THAT(e.reason(), Catch::Contains("K2") && Catch::Contains("16384"));
+  c.scenario.kernels[1].smem = 32768;
+  CHECK(oracle::examiner::export_config(c, {})["benchmarks"][1]["additional_info"][0]["shared_memory_size"] == 8192);
+}
+
+TEST_CASE("malformed examiner logs are input errors naming file, field and reason", "[examiner]") {
+  auto e1 = test::error_of([&] { oracle::examiner::import_logs({data("bad_smids.json")}, on_rtx3090()); });
+  CHECK_THAT(e1.where(), Catch::Contains("bad_smids.json"));
+  CHECK(e1.field() == "times[2].block_smids");
+  CHECK_THAT(e1.reason(), Catch::Contains("1 SM ids for block_count 2"));
+  auto e2 = test::error_of([&] { oracle::examiner::import_logs({data("bad_times.json")}, on_rtx3090()); });
+  CHECK(e2.field() == "times[2].block_times");
+  CHECK_THAT(e2.reason(), Catch::Contains("3 times for 2 blocks"));
+
+  TempDir dir;
+  auto write = [&](const std::string& name, const std::string& text) {
+    const fs::path p = dir.path / name;
+    std::ofstream(p) << text;
+    return p.string();
+  };
+  auto e3 = test::error_of([&] { oracle::examiner::import_logs({write("no_times.json", R"({"scenario_name": "x"})")}, on_rtx3090()); });
+  CHECK(e3.field() == "times");
+  auto e4 = test::error_of([&] {
+    oracle::examiner::import_logs({write("str.json", R"({"times": [{}, {"block_count": 1, "thread_count": 32,
+        "block_times": ["a", 0.2], "block_smids": [0]}]})")}, on_rtx3090());
+  });
+  CHECK(e4.field() == "times[1].block_times[0]");
+  auto e5 = test::error_of([&] {
+    oracle::examiner::import_logs({write("nothreads.json", R"({"times": [{}, {"block_times": [0.1, 0.2], "block_smids": [0]}]})")},
+                                  on_rtx3090());
+  });
+  CHECK_THAT(e5.reason(), Catch::Contains("thread_count"));
+  auto e6 = test::error_of([&] {
+    auto o = on_rtx3090();
+    o.device = model::device_from_json(model::parse_json_text(test::mini_device(2), "t"), "t");
+    oracle::examiner::import_logs({data("pair_stream1.json")}, o);
+  });
+  CHECK_THAT(e6.reason(), Catch::Contains("SM 3") && Catch::Contains("--device"));
+  CHECK_THROWS_AS(oracle::examiner::import_logs({write("syntax.json", "{\"times\": [")}, on_rtx3090()), model::InputError);
+}
+
+TEST_CASE("several iterations of a log become one case each", "[examiner]") {
+  TempDir dir;
+  const fs::path p = dir.path / "iters.json";
+  std::ofstream(p) << R"({"scenario_name": "two runs", "times": [{},
+    {"cpu_times": [0.0, 0.1]},
+    {"kernel_name": "A", "block_count": 1, "thread_count": 64, "block_times": [1.0, 1.02], "block_smids": [4]},
+    {"cpu_times": [0.2, 0.3]},
+    {"kernel_name": "A", "block_count": 1, "thread_count": 64, "block_times": [2.0, 2.04], "block_smids": [6]}]})";
+  auto cases = oracle::examiner::import_logs({p.string()}, on_rtx3090());
+  REQUIRE(cases.size() == 2);
+  CHECK(cases[0].id == "examiner-two-runs.it1");
+  CHECK(cases[1].id == "examiner-two-runs.it2");
+  CHECK(cases[0].observation->sm_of_block.at("A") == std::vector<int>{4});
+  CHECK(cases[1].observation->sm_of_block.at("A") == std::vector<int>{6});
+  CHECK(cases[1].scenario.kernels[0].duration == 2);
+  CHECK_THAT(cases[0].notes, Catch::Contains("file order"));
+}
+
+TEST_CASE("import-examiner and export-examiner on the command line", "[examiner]") {
+  TempDir dir;
+  const std::string logs = "tests/data/examiner/pair_stream0.json tests/data/examiner/pair_stream1.json";
+  auto r = test::run_tbcheck("import-examiner " + logs + " --device rtx3090 --out '" + dir.path.string() + "'");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  const fs::path written = dir.path / "examiner-tbcheck-pair.json";
+  REQUIRE(fs::exists(written));
+  auto back = model::load_cases(written.string());
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].observation->sm_of_block.at("K2") == std::vector<int>{1, 3});
+  // Recorded results are never overwritten.
+  auto again = test::run_tbcheck("import-examiner " + logs + " --device rtx3090 --out '" + dir.path.string() + "'");
+  CHECK(again.exit_code == 2);
+
+  auto nodev = test::run_tbcheck("import-examiner " + logs + " --out '" + dir.path.string() + "'");
+  CHECK(nodev.exit_code == 2);
+  CHECK_THAT(nodev.out, Catch::Contains("--device"));
+  auto bad = test::run_tbcheck("import-examiner tests/data/examiner/bad_times.json --device rtx3090 --out '" +
+                               dir.path.string() + "'");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.out, Catch::Contains("bad_times.json") && Catch::Contains("block_times"));
+
+  auto ex = test::run_tbcheck("export-examiner tests/data/examiner/pair.case.json --time-unit-ms 500");
+  REQUIRE(ex.exit_code == 0);
+  const auto cfg = nlohmann::json::parse(ex.out);
+  CHECK(cfg["benchmarks"][0]["additional_info"][0]["duration"] == 500000000);
+  const fs::path out = dir.path / "cfg.json";
+  auto ex2 = test::run_tbcheck("export-examiner tests/data/examiner/pair.case.json --out '" + out.string() + "'");
+  CHECK(ex2.exit_code == 0);
+  CHECK(fs::exists(out));
+}
