@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <map>
 
 #include <fmt/format.h>
@@ -241,7 +242,17 @@ LearnResult learn(const std::vector<model::Hypothesis>& hypotheses, const model:
         for (size_t b = a + 1; b < alive.size() && !best; ++b) {
           auto key = std::make_pair(alive[a].name, alive[b].name);
           if (tried.count(key)) continue;
-          PairResult pr = distinguish_pair(alive[a], alive[b], device, o.bounds);
+          PairResult pr;
+          try {
+            pr = distinguish_pair(alive[a], alive[b], device, o.bounds);
+          } catch (const std::exception& e) {
+            // A solver failure (e.g. z3::exception under memory or time pressure) leaves this pair
+            // undecided; it must not end the whole loop.
+            pr.h1 = alive[a].name;
+            pr.h2 = alive[b].name;
+            pr.outcome = PairOutcome::Unknown;
+            pr.reason = std::string("synthesis failed: ") + e.what();
+          }
           res.synthesis_seconds += pr.solver_seconds;
           tried[key] = pr;
           if (pr.outcome != PairOutcome::Separated || !pr.witness) continue;

@@ -97,18 +97,24 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
     for (const auto& x : s.duration) total = total + x;
     solver.add(total <= *o.max_total_duration);
   }
-  switch (solver.check()) {
-    case z3::sat:
-      r.outcome = QueryOutcome::Found;
-      r.scenario = s.decode(solver.get_model());
-      break;
-    case z3::unsat:
-      r.outcome = QueryOutcome::None;
-      break;
-    case z3::unknown:
-      r.outcome = QueryOutcome::Unknown;
-      r.reason = solver.reason_unknown();
-      break;
+  try {
+    switch (solver.check()) {
+      case z3::sat:
+        r.outcome = QueryOutcome::Found;
+        r.scenario = s.decode(solver.get_model());
+        break;
+      case z3::unsat:
+        r.outcome = QueryOutcome::None;
+        break;
+      case z3::unknown:
+        r.outcome = QueryOutcome::Unknown;
+        r.reason = solver.reason_unknown();
+        break;
+    }
+  } catch (const z3::exception& e) {
+    // Z3 reports some resource limits (memory, cancellation) as exceptions: the same as giving up.
+    r.outcome = QueryOutcome::Unknown;
+    r.reason = std::string("z3: ") + e.msg();
   }
   return done();
 }
