@@ -13,16 +13,7 @@
 namespace tbcheck::cli {
 namespace {
 
-// File-name-safe form of an oracle name: "sim:alg1" -> "sim-alg1".
-std::string file_safe(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-                    ch == '_' || ch == '-';
-    out.push_back(ok ? ch : '-');
-  }
-  return out;
-}
+using model::file_safe;
 
 struct Run : Command {
   std::string case_path, oracle_spec, out_dir;

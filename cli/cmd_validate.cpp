@@ -14,15 +14,7 @@
 namespace tbcheck::cli {
 namespace {
 
-std::string symbol(model::Verdict v) {
-  switch (v) {
-    case model::Verdict::Pass: return "✓";
-    case model::Verdict::Fail: return "✗";
-    case model::Verdict::Unknown: return "?";
-    case model::Verdict::Unsupported: return "–";
-  }
-  return "?";
-}
+std::string symbol(model::Verdict v) { return report::verdict_symbol(v); }
 
 // Collections larger than this show one row of pass counts unless --all-rows.
 constexpr size_t kCollectionRowLimit = 50;

@@ -42,4 +42,14 @@ void write_file_atomic(const std::string& path, const std::string& content, bool
   }
 }
 
+std::string file_safe(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+                    ch == '_' || ch == '-';
+    out.push_back(ok ? ch : '-');
+  }
+  return out;
+}
+
 }  // namespace tbcheck::model

@@ -11,6 +11,16 @@
 namespace tbcheck::model {
 
 const std::vector<std::string> kScenarioKeys = {"device", "kernels"};
+
+const std::vector<int>& probe_register_counts() {
+  static const std::vector<int> regs = [] {
+    std::vector<int> r;
+    for (int x = 24; x <= 248; x += 8) r.push_back(x);
+    r.push_back(255);
+    return r;
+  }();
+  return regs;
+}
 const std::vector<std::string> kCaseKeys = {"id",          "source", "device",         "kernels", "observation",
                                             "expect",      "notes",  "predictions",    "bounds",  "solver_seconds",
                                             "route",       "first_difference"};

@@ -26,15 +26,6 @@ uint64_t unit_ns(const CudaOptions& o) {
   return static_cast<uint64_t>(ns);
 }
 
-const std::vector<int>& probe_register_counts() {
-  static const std::vector<int> regs = [] {
-    std::vector<int> r;
-    for (int x = 24; x <= 248; x += 8) r.push_back(x);
-    r.push_back(255);
-    return r;
-  }();
-  return regs;
-}
 
 std::vector<Variant> nominal_variants() {
   std::vector<Variant> v;

@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/io.hpp"
 #include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/oracle/cuda_host.hpp"
 
@@ -133,15 +134,7 @@ Log read_log(const std::string& path, int file_index) {
 
 std::string file_stem(const std::string& p) { return std::filesystem::path(p).stem().string(); }
 
-std::string id_safe(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-                    ch == '_' || ch == '-';
-    out.push_back(ok ? ch : '-');
-  }
-  return out;
-}
+std::string id_safe(const std::string& s) { return model::file_safe(s); }
 
 // Half up, as the cuda oracle maps nanoseconds (cuda_host ns_to_units).
 int64_t seconds_to_units(double seconds_since_origin, uint64_t unit) {

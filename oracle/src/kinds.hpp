@@ -15,7 +15,4 @@ std::unique_ptr<Oracle> make_cuda();
 // {"oracle": name, "repetitions": r, "tool_version": ...}; kinds add their own fields.
 nlohmann::json base_metadata(const std::string& oracle_name, int repetitions);
 
-// The observation recorded by a schedule: SM and start of every block of every kernel.
-model::Observation observation_of(const model::Schedule& sch, model::ObservationKind kind);
-
 }  // namespace tbcheck::oracle::detail

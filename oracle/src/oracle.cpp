@@ -42,6 +42,9 @@ nlohmann::json base_metadata(const std::string& oracle_name, int repetitions) {
   return {{"oracle", oracle_name}, {"repetitions", repetitions}, {"tool_version", TBCHECK_ORACLE_TOOL_VERSION}};
 }
 
+
+}  // namespace detail
+
 model::Observation observation_of(const model::Schedule& sch, model::ObservationKind kind) {
   model::Observation o;
   o.kind = kind;
@@ -55,8 +58,6 @@ model::Observation observation_of(const model::Schedule& sch, model::Observation
   }
   return o;
 }
-
-}  // namespace detail
 
 RunResult combine_repetitions(const model::Scenario& s, std::vector<model::Schedule> repetitions,
                               model::ObservationKind kind, nlohmann::json metadata) {
@@ -87,7 +88,7 @@ RunResult combine_repetitions(const model::Scenario& s, std::vector<model::Sched
             fmt::format("{} block {}: starts {} across repetitions", name, b, fmt::join(starts, ", ")));
     }
   }
-  r.observation = detail::observation_of(first, kind);
+  r.observation = observation_of(first, kind);
   if (!r.unstable_blocks.empty()) {
     r.status = RunStatus::Unstable;
     r.reason = fmt::format("{} repetitions disagree on {} block placement(s); the observation is the first repetition",

@@ -10,6 +10,7 @@
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/report/svg.hpp"
+#include "tbcheck/report/table.hpp"
 
 namespace tbcheck::report {
 namespace {
@@ -32,15 +33,7 @@ code { background: #f4f4f4; padding: 1px 3px; }
 
 std::string esc(const std::string& s) { return xml_escape(s); }
 
-std::string symbol(model::Verdict v) {
-  switch (v) {
-    case model::Verdict::Pass: return "✓";
-    case model::Verdict::Fail: return "✗";
-    case model::Verdict::Unknown: return "?";
-    case model::Verdict::Unsupported: return "–";
-  }
-  return "?";
-}
+std::string symbol(model::Verdict v) { return verdict_symbol(v); }
 
 // The SVG element alone (the document's XML prolog cannot sit inside HTML).
 std::string inline_svg(const std::string& doc) {

@@ -11,6 +11,17 @@
 
 namespace tbcheck::report {
 
+std::string verdict_symbol(model::Verdict v) {
+  switch (v) {
+    case model::Verdict::Pass: return "✓";
+    case model::Verdict::Fail: return "✗";
+    case model::Verdict::Unknown: return "?";
+    case model::Verdict::Unsupported: return "–";
+  }
+  return "?";
+}
+
+
 size_t display_width(const std::string& s) {
   size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;

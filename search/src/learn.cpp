@@ -127,19 +127,6 @@ size_t largest_group(const Split& s) {
   return m;
 }
 
-model::Observation observation_of(const model::Schedule& sch, model::ObservationKind kind) {
-  model::Observation o;
-  o.kind = kind;
-  for (const auto& k : sch.kernels) {
-    auto& sms = o.sm_of_block[k.name];
-    auto& starts = o.start_of_block[k.name];
-    for (const auto& b : k.blocks) {
-      sms.push_back(b.sm);
-      starts.push_back(static_cast<int>(b.start));
-    }
-  }
-  return o;
-}
 
 int matching_blocks(const model::Schedule& a, const model::Schedule& b) {
   int n = 0;
@@ -346,7 +333,7 @@ LearnResult learn(const std::vector<model::Hypothesis>& hypotheses, const model:
       st.device_seconds = static_cast<double>(observed->makespan()) * o.time_unit_ms / 1000.0 *
                           static_cast<double>(r.repetitions.size());
       res.device_seconds += st.device_seconds;
-      const model::Observation obs = observation_of(*observed, model::ObservationKind::Synthetic);
+      const model::Observation obs = oracle::observation_of(*observed, model::ObservationKind::Synthetic);
       std::vector<model::Hypothesis> keep;
       const model::Hypothesis* closest = nullptr;
       int closest_match = -1;

@@ -36,9 +36,8 @@ std::string_view to_string(FillEnd e) {
 
 std::vector<int> realizable_regs(const model::Device& d) {
   std::vector<int> v;
-  for (int r = 24; r <= 248; r += 8)
+  for (int r : model::probe_register_counts())
     if (r <= d.max_regs_per_thread) v.push_back(r);
-  if (255 <= d.max_regs_per_thread) v.push_back(255);
   return v;
 }
 

@@ -9,4 +9,8 @@ namespace tbcheck::model {
 // With `no_overwrite`, an existing file is an error (recorded hardware results are never replaced).
 void write_file_atomic(const std::string& path, const std::string& content, bool no_overwrite = false);
 
+// A string usable as a file name and case id: letters, digits, '.', '_' and '-' kept, the rest '-'
+// ("sim:alg1" -> "sim-alg1").
+std::string file_safe(const std::string& s);
+
 }  // namespace tbcheck::model

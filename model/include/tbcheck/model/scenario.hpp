@@ -36,6 +36,10 @@ struct Scenario {
   json to_json() const;
 };
 
+// The register counts the probe kernel is compiled for (seed 000 Section III-B): 24, 32, ..., 248, 255.
+// Synthesis, the random generator and the CUDA oracle all draw from this one list.
+const std::vector<int>& probe_register_counts();
+
 // Keys a scenario object may have; cases add theirs.
 extern const std::vector<std::string> kScenarioKeys;
 // Keys a corpus case may have (scenario keys included); one list for the case loader and for

@@ -29,7 +29,7 @@ struct CudaOptions {
 uint64_t unit_ns(const CudaOptions& o);
 
 // The probe kernel's register variants (seed 000 Section III-B): 24, 32, ..., 248, 255.
-const std::vector<int>& probe_register_counts();
+using model::probe_register_counts;
 
 // One compiled probe variant as the device reports it (cudaFuncGetAttributes).
 struct Variant {

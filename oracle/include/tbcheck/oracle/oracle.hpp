@@ -40,6 +40,9 @@ class Oracle {
   virtual RunResult run(const model::Scenario& s, int repetitions) = 0;
 };
 
+// The recording of one schedule (sm_of_block, start_of_block per kernel) as an observation of `kind`.
+model::Observation observation_of(const model::Schedule& sch, model::ObservationKind kind);
+
 // Compares repetitions block by block (SM and start): Ok with the agreed observation, or Unstable
 // with every disagreeing block named. `repetitions` must be non-empty and all of `s`'s shape.
 RunResult combine_repetitions(const model::Scenario& s, std::vector<model::Schedule> repetitions,

@@ -4,7 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "tbcheck/model/compare.hpp"
+
 namespace tbcheck::report {
+
+// The one-character mark of a verdict in tables and reports: ✓ pass, ✗ fail, ? unknown, – not applicable.
+std::string verdict_symbol(model::Verdict v);
 
 class Table {
  public:
