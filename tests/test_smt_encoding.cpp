@@ -18,13 +18,13 @@ TEST_CASE("SMT encoding conforms to the simulator on random scenarios", "[smt][c
   for (const auto& h : model::builtin_hypotheses()) {
     INFO(h.name);
     const bool pb = h.pb_warps();
-    const int scenarios = forced > 0 ? forced : pb ? (h.warps == model::Warps::PbAny ? 4 : 8) : 40;
+    const bool few = h.warps == model::Warps::PbAny || h.registers == model::Registers::PbContiguous;
+    const int scenarios = forced > 0 ? forced : pb ? (few ? 4 : 8) : 40;
     auto report = smt::run_conformance(h, scenarios, /*seed=*/1234, /*timeout_ms=*/60000);
     if (report.unsupported) {
-      // Only pb-contiguous and gpc-priority lack an encoding; they must say so rather than pass silently.
-      const bool contiguous = h.registers == model::Registers::PbContiguous;
-      CHECK((contiguous || h.selection == model::Selection::GpcPriority));
-      CHECK(report.unsupported_reason.find(contiguous ? "pb-contiguous" : "gpc-priority") != std::string::npos);
+      // Only gpc-priority lacks an encoding; it must say so rather than pass silently.
+      CHECK(h.selection == model::Selection::GpcPriority);
+      CHECK(report.unsupported_reason.find("gpc-priority") != std::string::npos);
       continue;
     }
     for (const auto& m : report.mismatches) FAIL_CHECK(m);
@@ -50,9 +50,36 @@ TEST_CASE("SMT conformance catches a wrong encoding", "[smt][conformance]") {
   CHECK(model::simulate(sc, test::hyp("alg1-no-skip")).kernels[2].blocks[0].start == 0);
 }
 
-TEST_CASE("SMT engine reports pb-contiguous as unsupported", "[smt]") {
-  CHECK_THROWS_AS(smt::check_encodable(test::hyp("alg1-contiguous-regs")), smt::Unsupported);
+TEST_CASE("SMT engine reports gpc-priority as unsupported and encodes pb-contiguous", "[smt]") {
+  model::Hypothesis gpc = test::hyp("alg1");
+  gpc.name = "alg1-gpc-priority";
+  gpc.selection = model::Selection::GpcPriority;
+  CHECK_THROWS_AS(smt::check_encodable(gpc), smt::Unsupported);
+  CHECK_NOTHROW(smt::check_encodable(test::hyp("alg1-contiguous-regs")));
   CHECK_NOTHROW(smt::check_encodable(test::hyp("alg1")));
+}
+
+TEST_CASE("SMT encoding of pb-contiguous registers conforms where holes fragment", "[smt][conformance]") {
+  // One SM, 4-warp blocks (one warp per PB, 16384 registers per PB). Per PB: k1 takes [0, 4096), k2
+  // [4096, 12288); when k1 retires at 1 the PB has 8192 free registers in two 4096 holes. k3's warps
+  // need 8192: pooled registers (alg1) take it at 1, contiguous ones wait for k2 to retire at 3.
+  auto sc = test::scenario(R"({"device": {"name": "mini", "cc": "8.6", "sms": 1, "sms_per_tpc": 1, "pbs_per_sm": 4,
+    "max_blocks_per_sm": 16, "max_warps_per_sm": 48, "max_threads_per_block": 1024, "regs_per_sm": 65536,
+    "reg_alloc_unit": 256, "max_regs_per_thread": 255, "smem_configs_kb": [0, 8, 16, 32, 64, 100],
+    "smem_alloc_unit": 128, "smem_reserved_per_block": 1024, "max_smem_per_block": 101376},
+    "kernels": [{"blocks": 1, "threads": 128, "regs": 128, "duration": 1},
+                {"blocks": 1, "threads": 128, "regs": 255, "duration": 3},
+                {"blocks": 1, "threads": 128, "regs": 255, "duration": 1},
+                {"blocks": 2, "threads": 32, "regs": 64, "duration": 2}]})");
+  for (const char* name : {"alg1", "alg1-contiguous-regs"}) {
+    INFO(name);
+    bool unknown = false, not_unique = false;
+    CHECK(smt::check_one(sc, test::hyp(name), 60000, &unknown, &not_unique) == "");
+    CHECK_FALSE(unknown);
+    CHECK_FALSE(not_unique);
+  }
+  CHECK(model::simulate(sc, test::hyp("alg1")).kernels[2].blocks[0].start == 1);
+  CHECK(model::simulate(sc, test::hyp("alg1-contiguous-regs")).kernels[2].blocks[0].start == 3);
 }
 
 TEST_CASE("SMT encoding of the paired issue conforms on grids large enough to pair", "[smt][conformance][issue]") {

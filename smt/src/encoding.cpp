@@ -25,9 +25,6 @@ const std::vector<int>& realizable_regs() {
 }
 
 void check_encodable(const Hypothesis& h) {
-  if (h.registers == model::Registers::PbContiguous)
-    throw Unsupported(fmt::format("{}: registers 'pb-contiguous' (per-warp register addresses) has no SMT encoding yet",
-                                  h.name));
   if (h.selection == model::Selection::GpcPriority)
     throw Unsupported(fmt::format("{}: selection 'gpc-priority' has no SMT encoding", h.name));
   // Issue paired / paired-cc8: the follower rule is in Encoder::block().
@@ -171,6 +168,8 @@ struct SmView {
   expr blocks, warps, regs, smem, pointer;
   std::vector<expr> pb_warps, pb_regs;
   std::vector<expr> alloc;  // per earlier block: resident here with a shared-memory allocation
+  // registers pb-contiguous: per PB, the candidate hole starts and the hole sizes (0: no hole there).
+  std::vector<std::vector<expr>> pb_hstart, pb_hsize;
 };
 
 class Encoder {
@@ -293,10 +292,14 @@ class Encoder {
   }
 
   SmView empty_view() {
-    SmView v{iv(0), iv(0), iv(0), iv(0), iv(0), {}, {}, {}};
+    SmView v{iv(0), iv(0), iv(0), iv(0), iv(0), {}, {}, {}, {}, {}};
     for (int q = 0; q < pbs_; ++q) {
       v.pb_warps.push_back(iv(0));
       v.pb_regs.push_back(iv(0));
+      if (contiguous_regs()) {
+        v.pb_hstart.push_back({iv(0)});
+        v.pb_hsize.push_back({iv(dev_.regs_per_pb())});
+      }
     }
     return v;
   }
@@ -310,6 +313,12 @@ class Encoder {
       expr r = iv(slots) - v.pb_warps[static_cast<size_t>(q)];
       if (h_.registers == model::Registers::Pb)
         r = smin(r, fits_count(iv(dev_.regs_per_pb()) - v.pb_regs[static_cast<size_t>(q)], R, slots));
+      if (contiguous_regs()) {
+        // pb-contiguous: R-sized chunks that fit in the PB's register holes, counted once per hole.
+        std::vector<expr> parts;
+        for (const auto& hole : v.pb_hsize[static_cast<size_t>(q)]) parts.push_back(fits_count(hole, R, slots));
+        r = smin(r, sum_of(parts));
+      }
       room.push_back(r);
     }
     return room;
@@ -393,6 +402,7 @@ class Encoder {
     SmView v = empty_view();
     std::vector<expr> blocks, warps, regs, smem;
     std::vector<std::vector<expr>> pbw(static_cast<size_t>(pbs_)), pbr(static_cast<size_t>(pbs_));
+    std::vector<std::vector<Interval>> runs(static_cast<size_t>(pbs_));
     for (int j = 0; j < i; ++j) {
       size_t ju = static_cast<size_t>(j);
       int k = s_.kernel_of_block(j);
@@ -408,7 +418,20 @@ class Encoder {
             pbr[static_cast<size_t>(q)].push_back(z3::ite(here, rq_[ju][static_cast<size_t>(q)], iv(0)));
         }
       v.alloc.push_back(here && S_[static_cast<size_t>(k)] > 0);
+      if (contiguous_regs())
+        for (int q = 0; q < pbs_; ++q)
+          for (size_t r = 0; r < rs_[ju][static_cast<size_t>(q)].size(); ++r) {
+            const expr& a = rs_[ju][static_cast<size_t>(q)][r];
+            const expr& e = re_[ju][static_cast<size_t>(q)][r];
+            runs[static_cast<size_t>(q)].push_back({here && e > a, a, e});
+          }
     }
+    if (contiguous_regs())
+      for (int q = 0; q < pbs_; ++q) {
+        auto [hs, hz] = interval_holes(runs[static_cast<size_t>(q)], iv(dev_.regs_per_pb()));
+        v.pb_hstart[static_cast<size_t>(q)] = std::move(hs);
+        v.pb_hsize[static_cast<size_t>(q)] = std::move(hz);
+      }
     v.blocks = sum_of(blocks);
     v.warps = sum_of(warps);
     v.regs = sum_of(regs);
@@ -427,6 +450,32 @@ class Encoder {
     expr p = iv(0);
     for (int j = 0; j < i; ++j) p = z3::ite(d_.sm[static_cast<size_t>(j)] == sm, ptr_after_[static_cast<size_t>(j)], p);
     return p;
+  }
+
+  // An allocated interval [start, end) when `valid`.
+  struct Interval {
+    expr valid, start, end;
+  };
+  // Holes among intervals (pb-contiguous registers): one candidate hole after each boundary (0 and the
+  // end of each valid interval), running to the next valid interval or `limit`; size 0 when covered.
+  std::pair<std::vector<expr>, std::vector<expr>> interval_holes(const std::vector<Interval>& iv_list, const expr& limit) {
+    std::vector<expr> starts = {iv(0)};
+    std::vector<expr> valid = {bv(true)};
+    for (const auto& a : iv_list) {
+      starts.push_back(a.end);
+      valid.push_back(a.valid);
+    }
+    std::vector<expr> sizes;
+    for (size_t b = 0; b < starts.size(); ++b) {
+      expr covered = !valid[b] || starts[b] >= limit;
+      expr next = limit;
+      for (const auto& a : iv_list) {
+        covered = covered || (a.valid && a.start <= starts[b] && starts[b] < a.end);
+        next = z3::ite(a.valid && a.start >= starts[b] && a.start < next, a.start, next);
+      }
+      sizes.push_back(z3::ite(covered, iv(0), next - starts[b]));
+    }
+    return {starts, sizes};
   }
 
   // Contiguous holes of an SM (Mechanism 4): one candidate hole after each boundary (0 and the end of
@@ -480,6 +529,7 @@ class Encoder {
     expr value;
     std::vector<expr> holes;
     std::vector<expr> pb_room;  // per PB, for pb-any's commit
+    std::vector<std::vector<expr>> pb_hstart, pb_hsize;  // pb-contiguous: per PB register holes
   };
 
   // Capacity of every SM for block i at an instant; lmax 1 when only "fits" matters.
@@ -513,7 +563,7 @@ class Encoder {
       }
       std::vector<expr> room;
       if (h_.warps == model::Warps::PbAny) room = pb_rooms(v, R_[ku]);
-      caps.push_back({lv, value, hs, room});
+      caps.push_back({lv, value, hs, room, v.pb_hstart, v.pb_hsize});
     }
     return caps;
   }
@@ -640,6 +690,9 @@ class Encoder {
     }
     wq_.push_back(wq);
     rq_.push_back(rq);
+    rs_.emplace_back();
+    re_.emplace_back();
+    if (contiguous_regs()) contiguous_regs_commit(i, k, sm, caps, wq);
     ptr_after_.push_back(h_.pb_warps() ? define("ptra", i, ptr_after) : iv(0));
 
     if (h_.smem == model::Smem::ContiguousFirstFit) {
@@ -658,6 +711,65 @@ class Encoder {
     } else {
       off_.push_back(iv(0));
     }
+  }
+
+  bool contiguous_regs() const { return h_.registers == model::Registers::PbContiguous && h_.pb_warps(); }
+
+  // pb-contiguous (Mechanism 4 for registers, no renaming): the wq[q] warps of block i on PB q, all of R
+  // registers, go one by one to the lowest-address hole of the PB that takes R. Consecutive warps fill
+  // a hole from its start before moving on, so the block's registers on a PB are a few runs, each
+  // starting at a hole start: run r takes min(fits in the r-th fitting hole by address, warps left).
+  void contiguous_regs_commit(int i, int k, const expr& sm, const std::vector<SmCap>& caps, const std::vector<expr>& wq) {
+    size_t ku = static_cast<size_t>(k);
+    const expr& W = W_[ku];
+    const expr& R = R_[ku];
+    const int slots = dev_.warp_slots_per_pb();
+    const int wmax = dev_.max_threads_per_block / 32;
+    // Runs per PB: at most the warps the block can put on one PB.
+    int kr = 0;
+    const int wbound = W.is_numeral() ? static_cast<int>(W.get_numeral_int64()) : wmax;
+    if (h_.warps == model::Warps::PbStrictRR) kr = (wbound + pbs_ - 1) / pbs_;
+    else kr = std::min(wbound, slots);
+    if (R.is_numeral() && R.get_numeral_int64() > 0)
+      kr = std::min<int>(kr, static_cast<int>(dev_.regs_per_pb() / R.get_numeral_int64()));
+    kr = std::max(kr, 1);
+    std::vector<std::vector<expr>> starts_q, ends_q;
+    for (int q = 0; q < pbs_; ++q) {
+      size_t qu = static_cast<size_t>(q);
+      const size_t nc = caps[0].pb_hstart[qu].size();
+      std::vector<expr> hstart, nfit;
+      for (size_t b = 0; b < nc; ++b) {
+        expr st = iv(0), sz = iv(0);
+        for (int s = 0; s < n_; ++s) {
+          st = z3::ite(sm == s, caps[static_cast<size_t>(s)].pb_hstart[qu][b], st);
+          sz = z3::ite(sm == s, caps[static_cast<size_t>(s)].pb_hsize[qu][b], sz);
+        }
+        hstart.push_back(define(fmt::format("hs{}_{}_", q, b), i, st));
+        nfit.push_back(define(fmt::format("hn{}_{}_", q, b), i, z3::ite(R > 0, fits_count(sz, R, kr), iv(0))));
+      }
+      std::vector<expr> rs, re;
+      expr prev = iv(-1);
+      expr left = wq[qu];
+      const expr big = iv(int64_t{1} << 30);
+      for (int r = 0; r < kr; ++r) {
+        expr start = big, n = iv(0);
+        for (size_t b = 0; b < nc; ++b) {
+          expr ok = nfit[b] >= 1 && hstart[b] > prev && hstart[b] < start;
+          n = z3::ite(ok, nfit[b], n);
+          start = z3::ite(ok, hstart[b], start);
+        }
+        start = define(fmt::format("rs{}_{}_", q, r), i, start);
+        expr cnt = define(fmt::format("rc{}_{}_", q, r), i, smax(iv(0), smin(n, left)));
+        left = left - cnt;
+        prev = start;
+        rs.push_back(start);
+        re.push_back(define(fmt::format("re{}_{}_", q, r), i, start + unary_times(cnt, R, kr)));
+      }
+      starts_q.push_back(rs);
+      ends_q.push_back(re);
+    }
+    rs_[static_cast<size_t>(i)] = std::move(starts_q);
+    re_[static_cast<size_t>(i)] = std::move(ends_q);
   }
 
   // floor(free / r), capped at cap: a plain division when r is a constant, else unary levels
@@ -738,6 +850,8 @@ class Encoder {
   std::vector<expr> W_, R_, S_, CFG_, LOC_;
   std::vector<expr> end_, opener_, gpu_opener_, block_regs_, ptr_after_, off_, pos_;
   std::vector<std::vector<expr>> wq_, rq_;
+  // pb-contiguous: per block, per PB, the register runs [rs, re) it holds (re == rs: none).
+  std::vector<std::vector<std::vector<expr>>> rs_, re_;
   SharedTerms* shared_ = nullptr;
   std::set<int> follower_;  // issue paired: blocks that join their leader's SM when it fits
 };
