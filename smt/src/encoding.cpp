@@ -14,15 +14,7 @@ namespace tbcheck::smt {
 using model::Hypothesis;
 using z3::expr;
 
-const std::vector<int>& realizable_regs() {
-  static const std::vector<int> regs = [] {
-    std::vector<int> r;
-    for (int x = 24; x <= 248; x += 8) r.push_back(x);
-    r.push_back(255);
-    return r;
-  }();
-  return regs;
-}
+const std::vector<int>& realizable_regs() { return model::probe_register_counts(); }
 
 void check_encodable(const Hypothesis& h) {
   if (h.selection == model::Selection::GpcPriority)
