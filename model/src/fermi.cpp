@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <map>
 #include <numeric>
 #include <queue>
 #include <stdexcept>
@@ -218,21 +217,9 @@ Schedule simulate_fermi(const Scenario& s, const Hypothesis& h) {
     ks[k].order = fermi_block_order(s.kernels[k]);
   }
 
-  // Streams as in DESIGN.md: kernels with equal `stream` form one FIFO in list order.
-  std::vector<int> successor(static_cast<size_t>(nk), -1);
-  std::vector<bool> first_in_stream(static_cast<size_t>(nk), true);
-  {
-    std::map<int, int> last_of_stream;
-    for (int k = 0; k < nk; ++k) {
-      if (!s.kernels[k].stream) continue;
-      auto [it, fresh] = last_of_stream.try_emplace(*s.kernels[k].stream, k);
-      if (!fresh) {
-        successor[it->second] = k;
-        first_in_stream[k] = false;
-        it->second = k;
-      }
-    }
-  }
+  const StreamOrder streams = stream_order(s);
+  const std::vector<int>& successor = streams.successor;
+  const std::vector<bool>& first_in_stream = streams.first_in_stream;
 
   Schedule out;
   out.hypothesis = h.name;

@@ -152,6 +152,22 @@ class RetireQueue {
 
 }  // namespace
 
+StreamOrder stream_order(const Scenario& s) {
+  const size_t nk = s.kernels.size();
+  StreamOrder o{std::vector<int>(nk, -1), std::vector<bool>(nk, true)};
+  std::map<int, int> last_of_stream;
+  for (size_t k = 0; k < nk; ++k) {
+    if (!s.kernels[k].stream) continue;
+    auto [it, fresh] = last_of_stream.try_emplace(*s.kernels[k].stream, static_cast<int>(k));
+    if (!fresh) {
+      o.successor[static_cast<size_t>(it->second)] = static_cast<int>(k);
+      o.first_in_stream[k] = false;
+      it->second = static_cast<int>(k);
+    }
+  }
+  return o;
+}
+
 Schedule simulate(const Scenario& s, const Hypothesis& h) {
   if (h.selection == Selection::GpcPriority) return simulate_fermi(s, h);  // seed 003: model/src/fermi.cpp
   check_feasible(s, h, "scenario");
@@ -162,21 +178,9 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
   needs.reserve(static_cast<size_t>(nk));
   for (int k = 0; k < nk; ++k) needs.push_back(block_needs(s.kernels[k], d, h));
 
-  // Streams: kernels with equal `stream` share one FIFO in list order; others have their own.
-  std::vector<int> successor(static_cast<size_t>(nk), -1);
-  std::vector<bool> first_in_stream(static_cast<size_t>(nk), true);
-  {
-    std::map<int, int> last_of_stream;
-    for (int k = 0; k < nk; ++k) {
-      if (!s.kernels[k].stream) continue;
-      auto [it, fresh] = last_of_stream.try_emplace(*s.kernels[k].stream, k);
-      if (!fresh) {
-        successor[it->second] = k;
-        first_in_stream[k] = false;
-        it->second = k;
-      }
-    }
-  }
+  const StreamOrder streams = stream_order(s);
+  const std::vector<int>& successor = streams.successor;
+  const std::vector<bool>& first_in_stream = streams.first_in_stream;
 
   Schedule out;
   out.hypothesis = h.name;
