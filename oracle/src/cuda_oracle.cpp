@@ -118,6 +118,16 @@ DeviceIdentity identity_of(int dev) {
   return id;
 }
 
+// A run that produced no schedule: the named status, its reason and the metadata gathered so far.
+RunResult hardware_outcome(RunStatus st, std::string reason, const nlohmann::json& meta) {
+  RunResult r;
+  r.status = st;
+  r.reason = std::move(reason);
+  r.observation.kind = model::ObservationKind::Hardware;
+  r.metadata = meta;
+  return r;
+}
+
 class CudaOracle : public Oracle {
  public:
   explicit CudaOracle(CudaOptions o) : o_(o) {}
@@ -129,14 +139,7 @@ class CudaOracle : public Oracle {
     meta["cuda"] = true;
     meta["time_unit_ms"] = o_.time_unit_ms;
     meta["probe_archs"] = kProbeArchs;
-    auto outcome = [&](RunStatus st, std::string reason) {
-      RunResult r;
-      r.status = st;
-      r.reason = std::move(reason);
-      r.observation.kind = model::ObservationKind::Hardware;
-      r.metadata = meta;
-      return r;
-    };
+    auto outcome = [&](RunStatus st, std::string reason) { return hardware_outcome(st, std::move(reason), meta); };
     const MpsProbe mps = detect_mps();
     if (mps.state == MpsState::Active)
       return outcome(RunStatus::Unsupported, "MPS is active, and it changes how blocks reach the SMs: " + mps.evidence);
@@ -156,22 +159,13 @@ class CudaOracle : public Oracle {
     try {
       return run_on_device(s, repetitions, meta);
     } catch (const CudaError& e) {
-      RunResult r = outcome(RunStatus::DeviceError, e.what());
-      r.metadata = meta;
-      return r;
+      return outcome(RunStatus::DeviceError, e.what());  // meta as run_on_device left it
     }
   }
 
  private:
   RunResult run_on_device(const model::Scenario& s, int repetitions, nlohmann::json& meta) {
-    auto outcome = [&](RunStatus st, std::string reason) {
-      RunResult r;
-      r.status = st;
-      r.reason = std::move(reason);
-      r.observation.kind = model::ObservationKind::Hardware;
-      r.metadata = meta;
-      return r;
-    };
+    auto outcome = [&](RunStatus st, std::string reason) { return hardware_outcome(st, std::move(reason), meta); };
     const int dev = o_.device_index;
     int mode = 0;
     TBCHECK_CUDA(cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, dev));
