@@ -1,6 +1,10 @@
 // `tbcheck distinguish`: a minimal distinguishing scenario for every pair of the chosen hypotheses,
 // written as corpus cases (atomically), with a table of outcomes, sizes, solver time and route.
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,10 +18,18 @@
 namespace tbcheck::cli {
 namespace {
 
+const model::Hypothesis& hypothesis_named(const std::vector<model::Hypothesis>& hs, const std::string& name) {
+  for (const auto& h : hs)
+    if (h.name == name) return h;
+  throw std::logic_error("distinguish: no hypothesis named " + name);  // results only name hypotheses of hs
+}
+
 struct Distinguish : Command {
   std::string device_name = "rtx3090", hypothesis_spec = "round-robin,most-room,olmedo,alg1", out_dir;
   search::DistinguishBounds bounds;
   double timeout_s = 1, budget_s = 1;
+  // Pairs answered at once; each worker has its own Z3 context. Default: one per hardware thread.
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool json = false;
 
   int run() override {
@@ -28,21 +40,21 @@ struct Distinguish : Command {
       throw model::InputError(out_dir, "--out", "is not an existing directory");
     bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
     bounds.pair_budget_ms = static_cast<unsigned>(budget_s * 1000);
-    std::vector<search::PairResult> results;
+    const auto t0 = std::chrono::steady_clock::now();
     size_t pairs = hs.size() * (hs.size() - 1) / 2;
-    report::Progress progress("distinguish", pairs);
+    std::vector<search::PairResult> results;
+    {
+      report::Progress progress("distinguish", pairs);
+      results = search::distinguish_all(hs, dev, bounds, jobs, [&](const search::PairResult&) { progress.tick(); });
+    }
+    // Written once every pair is answered, in pair order, each file atomically.
     std::vector<std::string> written;
-    for (size_t a = 0; a < hs.size(); ++a)
-      for (size_t b = a + 1; b < hs.size(); ++b) {
-        results.push_back(search::distinguish_pair(hs[a], hs[b], dev, bounds));
-        const auto& r = results.back();
-        if (r.witness && !out_dir.empty()) {
-          std::string path = (std::filesystem::path(out_dir) / (r.witness->id + ".json")).string();
-          model::write_file_atomic(path, search::case_json(r, bounds, hs[a], hs[b]).dump(1) + "\n");
-          written.push_back(path);
-        }
-        progress.tick();
-      }
+    for (const auto& r : results) {
+      if (!r.witness || out_dir.empty()) continue;
+      std::string path = (std::filesystem::path(out_dir) / (r.witness->id + ".json")).string();
+      model::write_file_atomic(path, search::case_json(r, bounds, hypothesis_named(hs, r.h1), hypothesis_named(hs, r.h2)).dump(1) + "\n");
+      written.push_back(path);
+    }
     if (json) {
       auto j = envelope();
       j["device"] = dev.name;
@@ -60,13 +72,7 @@ struct Distinguish : Command {
                             {"undecided_smaller_structures", r.unknown_structures}};
         if (!r.reason.empty()) x["reason"] = r.reason;
         if (r.witness) {
-          const auto* h1 = &hs[0];
-          const auto* h2 = &hs[0];
-          for (const auto& h : hs) {
-            if (h.name == r.h1) h1 = &h;
-            if (h.name == r.h2) h2 = &h;
-          }
-          x["case"] = search::case_json(r, bounds, *h1, *h2);
+          x["case"] = search::case_json(r, bounds, hypothesis_named(hs, r.h1), hypothesis_named(hs, r.h2));
         }
         j["pairs"].push_back(x);
       }
@@ -91,7 +97,8 @@ struct Distinguish : Command {
       total += r.solver_seconds;
       wall += r.wall_seconds;
     }
-    fmt::print("solver time {:.1f} s, wall {:.1f} s in all\n", total, wall);
+    fmt::print("solver time {:.1f} s, pair wall time {:.1f} s summed, {:.1f} s elapsed on {} job(s)\n", total, wall,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), jobs);
     for (const auto& w : written) fmt::print("wrote {}\n", w);
     return kExitOk;
   }
@@ -121,6 +128,8 @@ std::unique_ptr<Command> make_distinguish(CLI::App& app) {
   c->app->add_option("--samples", c->bounds.sim_samples,
                      "Random scenarios per structure run on both simulators before Z3 is asked (default 3000; 0: Z3 only)")
       ->check(CLI::NonNegativeNumber);
+  c->app->add_option("--jobs,-j", c->jobs, "Pairs answered at once, each on its own thread (default: hardware threads)")
+      ->check(CLI::Range(1, 64));
   c->app->add_flag("--json", c->json, "Machine-readable output");
   return c;
 }

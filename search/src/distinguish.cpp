@@ -3,9 +3,14 @@
 #include "tbcheck/search/distinguish.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
+#include <exception>
+#include <future>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -230,8 +235,66 @@ std::optional<model::Scenario> simulator_search(const model::Hypothesis& h1, con
   return std::nullopt;
 }
 
+std::optional<smt::FixedSchedule> LemmaCache::constant_schedule(const model::Hypothesis& h, const model::Device& d,
+                                                                const std::vector<int>& blocks,
+                                                                const smt::QueryOptions& o, double& spent) {
+  spent = 0;
+  // Keyed by what the answer depends on: the options (not the name), the device's limits, the
+  // structure and the parameter ranges.
+  model::json options = h.to_json();
+  for (const char* text : {"name", "source", "description"}) options.erase(text);
+  const std::string key = fmt::format("{}|{}|{}|{}|{},{},{},{},{}|{}", options.dump(), d.to_json().dump(),
+                                      fmt::join(blocks, ","), o.timeout_ms, o.bounds.max_warps, o.bounds.max_duration,
+                                      o.bounds.vary_regs, o.bounds.vary_smem, o.bounds.max_local, smt::to_string(o.sort));
+  std::promise<std::optional<smt::FixedSchedule>> mine;
+  {
+    std::unique_lock<std::mutex> lock(m_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) {
+      auto answer = it->second;
+      lock.unlock();  // wait for another thread's answer without holding the cache
+      return answer.get();
+    }
+    cache_.emplace(key, mine.get_future().share());
+  }
+  std::optional<smt::FixedSchedule> answer;
+  try {
+    // The candidate: h's schedule of the smallest kernels of this structure.
+    model::Scenario s;
+    s.device = d;
+    s.device_builtin = false;
+    for (size_t k = 0; k < blocks.size(); ++k) {
+      model::Kernel kr;
+      kr.name = fmt::format("k{}", k + 1);
+      kr.blocks = blocks[k];
+      kr.threads = 32;
+      kr.regs = 32;
+      kr.smem = 0;
+      kr.duration = 1;
+      s.kernels.push_back(kr);
+    }
+    smt::FixedSchedule expected;
+    for (const auto& k : model::simulate(s, h).kernels)
+      for (const auto& p : k.blocks) expected.emplace_back(p.sm, p.start);
+    smt::QueryResult q = smt::prove_schedule(h, d, blocks, expected, o);
+    spent = q.seconds;
+    if (q.outcome == smt::QueryOutcome::None) answer = expected;
+  } catch (const model::InputError&) {
+    // The smallest kernels cannot run under h on d: no lemma.
+  }
+  mine.set_value(answer);
+  return answer;
+}
+
+int LemmaCache::asked() const {
+  std::lock_guard<std::mutex> lock(m_);
+  return static_cast<int>(cache_.size());
+}
+
 PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& full,
-                            const DistinguishBounds& b) {
+                            const DistinguishBounds& b, LemmaCache* lemmas) {
+  LemmaCache own;
+  if (!lemmas) lemmas = &own;
   PairResult r;
   r.h1 = h1.name;
   r.h2 = h2.name;
@@ -268,6 +331,7 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
     return r;
   }
   double z3_seconds = 0;  // against the pair budget
+  double lemma_seconds = 0;  // constant-schedule lemmas this pair asked first (beyond the budget)
   auto budget_left_ms = [&]() -> int64_t {
     if (b.pair_budget_ms == 0) return INT64_MAX;
     return static_cast<int64_t>(b.pair_budget_ms) - static_cast<int64_t>(z3_seconds * 1000);
@@ -325,7 +389,7 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
       r.reason = note;
       if (!unsupported.empty()) r.reason = (note.empty() ? "" : note + "; ") + "minimality not proved: " + unsupported;
       r.first_difference = first_difference(model::simulate(lifted, h1), model::simulate(lifted, h2));
-      r.solver_seconds = z3_seconds;
+      r.solver_seconds = z3_seconds + lemma_seconds;
       r.wall_seconds = since(t0);
       return true;
     }
@@ -366,6 +430,23 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
             device_all_unsat = pos == device_first_unknown;
             break;
           }
+        }
+      }
+      if (!found && unsupported.empty() && st.size() == 1 && b.lemma_timeout_ms > 0) {
+        // One kernel: both hypotheses proved to give the structure one fixed schedule cannot differ
+        // on it (see LemmaCache); cheaper than the pair query and shared with the other pairs.
+        smt::QueryOptions o;
+        o.bounds = b.params;
+        o.timeout_ms = b.lemma_timeout_ms;
+        o.sort = b.sort;
+        double s1 = 0, s2 = 0;
+        auto c1 = lemmas->constant_schedule(h1, reduced, st, o, s1);
+        auto c2 = c1 ? lemmas->constant_schedule(h2, reduced, st, o, s2) : std::nullopt;
+        lemma_seconds += s1 + s2;
+        if (c1 && c2 && *c1 == *c2) {
+          ++r.structures_unsat;
+          ++r.structures_by_lemma;
+          continue;
         }
       }
       if (!found && unsupported.empty()) {
@@ -429,7 +510,7 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
       }
     }
   }
-  r.solver_seconds = z3_seconds;
+  r.solver_seconds = z3_seconds + lemma_seconds;
   r.wall_seconds = since(t0);
   if (all_unsat_so_far) {
     r.outcome = PairOutcome::Inseparable;
@@ -448,6 +529,42 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
   r.reason = fmt::format("Z3 could not decide {} structure(s) within {} ms each (first: {})", r.unknown_structures.size(),
                          b.timeout_ms, r.unknown_structures.empty() ? "-" : r.unknown_structures.front());
   return r;
+}
+
+std::vector<PairResult> distinguish_all(const std::vector<model::Hypothesis>& hs, const model::Device& full,
+                                        const DistinguishBounds& b, int jobs,
+                                        const std::function<void(const PairResult&)>& done) {
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t i = 0; i < hs.size(); ++i)
+    for (size_t j = i + 1; j < hs.size(); ++j) pairs.emplace_back(i, j);
+  std::vector<PairResult> out(pairs.size());
+  std::atomic<size_t> next{0};
+  std::mutex report;
+  std::exception_ptr failure;  // the first exception of any worker, rethrown on the caller's thread
+  LemmaCache lemmas;           // one per run: a hypothesis' lemma serves all its pairs
+  auto work = [&] {
+    for (size_t k = next++; k < pairs.size(); k = next++) {
+      try {
+        out[k] = distinguish_pair(hs[pairs[k].first], hs[pairs[k].second], full, b, &lemmas);
+        std::lock_guard<std::mutex> lock(report);
+        if (done) done(out[k]);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(report);
+        if (!failure) failure = std::current_exception();
+        next = pairs.size();  // the others stop after their current pair
+      }
+    }
+  };
+  const size_t n = std::min(pairs.size(), static_cast<size_t>(std::max(1, jobs)));
+  if (n <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (size_t t = 0; t < n; ++t) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+  }
+  if (failure) std::rethrow_exception(failure);
+  return out;
 }
 
 model::json case_json(const PairResult& r, const DistinguishBounds& b, const model::Hypothesis& h1,

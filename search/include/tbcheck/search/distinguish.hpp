@@ -3,12 +3,16 @@
 // full device and re-verified by the simulators; or a bounded proof that none exists; or unknown.
 #pragma once
 #include <functional>
+#include <future>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/observation.hpp"
+#include "tbcheck/smt/lemma.hpp"
 #include "tbcheck/smt/synthesis.hpp"
 
 namespace tbcheck::search {
@@ -33,6 +37,10 @@ struct DistinguishBounds {
   // structures are listed as undecided and minimality is reported as bounded.
   unsigned pair_budget_ms = 0;  // tbcheck distinguish: 1 s
   smt::Sort sort = smt::Sort::Int;  // term sort of the encoding (bench: Int against BitVec)
+  // Constant-schedule lemmas (LemmaCache) for one-kernel structures Z3 left undecided as a pair query:
+  // the Z3 time of each (0 turns them off). Longer than a pair query's because one lemma serves every
+  // pair of a run; its time counts against the pair that asked first, beyond the pair budget.
+  unsigned lemma_timeout_ms = 4000;
 };
 
 enum class PairOutcome { Separated, Inseparable, Unknown, Unsupported };
@@ -58,10 +66,11 @@ struct PairResult {
   Finder found_by = Finder::None;   // which engine produced the witness
   std::vector<int> structure;       // blocks per kernel of the witness on the reduced device
   int structures_unsat = 0;         // structures Z3 proved (or a theorem showed) inseparable
+  int structures_by_lemma = 0;      // of those, proved by constant-schedule lemmas (LemmaCache)
   int structures_sampled = 0;       // structures the simulator pre-pass sampled
 };
 
-// A device with the same per-SM limits and `tpcs` TPCs.
+// A device with the same per-SM limits and `tpcs` TPCs; a GPC map is kept for those TPCs (GPCs renumbered densely).
 model::Device reduced_device(const model::Device& full, int tpcs);
 
 // Whether the two hypotheses make the same decisions on every scenario of `d` by their options alone
@@ -78,8 +87,35 @@ std::optional<model::Scenario> simulator_search(const model::Hypothesis& h1, con
                                                 const model::Device& d, const std::vector<int>& blocks,
                                                 const smt::ParamBounds& params, int samples, unsigned seed);
 
+// Constant-schedule lemmas (smt/lemma.hpp), asked once per hypothesis, device and structure and shared
+// by every pair of a run; usable from several threads (a lemma another thread is computing is waited for).
+class LemmaCache {
+ public:
+  // h's schedule of `blocks` on d if Z3 proves it the same for every launchable parameter choice within
+  // o.bounds; the candidate is h's schedule of the smallest kernels (1 warp, 32 registers, no shared
+  // memory, duration 1). `spent` gets the Z3 seconds when this call asked Z3 (0 when cached).
+  std::optional<smt::FixedSchedule> constant_schedule(const model::Hypothesis& h, const model::Device& d,
+                                                      const std::vector<int>& blocks, const smt::QueryOptions& o,
+                                                      double& spent);
+  int asked() const;  // lemmas Z3 was asked for (not cache hits)
+
+ private:
+  mutable std::mutex m_;
+  std::map<std::string, std::shared_future<std::optional<smt::FixedSchedule>>> cache_;
+};
+
+// `lemmas`: shared constant-schedule lemmas (distinguish_all passes one cache to every pair); null: a
+// cache private to this pair.
 PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& full,
-                            const DistinguishBounds& b);
+                            const DistinguishBounds& b, LemmaCache* lemmas = nullptr);
+
+// Every pair (i < j in list order) of `hs`: distinguish_pair on `jobs` worker threads (each query has
+// its own Z3 context, the simulator is pure), so a 2-core machine answers the pairs in about half the
+// wall time. Results come back in pair order whatever the finishing order; `done` is called once per
+// pair as it finishes, never from two threads at once (for a progress bar). jobs < 1 means 1.
+std::vector<PairResult> distinguish_all(const std::vector<model::Hypothesis>& hs, const model::Device& full,
+                                        const DistinguishBounds& b, int jobs,
+                                        const std::function<void(const PairResult&)>& done = {});
 
 // The first block where two schedules of one scenario part ("" when they agree).
 std::string first_difference(const model::Schedule& a, const model::Schedule& b);

@@ -1,0 +1,61 @@
+// Constant-schedule lemmas: one hypothesis' encoding over symbolic parameters, the expected schedule
+// fixed, and a difference at any block asked for; every check() answer is handled.
+#include "tbcheck/smt/lemma.hpp"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+namespace tbcheck::smt {
+
+QueryResult prove_schedule(const model::Hypothesis& h, const model::Device& d, const std::vector<int>& blocks,
+                           const FixedSchedule& expected, const QueryOptions& o) {
+  QueryResult r;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto done = [&] {
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  };
+  z3::context c;
+  try {
+    check_encodable(h);
+    SymbolicScenario s = SymbolicScenario::make_symbolic(c, d, blocks, o.bounds, "p", o.sort);
+    const int n = s.total_blocks();
+    if (static_cast<int>(expected.size()) != n)
+      throw std::logic_error(fmt::format("prove_schedule: {} expected placements for {} blocks", expected.size(), n));
+    Decisions dec = Decisions::fresh(c, n, "a", o.sort);
+    z3::solver solver(c);
+    z3::params p(c);
+    p.set("timeout", o.timeout_ms);
+    solver.set(p);
+    for (const auto& x : encode(s, h, dec, "h")) solver.add(x);
+    z3::expr_vector differs(c);
+    for (int i = 0; i < n; ++i) {
+      const auto& [sm, start] = expected[static_cast<size_t>(i)];
+      differs.push_back(dec.sm[static_cast<size_t>(i)] != s.num(sm) || dec.start[static_cast<size_t>(i)] != s.num(start));
+    }
+    solver.add(z3::mk_or(differs));
+    switch (solver.check()) {
+      case z3::sat:
+        r.outcome = QueryOutcome::Found;
+        r.scenario = s.decode(solver.get_model());
+        break;
+      case z3::unsat:
+        r.outcome = QueryOutcome::None;
+        break;
+      case z3::unknown:
+        r.outcome = QueryOutcome::Unknown;
+        r.reason = solver.reason_unknown();
+        break;
+    }
+  } catch (const Unsupported& e) {
+    r.outcome = QueryOutcome::Unsupported;
+    r.reason = e.what();
+  } catch (const z3::exception& e) {
+    r.outcome = QueryOutcome::Unknown;  // resource limits reported as exceptions: the same as giving up
+    r.reason = std::string("z3: ") + e.msg();
+  }
+  return done();
+}
+
+}  // namespace tbcheck::smt
