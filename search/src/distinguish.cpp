@@ -33,7 +33,15 @@ model::Device reduced_device(const model::Device& full, int tpcs) {
   model::Device d = full;
   d.sms = tpcs * full.sms_per_tpc;
   d.name = fmt::format("{}-{}tpc", full.name, tpcs);
-  d.gpc_of_tpc.clear();
+  // gpc-priority needs the GPC map (seed 003 Section 4.1): that of the TPCs kept, GPCs renumbered
+  // densely in their original order (so that "the lowest index on ties" picks the same GPC).
+  if (!full.gpc_of_tpc.empty()) {
+    d.gpc_of_tpc.assign(full.gpc_of_tpc.begin(), full.gpc_of_tpc.begin() + std::min<int>(tpcs, full.tpcs()));
+    std::vector<int> ids = d.gpc_of_tpc;
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (int& g : d.gpc_of_tpc) g = static_cast<int>(std::lower_bound(ids.begin(), ids.end(), g) - ids.begin());
+  }
   return d;
 }
 

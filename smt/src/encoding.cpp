@@ -9,6 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "fermi_encoding.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/fermi.hpp"
+
 namespace tbcheck::smt {
 
 using model::Hypothesis;
@@ -17,9 +21,25 @@ using z3::expr;
 const std::vector<int>& realizable_regs() { return model::probe_register_counts(); }
 
 void check_encodable(const Hypothesis& h) {
-  if (h.selection == model::Selection::GpcPriority)
-    throw Unsupported(fmt::format("{}: selection 'gpc-priority' has no SMT encoding", h.name));
-  // Issue paired / paired-cc8: the follower rule is in Encoder::block().
+  // Every option has an encoding: issue paired / paired-cc8 in Encoder::block(), selection gpc-priority
+  // in Encoder::fermi_pick() (it needs the device's GPC map, checked when a scenario is encoded).
+  (void)h;
+}
+
+std::vector<int> pick_order(const SymbolicScenario& s, const Hypothesis& h) {
+  std::vector<int> out;
+  int first = 0;
+  for (size_t k = 0; k < s.blocks.size(); first += s.blocks[k], ++k) {
+    if (h.selection != model::Selection::GpcPriority) {
+      for (int b = 0; b < s.blocks[k]; ++b) out.push_back(first + b);
+      continue;
+    }
+    // seed 003 Section 4.2 (pick_block): 1-D grids in block order, 2-D grids along the multirows.
+    const auto& g = k < s.grid.size() ? s.grid[k] : std::nullopt;
+    for (int b : g ? model::fermi_block_order(g->first, g->second) : model::fermi_block_order(s.blocks[k], 1))
+      out.push_back(first + b);
+  }
+  return out;
 }
 
 std::string_view to_string(Sort s) { return s == Sort::Int ? "int" : "bitvec"; }
@@ -53,6 +73,7 @@ SymbolicScenario SymbolicScenario::make_symbolic(z3::context& c, const model::De
   s.sort = sort;
   s.device = d;
   s.blocks = blocks;
+  s.grid.assign(blocks.size(), std::nullopt);
   for (size_t k = 0; k < blocks.size(); ++k) {
     auto name = [&](const char* what) { return fmt::format("{}_{}_k{}", prefix, what, k); };
     expr w = s.var(name("warps"));
@@ -93,6 +114,7 @@ SymbolicScenario SymbolicScenario::make_fixed(z3::context& c, const model::Scena
   for (const auto& k : sc.kernels) {
     if (k.stream) throw Unsupported("the SMT engine gives every kernel its own stream; shared streams are not encoded");
     s.blocks.push_back(k.blocks);
+    s.grid.push_back(k.grid);
     s.warps.push_back(s.num(k.warps()));
     s.regs.push_back(s.num(k.regs));
     s.smem.push_back(s.num(k.smem));
@@ -114,6 +136,7 @@ model::Scenario SymbolicScenario::decode(const z3::model& m) const {
     model::Kernel kr;
     kr.name = fmt::format("k{}", k + 1);
     kr.blocks = blocks[k];
+    if (k < grid.size()) kr.grid = grid[k];
     kr.threads = static_cast<int>(value_of(m, warps[k]) * 32);
     kr.regs = static_cast<int>(value_of(m, regs[k]));
     kr.smem = static_cast<int>(value_of(m, smem[k]));
@@ -184,6 +207,13 @@ class Encoder {
         for (int i = 1; i < n_; i += 2) order_[p++] = i;
       } else {
         for (int i = 0; i < n_; ++i) order_[p++] = i;
+      }
+    }
+    if (h_.selection == model::Selection::GpcPriority) {
+      try {
+        gpc_of_sm_ = model::fermi_gpc_of_sm(dev_, h_, "smt");
+      } catch (const model::InputError& e) {  // said as the simulator says it, never a crash
+        throw Unsupported(e.what());
       }
     }
   }
@@ -269,6 +299,7 @@ class Encoder {
       std::vector<expr> levels = capacity_levels(empty, ki, iv(dev_.max_smem_config_bytes()), {}, bmax_);
       expr cap0 = define("cap0", ki, count_if(levels));
       out_.push_back(cap0 >= 1);  // launchable: one block fits an empty SM
+      CAP0_.push_back(cap0);
       if (h_.smem_config == model::SmemConfig::Tpc) {
         std::vector<expr> parts;
         for (const auto& l : levels) parts.push_back(z3::ite(l, S_[k], iv(0)));
@@ -379,16 +410,21 @@ class Encoder {
     std::vector<expr> resident;
   };
 
-  Instant at_start(int i) {  // starts are monotone, so j < i resident at start_i iff end_j > start_i
+  // Instant `when` (after its retirements) as block i sees it, for when >= start_{i-1}.
+  Instant at_time(int i, const expr& when) {
     Instant t;
-    for (int j = 0; j < i; ++j) t.resident.push_back(end_[static_cast<size_t>(j)] > d_.start[static_cast<size_t>(i)]);
+    for (int j = 0; j < i; ++j) t.resident.push_back(end_[static_cast<size_t>(j)] > when);
     return t;
   }
-  Instant before_start(int i) {  // the instant start_i - 1, used only when block i waited
+  // The instant `when` - 1, used only when nothing was dispatched between start_{i-1} and `when`.
+  Instant before_time(int i, const expr& when) {
     Instant t;
-    for (int j = 0; j < i; ++j) t.resident.push_back(end_[static_cast<size_t>(j)] >= d_.start[static_cast<size_t>(i)]);
+    for (int j = 0; j < i; ++j) t.resident.push_back(end_[static_cast<size_t>(j)] >= when);
     return t;
   }
+  // Starts are monotone, so j < i is resident at start_i iff end_j > start_i.
+  Instant at_start(int i) { return at_time(i, d_.start[static_cast<size_t>(i)]); }
+  Instant before_start(int i) { return before_time(i, d_.start[static_cast<size_t>(i)]); }  // when block i waited
 
   SmView view(int i, int sm, const Instant& t) {
     SmView v = empty_view();
@@ -595,9 +631,142 @@ class Encoder {
     }
 
     Instant now = at_start(i);
-    std::vector<SmCap> caps = capacities(i, now, bmax_);
+    const bool fermi = h_.selection == model::Selection::GpcPriority;
+    std::vector<SmCap> caps = capacities(i, now, fermi ? 1 : bmax_);  // Fermi asks only "fits"
     expr lok = local_ok(i, now);
 
+    if (fermi) {
+      fermi_pick(i, caps, lok);
+      pos_.push_back(iv(0));  // the round-robin pointer plays no part
+    } else {
+      generic_pick(i, caps, lok);
+    }
+    commit(i, now, caps);
+  }
+
+  // ---- selection gpc-priority: the Fermi dispatcher of seed 003 (model/src/fermi.cpp is the reference) ----
+  // Blocks arrive here in pick order (encode_grouped permutes the decisions), so block i is the
+  // (i - first)-th pick of its kernel and the dispatch sequence number is i.
+
+  expr any_of(const std::vector<expr>& xs) {
+    if (xs.empty()) return bv(false);
+    z3::expr_vector v(c_);
+    for (const auto& x : xs) v.push_back(x);
+    return z3::mk_or(v);
+  }
+  // Per SM: block i fits there under `caps` (at some instant), as one variable each, so that the
+  // many terms asking it do not copy the capacity terms.
+  std::vector<expr> fits(int i, const std::vector<SmCap>& caps, const std::string& what) {
+    std::vector<expr> out;
+    for (int s = 0; s < n_; ++s) out.push_back(define(fmt::format("{}{}_", what, s), i, caps[static_cast<size_t>(s)].levels[0]));
+    return out;
+  }
+  // Block i fits the SM `where`, given fits() at some instant.
+  expr fits_on(const std::vector<expr>& fit, const expr& where) {
+    std::vector<expr> xs;
+    for (int s = 0; s < n_; ++s) xs.push_back(where == s && fit[static_cast<size_t>(s)]);
+    return any_of(xs);
+  }
+
+  // Kernel k becomes the head at its first pick `first`: the planning instant T_k, the room per SM and
+  // the planned SM of every wave pick (Sections 3 and 4.1; concurrent kernels as model/src/fermi.cpp).
+  void fermi_plan(int k, int first) {
+    size_t ku = static_cast<size_t>(k);
+    // Head-of-line blocking with one stream per kernel: k becomes the head when k - 1 dispatched its
+    // last pick, and plans once local memory allows it (Algorithm 1 lines 1-3, checked before every pick).
+    expr when = first == 0 ? iv(0) : d_.start[static_cast<size_t>(first - 1)];
+    if (first > 0 && h_.local == model::Local::GpuConfig) {
+      const expr head = when;
+      when = fresh_int("T", k);
+      out_.push_back(when >= head);
+      std::vector<expr> at = {when == head};
+      for (int j = 0; j < first; ++j) at.push_back(when == end_[static_cast<size_t>(j)]);
+      out_.push_back(any_of(at));
+      out_.push_back(local_ok(first, at_time(first, when)));
+      // Nothing is dispatched while the head waits, so local memory only frees up: the first instant it allows.
+      out_.push_back(when == head || !local_ok(first, before_time(first, when)));
+    }
+    plan_at_.push_back(when);
+    // Room of SM s: min(r, blocks of the kernel s takes at T_k); on an idle GPU r everywhere (Section 4.1).
+    std::vector<SmCap> caps = capacities(first, at_time(first, when), bmax_);
+    std::vector<expr> room;
+    for (int s = 0; s < n_; ++s)
+      room.push_back(define(fmt::format("room{}_", s), first, smin(CAP0_[ku], count_if(caps[static_cast<size_t>(s)].levels))));
+    wave_size_.push_back(define("wave", first, sum_of(room)));  // min with the kernel's blocks: the pick index
+    detail::TermSource t{[this](int64_t v) { return iv(v); },
+                         [this, first](const std::string& what, const expr& e) { return define(what, first, e); }};
+    plan_.push_back(detail::fermi_wave_plan(t, gpc_of_sm_, room, s_.blocks[ku]));
+    // "Planning a wave forgets the completions seen before it": only blocks ending after T_k count.
+    taken_.assign(static_cast<size_t>(first), bv(false));
+  }
+
+  void fermi_pick(int i, const std::vector<SmCap>& caps, const expr& lok) {
+    size_t iu = static_cast<size_t>(i);
+    const int k = s_.kernel_of_block(i);
+    int first = 0;
+    for (int q = 0; q < k; ++q) first += s_.blocks[static_cast<size_t>(q)];
+    const int p = i - first;
+    const expr& sm = d_.sm[iu];
+    const expr& st = d_.start[iu];
+    if (p == 0) fermi_plan(k, first);
+    const expr& when = plan_at_[static_cast<size_t>(k)];
+    const expr prev = p == 0 ? when : d_.start[iu - 1];
+    if (p == 0) out_.push_back(st >= when);
+    // First wave: min(blocks, room) picks go to their planned SMs, each waiting while its SM cannot hold
+    // it (only when capacity is not additive); the rest reuse completions (Section 3).
+    const expr in_wave = define("inwave", i, wave_size_[static_cast<size_t>(k)] > p);
+    const expr& planned = plan_[static_cast<size_t>(k)][static_cast<size_t>(p)];
+    // After the wave: "SMs are picked in the order of completing thread blocks". Completions since T_k,
+    // not yet reused by this kernel, ordered by (end, dispatch sequence); the oldest whose SM holds the
+    // block now is taken, else the block waits for the next instant.
+    const std::vector<expr> fit = fits(i, caps, "fit");
+    std::vector<expr> fit_before;
+    if (i > 0) fit_before = fits(i, capacities(i, before_start(i), 1), "fitb");
+    std::vector<expr> cand, cand_before;
+    for (int j = 0; j < i; ++j) {
+      size_t ju = static_cast<size_t>(j);
+      const expr open = end_[ju] > when && !taken_[ju];
+      cand.push_back(define(fmt::format("cand{}_", j), i, open && end_[ju] <= st && fits_on(fit, d_.sm[ju])));
+      cand_before.push_back(open && end_[ju] < st && fits_on(fit_before, d_.sm[ju]));
+    }
+    std::vector<expr> take;
+    for (int j = 0; j < i; ++j) {
+      size_t ju = static_cast<size_t>(j);
+      expr e = !in_wave && cand[ju];
+      for (int o = 0; o < i; ++o) {
+        if (o == j) continue;
+        size_t ou = static_cast<size_t>(o);
+        e = e && !(cand[ou] && (o < j ? end_[ou] <= end_[ju] : end_[ou] < end_[ju]));
+      }
+      take.push_back(define(fmt::format("take{}_", j), i, e));
+    }
+    for (int s = 0; s < n_; ++s) {
+      std::vector<expr> reuse;
+      for (int j = 0; j < i; ++j) reuse.push_back(take[static_cast<size_t>(j)] && d_.sm[static_cast<size_t>(j)] == s);
+      const expr wave_ok = planned == s && fit[static_cast<size_t>(s)];
+      out_.push_back(z3::implies(sm == s, lok && z3::ite(in_wave, wave_ok, any_of(reuse))));
+    }
+    // It waited only if it could not be dispatched just before (room and completions only grow while
+    // the head waits, as nothing else is dispatched).
+    if (i > 0) {
+      const expr possible = z3::ite(in_wave, fits_on(fit_before, planned), any_of(cand_before));
+      out_.push_back(st == prev || !(local_ok(i, before_start(i)) && possible));
+    } else {
+      out_.push_back(st == 0);
+    }
+    for (int j = 0; j < i; ++j) {
+      size_t ju = static_cast<size_t>(j);
+      taken_[ju] = define(fmt::format("taken{}_", j), i, taken_[ju] || take[ju]);
+    }
+    taken_.push_back(bv(false));
+  }
+
+  // Selection and waiting rule of the generic dispatcher (round-robin, most-room; issue paired).
+  void generic_pick(int i, const std::vector<SmCap>& caps, const expr& lok) {
+    size_t iu = static_cast<size_t>(i);
+    const expr& sm = d_.sm[iu];
+    const expr& st = d_.start[iu];
+    expr prev = i == 0 ? iv(0) : d_.start[iu - 1];
     // Selection: the SM the hypothesis answers at start_i.
     std::vector<expr> chosen(static_cast<size_t>(n_), bv(false));  // by SM id
     if (h_.selection == model::Selection::MostRoom) {
@@ -649,8 +818,14 @@ class Encoder {
     } else {
       out_.push_back(st == 0);
     }
+  }
 
-    // Commit: TPC / GPU openers, PB warps and registers, pointer, shared-memory offset.
+  // Commit: TPC / GPU openers, PB warps and registers, pointer, shared-memory offset.
+  void commit(int i, const Instant& now, const std::vector<SmCap>& caps) {
+    size_t iu = static_cast<size_t>(i);
+    int k = s_.kernel_of_block(i);
+    size_t ku = static_cast<size_t>(k);
+    const expr& sm = d_.sm[iu];
     expr tpc_idle = bv(true);
     if (h_.smem_config == model::SmemConfig::Tpc) {
       for (int tp = 0; tp < dev_.tpcs(); ++tp) tpc_idle = z3::ite(tpc_of(sm) == tp, !tpc_busy(i, tp, now), tpc_idle);
@@ -846,6 +1021,11 @@ class Encoder {
   std::vector<std::vector<std::vector<expr>>> rs_, re_;
   SharedTerms* shared_ = nullptr;
   std::set<int> follower_;  // issue paired: blocks that join their leader's SM when it fits
+  // gpc-priority: the GPC of every SM; per kernel its planning instant, wave size and planned SM per
+  // pick; per earlier block, whether the current kernel already reused its completion.
+  std::vector<int> gpc_of_sm_;
+  std::vector<expr> CAP0_, plan_at_, wave_size_, taken_;
+  std::vector<std::vector<expr>> plan_;
 };
 
 }  // namespace
@@ -853,7 +1033,13 @@ class Encoder {
 std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hypothesis& h, const Decisions& d,
                                             const std::string& tag, SharedTerms* shared) {
   check_encodable(h);
-  Encoder e(s, h, d, tag, shared);
+  // The encoder sees the blocks in dispatch order (pick_order): a permuted view of the same variables.
+  Decisions picked;
+  for (int b : pick_order(s, h)) {
+    picked.sm.push_back(d.sm[static_cast<size_t>(b)]);
+    picked.start.push_back(d.start[static_cast<size_t>(b)]);
+  }
+  Encoder e(s, h, picked, tag, shared);
   auto groups = e.run_grouped();
   for (const auto& x : s.domain) groups[0].push_back(x);
   return groups;

@@ -1,5 +1,6 @@
 // The pair query: shared symbolic parameters, shared decisions for every block but the last, both
-// hypotheses' encodings, and a difference on the last block. Every check() answer is handled.
+// hypotheses' encodings, and a difference on the last block (on any block for gpc-priority, which looks
+// ahead). Every check() answer is handled.
 #include "tbcheck/smt/synthesis.hpp"
 
 #include <chrono>
@@ -66,13 +67,22 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
                                nb, dev.sms);
         return done();
       }
+  // gpc-priority looks ahead too: the wave size and the whole-GPC / single step switch of seed 003
+  // Section 4.1 depend on the kernel's block count, so an earlier block can be where two hypotheses
+  // first differ. Its query asks for a difference at any block, with separate decisions per hypothesis.
+  const bool any_block =
+      h1.selection == model::Selection::GpcPriority || h2.selection == model::Selection::GpcPriority;
   z3::context c;
   SymbolicScenario s = SymbolicScenario::make_symbolic(c, dev, blocks, o.bounds, "p", o.sort);
   const int n = s.total_blocks();
   Decisions d1 = Decisions::fresh(c, n, "a", o.sort);
   Decisions d2 = d1;  // shared prefix: the same decision variables ...
-  d2.sm.back() = s.var("b_sm_last");  // ... except for the last block
-  d2.start.back() = s.var("b_start_last");
+  if (any_block) {
+    d2 = Decisions::fresh(c, n, "b", o.sort);
+  } else {
+    d2.sm.back() = s.var("b_sm_last");  // ... except for the last block
+    d2.start.back() = s.var("b_start_last");
+  }
   z3::solver solver(c);
   z3::params p(c);
   p.set("timeout", o.timeout_ms);
@@ -87,7 +97,15 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
     r.reason = e.what();
     return done();
   }
-  solver.add(d1.sm.back() != d2.sm.back() || d1.start.back() != d2.start.back());
+  if (any_block) {
+    z3::expr_vector differ(c);
+    for (int i = 0; i < n; ++i)
+      differ.push_back(d1.sm[static_cast<size_t>(i)] != d2.sm[static_cast<size_t>(i)] ||
+                       d1.start[static_cast<size_t>(i)] != d2.start[static_cast<size_t>(i)]);
+    solver.add(z3::mk_or(differ));
+  } else {
+    solver.add(d1.sm.back() != d2.sm.back() || d1.start.back() != d2.start.back());
+  }
   if (o.realizable) {
     add_realizability(solver, s, d1);
     add_realizability(solver, s, d2);

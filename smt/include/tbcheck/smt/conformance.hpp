@@ -6,6 +6,7 @@
 
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/scenario.hpp"
+#include "tbcheck/model/schedule.hpp"
 
 namespace tbcheck::smt {
 
@@ -21,10 +22,21 @@ struct ConformanceReport {
 // A random small scenario on a reduced device with full-size per-SM limits (2 TPCs).
 model::Scenario random_small_scenario(unsigned seed, const model::Device& base);
 
+// A random scenario for a gpc-priority hypothesis on `device` (which has a GPC map): 1-3 kernels of
+// 1-40 blocks (max_blocks in all), some on 2-D grids, durations 1-3, residency 1..8 on a Fermi SM;
+// feasible under h.
+model::Scenario random_fermi_scenario(unsigned seed, const model::Device& device, const model::Hypothesis& h,
+                                      int max_blocks = 40);
+
+// Random scenarios (random_small_scenario; random_fermi_scenario on quadro6000 for gpc-priority).
 ConformanceReport run_conformance(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms);
 
 // One scenario: "" when the model's schedule is the simulator's and unique, else what differs.
 std::string check_one(const model::Scenario& s, const model::Hypothesis& h, unsigned timeout_ms, bool* unknown = nullptr,
                       bool* not_unique = nullptr);
+// The same against a given schedule `want` (check_one passes simulate(s, h)); a test hands it a wrong
+// schedule to show that the check can fail.
+std::string check_schedule(const model::Scenario& s, const model::Hypothesis& h, const model::Schedule& want,
+                           unsigned timeout_ms, bool* unknown = nullptr, bool* not_unique = nullptr);
 
 }  // namespace tbcheck::smt

@@ -1,9 +1,11 @@
 // Z3 encoding of the dispatcher and of every mechanism option, assembled from a hypothesis' JSON
 // options exactly as the simulator is, over a scenario whose kernel parameters may be symbolic.
 #pragma once
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <z3++.h>
@@ -38,11 +40,13 @@ struct ParamBounds {
 };
 
 // Kernel parameters as Z3 terms: constants for a concrete scenario, variables for synthesis.
-// Every kernel has its own stream, so blocks are dispatched in list order.
+// Every kernel has its own stream, so blocks are dispatched kernel after kernel, each kernel's in list
+// order (under gpc-priority in its pick_block order, seed 003 Section 4.2: see pick_order).
 struct SymbolicScenario {
   model::Device device;
   Sort sort = Sort::Int;
   std::vector<int> blocks;                                  // per kernel (the fixed structure)
+  std::vector<std::optional<std::pair<int, int>>> grid;     // per kernel: a 2-D grid (x, y), or none (1-D)
   std::vector<z3::expr> warps, regs, smem, duration, local;  // per kernel; smem in bytes
   z3::expr_vector domain;                                   // constraints on the parameters
 
@@ -75,17 +79,22 @@ struct SharedTerms {
   std::unordered_map<unsigned, z3::expr> by_ast;
 };
 
+// The block (global index in list order) of each dispatch, in dispatch order: list order, except that
+// under gpc-priority a kernel's blocks are picked in fermi_block_order of its grid.
+std::vector<int> pick_order(const SymbolicScenario& s, const model::Hypothesis& h);
+
 // Constraints that hold exactly when `d` is the schedule hypothesis `h` gives the scenario
 // (realisable kernels included: each kernel fits an empty SM under h).
 z3::expr_vector encode(const SymbolicScenario& s, const model::Hypothesis& h, const Decisions& d, const std::string& tag,
                        SharedTerms* shared = nullptr);
 
-// The same constraints grouped: [0] kernel-level terms and parameter domains, [i + 1] block i's
-// decision given blocks 0..i-1 (for incremental solving).
+// The same constraints grouped: [0] kernel-level terms and parameter domains, [p + 1] the decision of
+// block pick_order(s, h)[p] given the earlier picks (for incremental solving).
 std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const model::Hypothesis& h, const Decisions& d,
                                             const std::string& tag, SharedTerms* shared = nullptr);
 
-// Throws Unsupported when some option of h has no encoding.
+// Throws Unsupported when some option of h has no encoding (today none has not). encode() also throws
+// Unsupported for gpc-priority on a device without a GPC map.
 void check_encodable(const model::Hypothesis& h);
 
 model::Schedule decode_schedule(const z3::model& m, const SymbolicScenario& s, const Decisions& d,

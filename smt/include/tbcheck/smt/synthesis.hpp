@@ -1,5 +1,5 @@
 // One synthesis query: for a fixed structure (blocks per kernel) on a device, parameters such that
-// two hypotheses' schedules agree on every block but the last and differ on the last one.
+// two hypotheses' schedules agree on every block but the last and differ on the last one (any block, gpc-priority).
 #pragma once
 #include <optional>
 #include <string>
@@ -31,7 +31,8 @@ struct QueryOptions {
 };
 
 // Why the dispatcher never looks ahead makes "differ on the last block" enough: a minimal witness
-// first differs at its last block (remove later blocks and it still differs).
+// first differs at its last block (remove later blocks and it still differs). gpc-priority looks ahead
+// (seed 003's wave depends on the block count), so a pair with it asks for a difference at any block.
 QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& d,
                                   const std::vector<int>& blocks, const QueryOptions& o);
 
