@@ -114,3 +114,19 @@ TEST_CASE("distinguish_all on two threads answers every pair, in pair order, as 
     CHECK(two[i].witness->scenario.to_json() == one[i].witness->scenario.to_json());
   }
 }
+
+TEST_CASE("a proved prefix schedule, stated as facts, keeps the pair query's answers", "[smt][lemma]") {
+  // [2] is fixed for every hypothesis on one TPC, so [3] and [2,1] queries may assume it.
+  smt::QueryOptions o = lemma_options();
+  o.prefix = smt::FixedSchedule{{0, 0}, {1, 0}};
+  auto same = smt::distinguish_structure(test::hyp("alg1"), test::hyp("alg1-literal"), one_tpc(), {3}, o);
+  CHECK(same.outcome == smt::QueryOutcome::None);  // [3] cannot separate them (their witness is [1,1])
+  auto differ = smt::distinguish_structure(test::hyp("round-robin"), test::hyp("alg1"), one_tpc(), {3}, o);
+  REQUIRE(differ.outcome == smt::QueryOutcome::Found);
+  CHECK(!search::first_difference(model::simulate(differ.scenario, test::hyp("round-robin")),
+                                  model::simulate(differ.scenario, test::hyp("alg1")))
+             .empty());
+  o.prefix = smt::FixedSchedule{{0, 0}};  // the wrong length is a programming error, not a silent answer
+  CHECK_THROWS_AS(smt::distinguish_structure(test::hyp("alg1"), test::hyp("alg1-literal"), one_tpc(), {3}, o),
+                  std::logic_error);
+}

@@ -403,6 +403,29 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
     }
     return false;
   };
+  // The schedule both hypotheses give every block of `st` but the last, when lemmas prove it fixed:
+  // facts for the pair query (QueryOptions::prefix). Only where the dispatcher does not look ahead (the
+  // pair query refuses structures with pair leaders already).
+  auto known_prefix = [&](const std::vector<int>& st, const model::Device& reduced) -> std::optional<smt::FixedSchedule> {
+    if (b.lemma_timeout_ms == 0) return std::nullopt;
+    for (const auto* h : {&h1, &h2})
+      if (h->selection == model::Selection::GpcPriority) return std::nullopt;  // looks ahead (seed 003 wave)
+    std::vector<int> prefix = st;
+    if (--prefix.back() == 0) prefix.pop_back();
+    // One-kernel prefixes only: with two kernels the second one's place depends on whether it fits
+    // beside the first, so such lemmas fail, and asking costs up to the lemma timeout each.
+    if (prefix.size() != 1) return std::nullopt;
+    smt::QueryOptions o;
+    o.bounds = b.params;
+    o.timeout_ms = b.lemma_timeout_ms;
+    o.sort = b.sort;
+    double s1 = 0, s2 = 0;
+    auto c1 = lemmas->constant_schedule(h1, reduced, prefix, o, s1);
+    auto c2 = c1 ? lemmas->constant_schedule(h2, reduced, prefix, o, s2) : std::nullopt;
+    lemma_seconds += s1 + s2;
+    if (c1 && c2 && *c1 == *c2) return c1;
+    return std::nullopt;
+  };
   const auto structures = structures_in_order(b);
   bool all_unsat_so_far = true;  // every smaller structure, on every smaller device, proved inseparable
   for (int tpcs : b.reduced_tpcs) {
@@ -462,6 +485,7 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
         o.bounds = b.params;
         o.timeout_ms = b.timeout_ms;
         o.sort = b.sort;
+        o.prefix = known_prefix(st, reduced);
         smt::QueryResult q = query(reduced, st, o);
         if (q.outcome == smt::QueryOutcome::Unknown || q.outcome == smt::QueryOutcome::Unsupported) {
           device_all_unsat = false;

@@ -4,6 +4,7 @@
 #include "tbcheck/smt/synthesis.hpp"
 
 #include <chrono>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -105,6 +106,14 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
     solver.add(z3::mk_or(differ));
   } else {
     solver.add(d1.sm.back() != d2.sm.back() || d1.start.back() != d2.start.back());
+  }
+  if (o.prefix && !any_block) {
+    if (static_cast<int>(o.prefix->size()) != n - 1)
+      throw std::logic_error(fmt::format("distinguish_structure: a prefix of {} blocks for {} blocks", o.prefix->size(), n));
+    for (int i = 0; i + 1 < n; ++i) {
+      const auto& [sm, start] = (*o.prefix)[static_cast<size_t>(i)];
+      solver.add(d1.sm[static_cast<size_t>(i)] == s.num(sm) && d1.start[static_cast<size_t>(i)] == s.num(start));
+    }
   }
   if (o.realizable) {
     add_realizability(solver, s, d1);

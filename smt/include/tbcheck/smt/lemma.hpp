@@ -10,9 +10,6 @@
 
 namespace tbcheck::smt {
 
-// Per block in list order: the SM and the start instant.
-using FixedSchedule = std::vector<std::pair<int, int64_t>>;
-
 // Whether h schedules `blocks` on d as `expected` for every parameter choice within o.bounds under
 // which every kernel is launchable: None = proved (UNSAT of "launchable and some block differs"),
 // Found = a counterexample in `scenario`, Unknown / Unsupported with the reason. Every block is
