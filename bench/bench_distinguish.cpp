@@ -23,8 +23,8 @@ namespace {
 
 struct Options {
   std::string device = "rtx3090";
-  unsigned timeout_ms = 1000;    // per Z3 query in the pair run
-  unsigned budget_ms = 1000;     // Z3 time per pair (tbcheck distinguish default)
+  unsigned timeout_ms = 2000;    // per Z3 query in the pair run (tbcheck distinguish default)
+  unsigned budget_ms = 2000;     // Z3 time per pair (tbcheck distinguish default)
   int samples = 3000;            // simulator pre-pass, per structure
   int max_kernels = 3;
   unsigned sort_timeout_ms = 5000;  // per query in the sort comparison
@@ -73,7 +73,7 @@ void run_pairs(const Options& o) {
                sep ? fmt::format("[{}]", fmt::join(r.structure, ",")) : "", sep ? std::to_string(r.kernels) : "",
                sep ? std::to_string(r.blocks) : "", r.solver_seconds, r.wall_seconds,
                sep ? fmt::format("{} / {}", search::to_string(r.found_by),
-                                 r.minimal_proved ? "proved" : fmt::format("bounded ({} undecided)", r.unknown_structures.size()))
+                                 search::minimality_text(r))
                    : r.reason.substr(0, 90));
   }
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -27,7 +27,8 @@ const model::Hypothesis& hypothesis_named(const std::vector<model::Hypothesis>& 
 struct Distinguish : Command {
   std::string device_name = "rtx3090", hypothesis_spec = "round-robin,most-room,olmedo,alg1", out_dir;
   search::DistinguishBounds bounds;
-  double timeout_s = 1, budget_s = 1;
+  // 2 s each: on 2 cores the 55 pairs of DESIGN.md take about 50 s with 32 minimal proofs (bench/RESULTS.md).
+  double timeout_s = 2, budget_s = 2;
   // Pairs answered at once; each worker has its own Z3 context. Default: one per hardware thread.
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool json = false;
@@ -69,6 +70,7 @@ struct Distinguish : Command {
                             {"found_by", search::to_string(r.found_by)},
                             {"reduced_structure", r.structure},
                             {"minimal_proved", r.minimal_proved},
+                            {"minimality", r.outcome == search::PairOutcome::Separated ? search::minimality_text(r) : ""},
                             {"undecided_smaller_structures", r.unknown_structures}};
         if (!r.reason.empty()) x["reason"] = r.reason;
         if (r.witness) {
@@ -88,7 +90,7 @@ struct Distinguish : Command {
              sep ? fmt::format("[{}]", fmt::join(r.structure, ",")) : "", sep ? std::to_string(r.kernels) : "",
              sep ? std::to_string(r.blocks) : "", sep ? std::to_string(r.total_duration) : "",
              fmt::format("{:.1f}", r.solver_seconds), fmt::format("{:.1f}", r.wall_seconds),
-             sep ? (r.minimal_proved ? "proved" : fmt::format("bounded ({} undecided)", r.unknown_structures.size())) : "",
+             sep ? search::minimality_text(r) : "",
              sep ? r.route + (r.reason.empty() ? "" : "; " + r.reason) : r.reason});
     }
     fmt::print("{} on {}:\n{}", pairs == 1 ? "1 pair" : fmt::format("{} pairs", pairs), dev.name, t.render());
@@ -119,10 +121,10 @@ std::unique_ptr<Command> make_distinguish(CLI::App& app) {
       ->check(CLI::Range(1, 16));
   c->app->add_option("--max-duration", c->bounds.params.max_duration, "Longest block duration in units (default 3)")
       ->check(CLI::Range(1, 16));
-  c->app->add_option("--timeout", c->timeout_s, "Seconds per solver query (default 1); beyond it: unknown")
+  c->app->add_option("--timeout", c->timeout_s, "Seconds per solver query (default 2); beyond it: unknown")
       ->check(CLI::PositiveNumber);
   c->app->add_option("--pair-budget", c->budget_s,
-                     "Solver seconds per pair, all queries together (default 1; 0: no limit); smaller structures left "
+                     "Solver seconds per pair, all queries together (default 2; 0: no limit); smaller structures left "
                      "undecided make minimality 'bounded'")
       ->check(CLI::NonNegativeNumber);
   c->app->add_option("--samples", c->bounds.sim_samples,

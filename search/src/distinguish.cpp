@@ -526,9 +526,15 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
   // only. A witness found here is real but not minimal; "within bounds" stays what was proved.
   if (b.wide_samples > 0) {
     std::mt19937 rng(b.seed * 31u + 17u);
-    for (int tpcs : b.reduced_tpcs) {
+    // The reduced devices, then the full one (issue 3: "search on the full device directly"): some
+    // options differ only on more SMs than a reduced device has (with one SM per TPC, quadro6000's
+    // 1- and 2-TPC devices have 1 and 2 SMs, where even-first is the natural order).
+    std::vector<int> wide_tpcs = b.reduced_tpcs;
+    if (std::all_of(wide_tpcs.begin(), wide_tpcs.end(), [&](int t) { return t < full.tpcs(); }))
+      wide_tpcs.push_back(full.tpcs());
+    for (int tpcs : wide_tpcs) {
       if (tpcs > full.tpcs()) continue;
-      model::Device reduced = reduced_device(full, tpcs);
+      model::Device reduced = tpcs == full.tpcs() ? full : reduced_device(full, tpcs);
       const int per = 40, rounds = std::max(1, b.wide_samples / per);
       for (int round = 0; round < rounds; ++round) {
         std::vector<int> st(static_cast<size_t>(std::uniform_int_distribution<int>(1, b.max_kernels)(rng)));
@@ -538,7 +544,10 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
         std::string note = all_unsat_so_far && unsupported.empty()
                                ? fmt::format("found beyond the bounds; none exists within them ({})", bounds_text)
                                : "found beyond the bounds by simulation";
-        if (accept(*found, Finder::Simulator, tpcs, reduced, false, note)) return r;
+        if (accept(*found, Finder::Simulator, tpcs, reduced, false, note)) {
+          r.found_beyond_bounds = true;
+          return r;
+        }
       }
     }
   }
@@ -548,6 +557,9 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
     r.outcome = PairOutcome::Inseparable;
     r.reason = fmt::format("no distinguishing scenario within bounds ({}) on reduced devices of {} TPC(s)", bounds_text,
                            fmt::join(b.reduced_tpcs, ", "));
+    if (b.wide_samples > 0)
+      r.reason += fmt::format("; {} random scenarios beyond the bounds on those and on {} did not separate either",
+                              b.wide_samples, full.name);
     r.minimal_proved = true;
     return r;
   }
@@ -561,6 +573,12 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
   r.reason = fmt::format("Z3 could not decide {} structure(s) within {} ms each (first: {})", r.unknown_structures.size(),
                          b.timeout_ms, r.unknown_structures.empty() ? "-" : r.unknown_structures.front());
   return r;
+}
+
+std::string minimality_text(const PairResult& r) {
+  if (r.minimal_proved) return "proved";
+  if (r.found_beyond_bounds) return "not claimed (found beyond the bounds)";
+  return fmt::format("bounded ({} undecided)", r.unknown_structures.size());
 }
 
 std::vector<PairResult> distinguish_all(const std::vector<model::Hypothesis>& hs, const model::Device& full,
@@ -615,6 +633,7 @@ model::json case_json(const PairResult& r, const DistinguishBounds& b, const mod
                  {"max_warps", b.params.max_warps},
                  {"timeout_ms", b.timeout_ms},
                  {"minimal_proved", r.minimal_proved},
+                 {"minimality", minimality_text(r)},
                  {"simulator_samples_per_structure", b.sim_samples},
                  {"found_by", to_string(r.found_by)},  // inside bounds: the case loader knows no other field
                  {"pair_budget_ms", b.pair_budget_ms},

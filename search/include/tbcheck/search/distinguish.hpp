@@ -22,7 +22,7 @@ struct DistinguishBounds {
   int max_blocks_per_kernel = 3;
   int max_total_blocks = 5;
   smt::ParamBounds params;
-  unsigned timeout_ms = 10000;  // per solver query (tbcheck distinguish: 1 s)
+  unsigned timeout_ms = 10000;  // per solver query (tbcheck distinguish: 2 s)
   std::vector<int> reduced_tpcs = {1, 2};  // reduced devices tried, in order
   // Simulator pre-pass: random concrete scenarios per structure, run on both simulators before Z3 is
   // asked (a witness costs microseconds there); 0 turns the pre-pass off (Z3 only).
@@ -35,12 +35,12 @@ struct DistinguishBounds {
   unsigned seed = 1;
   // Z3 time for one pair, all queries together (0: no limit). Once spent, the remaining smaller
   // structures are listed as undecided and minimality is reported as bounded.
-  unsigned pair_budget_ms = 0;  // tbcheck distinguish: 1 s
+  unsigned pair_budget_ms = 0;  // tbcheck distinguish: 2 s
   smt::Sort sort = smt::Sort::Int;  // term sort of the encoding (bench: Int against BitVec)
   // Constant-schedule lemmas (LemmaCache) for one-kernel structures Z3 left undecided as a pair query:
   // the Z3 time of each (0 turns them off). Longer than a pair query's because one lemma serves every
   // pair of a run; its time counts against the pair that asked first, beyond the pair budget.
-  unsigned lemma_timeout_ms = 4000;
+  unsigned lemma_timeout_ms = 10000;
 };
 
 enum class PairOutcome { Separated, Inseparable, Unknown, Unsupported };
@@ -59,6 +59,7 @@ struct PairResult {
   std::string route;                // "lifted x41 from 1 TPC", ...
   int kernels = 0, blocks = 0, total_duration = 0;
   bool minimal_proved = false;      // every smaller structure answered UNSAT
+  bool found_beyond_bounds = false; // by the wide simulator search, after nothing within the bounds separated
   std::vector<std::string> unknown_structures;  // smaller structures Z3 could not decide
   double solver_seconds = 0;        // Z3 time
   double wall_seconds = 0;          // all of it: simulator pre-pass, Z3, lifting, re-verification
@@ -116,6 +117,11 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
 std::vector<PairResult> distinguish_all(const std::vector<model::Hypothesis>& hs, const model::Device& full,
                                         const DistinguishBounds& b, int jobs,
                                         const std::function<void(const PairResult&)>& done = {});
+
+// How far a separated pair's witness is shown minimal: "proved", "bounded (N undecided)" (smaller
+// structures Z3 could not decide), or "not claimed (found beyond the bounds)" (a wide simulator search
+// found it after nothing within the bounds separated).
+std::string minimality_text(const PairResult& r);
 
 // The first block where two schedules of one scenario part ("" when they agree).
 std::string first_difference(const model::Schedule& a, const model::Schedule& b);
