@@ -403,9 +403,21 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
     }
     return false;
   };
-  // The schedule both hypotheses give every block of `st` but the last, when lemmas prove it fixed:
-  // facts for the pair query (QueryOptions::prefix). Only where the dispatcher does not look ahead (the
-  // pair query refuses structures with pair leaders already).
+  // The schedule both hypotheses give `st` when lemmas prove it fixed under each (and the two equal).
+  auto common_fixed = [&](const std::vector<int>& st, const model::Device& reduced) -> std::optional<smt::FixedSchedule> {
+    smt::QueryOptions o;
+    o.bounds = b.params;
+    o.timeout_ms = b.lemma_timeout_ms;
+    o.sort = b.sort;
+    double s1 = 0, s2 = 0;
+    auto c1 = lemmas->constant_schedule(h1, reduced, st, o, s1);
+    auto c2 = c1 ? lemmas->constant_schedule(h2, reduced, st, o, s2) : std::nullopt;
+    lemma_seconds += s1 + s2;
+    if (c1 && c2 && *c1 == *c2) return c1;
+    return std::nullopt;
+  };
+  // The same for every block of `st` but the last: facts for the pair query (QueryOptions::prefix).
+  // Only where the dispatcher does not look ahead (the pair query refuses pair leaders already).
   auto known_prefix = [&](const std::vector<int>& st, const model::Device& reduced) -> std::optional<smt::FixedSchedule> {
     if (b.lemma_timeout_ms == 0) return std::nullopt;
     for (const auto* h : {&h1, &h2})
@@ -415,16 +427,7 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
     // One-kernel prefixes only: with two kernels the second one's place depends on whether it fits
     // beside the first, so such lemmas fail, and asking costs up to the lemma timeout each.
     if (prefix.size() != 1) return std::nullopt;
-    smt::QueryOptions o;
-    o.bounds = b.params;
-    o.timeout_ms = b.lemma_timeout_ms;
-    o.sort = b.sort;
-    double s1 = 0, s2 = 0;
-    auto c1 = lemmas->constant_schedule(h1, reduced, prefix, o, s1);
-    auto c2 = c1 ? lemmas->constant_schedule(h2, reduced, prefix, o, s2) : std::nullopt;
-    lemma_seconds += s1 + s2;
-    if (c1 && c2 && *c1 == *c2) return c1;
-    return std::nullopt;
+    return common_fixed(prefix, reduced);
   };
   const auto structures = structures_in_order(b);
   bool all_unsat_so_far = true;  // every smaller structure, on every smaller device, proved inseparable
@@ -466,15 +469,7 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
       if (!found && unsupported.empty() && st.size() == 1 && b.lemma_timeout_ms > 0) {
         // One kernel: both hypotheses proved to give the structure one fixed schedule cannot differ
         // on it (see LemmaCache); cheaper than the pair query and shared with the other pairs.
-        smt::QueryOptions o;
-        o.bounds = b.params;
-        o.timeout_ms = b.lemma_timeout_ms;
-        o.sort = b.sort;
-        double s1 = 0, s2 = 0;
-        auto c1 = lemmas->constant_schedule(h1, reduced, st, o, s1);
-        auto c2 = c1 ? lemmas->constant_schedule(h2, reduced, st, o, s2) : std::nullopt;
-        lemma_seconds += s1 + s2;
-        if (c1 && c2 && *c1 == *c2) {
+        if (common_fixed(st, reduced)) {
           ++r.structures_unsat;
           ++r.structures_by_lemma;
           continue;

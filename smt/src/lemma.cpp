@@ -35,24 +35,12 @@ QueryResult prove_schedule(const model::Hypothesis& h, const model::Device& d, c
       differs.push_back(dec.sm[static_cast<size_t>(i)] != s.num(sm) || dec.start[static_cast<size_t>(i)] != s.num(start));
     }
     solver.add(z3::mk_or(differs));
-    switch (solver.check()) {
-      case z3::sat:
-        r.outcome = QueryOutcome::Found;
-        r.scenario = s.decode(solver.get_model());
-        break;
-      case z3::unsat:
-        r.outcome = QueryOutcome::None;
-        break;
-      case z3::unknown:
-        r.outcome = QueryOutcome::Unknown;
-        r.reason = solver.reason_unknown();
-        break;
-    }
+    solve_into(solver, s, r);
   } catch (const Unsupported& e) {
     r.outcome = QueryOutcome::Unsupported;
     r.reason = e.what();
   } catch (const z3::exception& e) {
-    r.outcome = QueryOutcome::Unknown;  // resource limits reported as exceptions: the same as giving up
+    r.outcome = QueryOutcome::Unknown;  // resource limits while encoding: the same as giving up
     r.reason = std::string("z3: ") + e.msg();
   }
   return done();

@@ -40,6 +40,28 @@ void add_realizability(z3::solver& solver, const SymbolicScenario& s, const Deci
 
 }  // namespace
 
+void solve_into(z3::solver& solver, const SymbolicScenario& s, QueryResult& r) {
+  try {
+    switch (solver.check()) {
+      case z3::sat:
+        r.outcome = QueryOutcome::Found;
+        r.scenario = s.decode(solver.get_model());
+        break;
+      case z3::unsat:
+        r.outcome = QueryOutcome::None;
+        break;
+      case z3::unknown:
+        r.outcome = QueryOutcome::Unknown;
+        r.reason = solver.reason_unknown();
+        break;
+    }
+  } catch (const z3::exception& e) {
+    // Z3 reports some resource limits (memory, cancellation) as exceptions: the same as giving up.
+    r.outcome = QueryOutcome::Unknown;
+    r.reason = std::string("z3: ") + e.msg();
+  }
+}
+
 QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& dev,
                                   const std::vector<int>& blocks, const QueryOptions& o) {
   QueryResult r;
@@ -124,25 +146,7 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
     for (const auto& x : s.duration) total = total + x;
     solver.add(total <= *o.max_total_duration);
   }
-  try {
-    switch (solver.check()) {
-      case z3::sat:
-        r.outcome = QueryOutcome::Found;
-        r.scenario = s.decode(solver.get_model());
-        break;
-      case z3::unsat:
-        r.outcome = QueryOutcome::None;
-        break;
-      case z3::unknown:
-        r.outcome = QueryOutcome::Unknown;
-        r.reason = solver.reason_unknown();
-        break;
-    }
-  } catch (const z3::exception& e) {
-    // Z3 reports some resource limits (memory, cancellation) as exceptions: the same as giving up.
-    r.outcome = QueryOutcome::Unknown;
-    r.reason = std::string("z3: ") + e.msg();
-  }
+  solve_into(solver, s, r);
   return done();
 }
 

@@ -40,6 +40,10 @@ struct QueryOptions {
   std::optional<FixedSchedule> prefix;
 };
 
+// Runs solver.check() and records the answer in r: sat -> Found with the scenario decoded from the
+// model, unsat -> None, unknown -> Unknown with Z3's reason; Z3 exceptions (resource limits) -> Unknown.
+void solve_into(z3::solver& solver, const SymbolicScenario& s, QueryResult& r);
+
 // Why the dispatcher never looks ahead makes "differ on the last block" enough: a minimal witness
 // first differs at its last block (remove later blocks and it still differs). gpc-priority looks ahead
 // (seed 003's wave depends on the block count), so a pair with it asks for a difference at any block.
