@@ -61,15 +61,11 @@ struct ImportExaminer : Command {
 };
 
 struct ExportExaminer : Command {
-  std::string case_path, out_path;
+  std::string case_path, case_id, out_path;
   oracle::examiner::ExportOptions o;
 
   int run() override {
-    auto cases = model::load_cases(case_path);
-    if (cases.size() != 1)
-      throw model::InputError(case_path, "", fmt::format("export-examiner takes one scenario or case; this holds {}",
-                                                         cases.size()));
-    const nlohmann::json cfg = oracle::examiner::export_config(cases[0], o);
+    const nlohmann::json cfg = oracle::examiner::export_config(load_one_case(case_path, case_id, "export-examiner"), o);
     if (out_path.empty()) {
       fmt::print("{}\n", cfg.dump(2));
     } else {
@@ -101,7 +97,9 @@ std::unique_ptr<Command> make_export_examiner(CLI::App& app) {
   auto c = std::make_unique<ExportExaminer>();
   c->app = app.add_subcommand("export-examiner",
                               "Write a cuda_scheduling_examiner config (multikernel plugin) that runs a case's scenario");
-  c->app->add_option("case", c->case_path, "Scenario or corpus-case JSON file (one case)")->required();
+  c->app->add_option("case", c->case_path, "Scenario or corpus-case JSON file (one case, or a collection with --case)")
+      ->required();
+  c->app->add_option("--case", c->case_id, "The id of the case to take from a collection file (e.g. an ntbs recording)");
   c->app->add_option("--out", c->out_path, "Config file to write (default: standard output)");
   c->app->add_option("--time-unit-ms", c->o.time_unit_ms, "Milliseconds of one model time unit (default 20)")
       ->check(CLI::PositiveNumber);

@@ -19,14 +19,7 @@ struct Minimize : Command {
   int run() override {
     if (disagreement.empty() == failure.empty())
       throw model::InputError(case_path, "--keep-disagreement/--keep-failure", "give exactly one of the two");
-    auto cases = model::load_cases(case_path);
-    if (!case_id.empty()) {
-      std::erase_if(cases, [&](const model::Case& c) { return c.id != case_id; });
-      if (cases.empty()) throw model::InputError(case_path, "--case", fmt::format("no case with id '{}'", case_id));
-    }
-    if (cases.size() != 1)
-      throw model::InputError(case_path, "",
-                              fmt::format("minimize takes one case; this holds {} (--case ID picks one)", cases.size()));
+    const model::Case in = load_one_case(case_path, case_id, "minimize");
     search::MinimizeOptions o;
     if (!disagreement.empty()) {
       o.goal = search::MinimizeGoal::KeepDisagreement;
@@ -46,7 +39,7 @@ struct Minimize : Command {
     if (!out_path.empty() && !force && std::filesystem::exists(out_path))
       throw model::InputError(out_path, "--out", "the file exists (--force replaces it)");
 
-    search::MinimizeResult r = search::minimize(cases[0], o);
+    search::MinimizeResult r = search::minimize(in, o);
     std::string text = r.result.to_json().dump(1) + "\n";
     if (!out_path.empty()) model::write_file_atomic(out_path, text, /*no_overwrite=*/!force);
 
@@ -81,7 +74,7 @@ std::unique_ptr<Command> make_minimize(CLI::App& app) {
   auto c = std::make_unique<Minimize>();
   c->app = app.add_subcommand("minimize", "Shrink a case (ddmin over kernels, then parameters) while a predicate holds");
   c->app->add_option("case", c->case_path, "One case or scenario file")->required();
-  c->app->add_option("--case", c->case_id, "The id of the case to take from a collection file");
+  c->app->add_option("--case", c->case_id, "The id of the case to take from a collection file (e.g. an ntbs recording)");
   c->app->add_option("--keep-disagreement", c->disagreement, "Two hypotheses (a,b) whose schedules must still differ");
   c->app->add_option("--keep-failure", c->failure, "A hypothesis the case's observation must still contradict");
   c->app->add_option("--level", c->level_name, "With --keep-failure: exact, counts or sms (default: the coarsest failing)")

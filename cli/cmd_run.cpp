@@ -16,7 +16,7 @@ namespace {
 using model::file_safe;
 
 struct Run : Command {
-  std::string case_path, oracle_spec, out_dir;
+  std::string case_path, case_id, oracle_spec, out_dir;
   double noise = 0.0;
   int repeat = 3;
   unsigned seed = 1;
@@ -46,10 +46,7 @@ struct Run : Command {
   }
 
   int run() override {
-    auto cases = model::load_cases(case_path);
-    if (cases.size() != 1)
-      throw model::InputError(case_path, "", fmt::format("run takes one scenario or case; this holds {}", cases.size()));
-    const model::Case& in = cases[0];
+    const model::Case in = load_one_case(case_path, case_id, "run");
     const bool is_cuda = oracle_spec == "cuda";
     if ((dry_run || cuda.force_device || cuda.time_unit_ms != oracle::cuda::CudaOptions{}.time_unit_ms) && !is_cuda)
       throw model::InputError("--oracle", "", "--dry-run, --force-device and --time-unit-ms apply to --oracle cuda only");
@@ -116,7 +113,9 @@ struct Run : Command {
 std::unique_ptr<Command> make_run(CLI::App& app) {
   auto c = std::make_unique<Run>();
   c->app = app.add_subcommand("run", "Run a scenario on an oracle R times and record the observation as a corpus case");
-  c->app->add_option("case", c->case_path, "Scenario or corpus-case JSON file (one case)")->required();
+  c->app->add_option("case", c->case_path, "Scenario or corpus-case JSON file (one case, or a collection with --case)")
+      ->required();
+  c->app->add_option("--case", c->case_id, "The id of the case to take from a collection file (e.g. an ntbs recording)");
   c->app->add_option("--oracle", c->oracle_spec, "Oracle: " + oracle::oracle_kinds())->required();
   c->app->add_option("--noise", c->noise, "sim only: fraction of runs perturbed (swap two blocks' SMs, delay a block)")
       ->check(CLI::Range(0.0, 1.0));

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "tbcheck/model/error.hpp"
+
 namespace tbcheck::cli {
 
 nlohmann::json envelope() {
@@ -11,5 +13,18 @@ nlohmann::json envelope() {
 }
 
 void print_json(const nlohmann::json& j) { fmt::print("{}\n", j.dump(2)); }
+
+model::Case load_one_case(const std::string& path, const std::string& case_id, const std::string& command) {
+  auto cases = model::load_cases(path);
+  if (!case_id.empty()) {
+    std::erase_if(cases, [&](const model::Case& c) { return c.id != case_id; });
+    if (cases.empty()) throw model::InputError(path, "--case", fmt::format("no case with id '{}'", case_id));
+  }
+  if (cases.size() != 1)
+    throw model::InputError(path, "",
+                            fmt::format("{} takes one scenario or case; this holds {} (--case ID picks one)", command,
+                                        cases.size()));
+  return std::move(cases[0]);
+}
 
 }  // namespace tbcheck::cli

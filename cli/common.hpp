@@ -4,6 +4,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include "tbcheck/model/observation.hpp"
 #include <nlohmann/json.hpp>
 
 namespace tbcheck::cli {
@@ -14,6 +15,10 @@ inline constexpr int kExitOk = 0, kExitFailed = 1, kExitBadInput = 2;
 // Every --json document starts with the schema version and the tool identity.
 nlohmann::json envelope();
 void print_json(const nlohmann::json& j);
+
+// The one case a command works on: the file's only case, or the one named by `--case ID` in a
+// collection (ntbs files, paper collections). Anything else is bad input naming the file and field.
+model::Case load_one_case(const std::string& path, const std::string& case_id, const std::string& command);
 
 // Each command: registered on the app, run after parsing when its subcommand was chosen.
 struct Command {

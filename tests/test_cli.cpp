@@ -124,6 +124,28 @@ TEST_CASE("bad input exits 2 with the file, the field and the reason", "[cli][er
   }
 }
 
+TEST_CASE("run, minimize and export-examiner take one case of a collection with --case", "[cli][errors]") {
+  // A collection (here Olmedo's 1024-case grid; the ntbs recordings are the same shape) holds many
+  // cases: without --case the one-case commands refuse it, naming the option that picks one.
+  TempDir t;
+  const std::string grid = "corpus/paper/002-olmedo/table2-volta-grid.json";
+  for (const std::string& cmd : {"run " + grid + " --oracle sim:alg1", "export-examiner " + grid,
+                                "minimize " + grid + " --keep-disagreement alg1,olmedo"}) {
+    auto whole = run_tbcheck(cmd);
+    CHECK(whole.exit_code == 2);
+    CHECK(whole.out.find("holds 1024 (--case ID picks one)") != std::string::npos);
+    auto unknown = run_tbcheck(cmd + " --case nosuch");
+    CHECK(unknown.exit_code == 2);
+    CHECK(unknown.out.find("--case: no case with id 'nosuch'") != std::string::npos);
+  }
+  auto r = run_tbcheck("run " + grid + " --case olmedo-t2-x1-y1 --oracle sim:alg1 --repeat 1 --out '" + t.path.string() + "'");
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(t.path / "olmedo-t2-x1-y1.sim-alg1.json"));
+  auto e = run_tbcheck("export-examiner " + grid + " --case olmedo-t2-x1-y1");
+  REQUIRE(e.exit_code == 0);
+  CHECK(tbcheck::model::json::parse(e.out)["benchmarks"].size() == 2);  // the case's two kernels, one benchmark each
+}
+
 TEST_CASE("validate: paper corpus meets every expectation, exit 0", "[cli][validate]") {
   auto r = run_tbcheck("validate corpus/paper/000-wang --hypothesis all");
   CHECK(r.exit_code == 0);
