@@ -1,5 +1,6 @@
 // Distinguish benchmark: every pair of the shipped hypotheses on one device (per-pair Z3 and wall
-// time, route, total), then the same Z3 queries with integer and bit-vector terms side by side.
+// time, route, total), then the same Z3 queries with integer and bit-vector terms, without shared
+// terms, and with Z3's default arithmetic solver, side by side.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -83,7 +84,8 @@ void run_pairs(const Options& o) {
 }
 
 // The same queries with integer and with bit-vector terms (and integers without shared terms, the
-// encoding before SharedTerms), one after the other in one run so the machine load is comparable.
+// encoding before SharedTerms; and integers on Z3 4.8's default arithmetic solver, arith.solver=6,
+// against the legacy one tbcheck uses), one after the other in one run so the load is comparable.
 void run_sorts(const Options& o) {
   struct Q {
     const char* h1;
@@ -97,30 +99,35 @@ void run_sorts(const Options& o) {
       {"round-robin", "olmedo", {2}, 1},          {"olmedo", "alg1", {1, 1}, 1},
       {"alg1", "alg1-no-skip", {1}, 1},           {"alg1", "alg1-no-skip", {2}, 1},
       {"alg1", "alg1-literal", {1, 1}, 1},        {"alg1", "alg1-counted-smem", {1}, 1},
-      {"alg1", "alg1-natural-order", {1}, 2},
+      {"alg1", "alg1-natural-order", {1}, 2},    {"alg1", "alg1-counted-smem", {1, 1}, 1},
+      {"alg1", "alg1-counted-smem", {2, 1}, 1},
   };
   const model::Device& full = model::builtin_device(o.device, "--device", "");
   fmt::print("Z3 sort comparison on the same queries ({} ms timeout each; reduced devices of {}):\n", o.sort_timeout_ms,
              full.name);
-  fmt::print("{:<34} {:<10} {:>18} {:>18} {:>18}\n", "pair", "structure", "int", "bit-vector (32)", "int, unshared");
-  double tot[3] = {0, 0, 0};
+  constexpr int kVariants = 4;
+  fmt::print("{:<34} {:<10} {:>18} {:>18} {:>18} {:>18}\n", "pair", "structure", "int", "bit-vector (32)",
+             "int, unshared", "int, arith.solver=6");
+  double tot[kVariants] = {0, 0, 0, 0};
   for (const auto& q : queries) {
     model::Device d = search::reduced_device(full, q.tpcs);
-    std::string cells[3];
-    for (int v = 0; v < 3; ++v) {
+    std::string cells[kVariants];
+    for (int v = 0; v < kVariants; ++v) {
       smt::QueryOptions qo;
       qo.timeout_ms = o.sort_timeout_ms;
       qo.sort = v == 1 ? smt::Sort::BitVec : smt::Sort::Int;
       qo.share_terms = v != 2;
+      qo.arith_solver = v == 3 ? 6u : smt::kArithSolver;
       auto r = smt::distinguish_structure(hyp(q.h1), hyp(q.h2), d, q.blocks, qo);
       tot[v] += r.seconds;
       cells[v] = fmt::format("{} {:.2f} s", smt::to_string(r.outcome), r.seconds);
     }
-    fmt::print("{:<34} {:<10} {:>18} {:>18} {:>18}\n", fmt::format("{} / {}", q.h1, q.h2),
-               fmt::format("[{}]x{}", fmt::join(q.blocks, ","), q.tpcs), cells[0], cells[1], cells[2]);
+    fmt::print("{:<34} {:<10} {:>18} {:>18} {:>18} {:>18}\n", fmt::format("{} / {}", q.h1, q.h2),
+               fmt::format("[{}]x{}", fmt::join(q.blocks, ","), q.tpcs), cells[0], cells[1], cells[2], cells[3]);
     std::fflush(stdout);
   }
-  fmt::print("{:<45} {:>16.2f} s {:>16.2f} s {:>16.2f} s\n", "total (a timeout counts as its limit)", tot[0], tot[1], tot[2]);
+  fmt::print("{:<45} {:>16.2f} s {:>16.2f} s {:>16.2f} s {:>16.2f} s\n", "total (a timeout counts as its limit)", tot[0],
+             tot[1], tot[2], tot[3]);
 }
 
 }  // namespace

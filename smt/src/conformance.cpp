@@ -144,8 +144,6 @@ std::string check_schedule(const model::Scenario& sc, const model::Hypothesis& h
   Decisions d = Decisions::fresh(c, s.total_blocks(), "d");
   auto groups = encode_grouped(s, h, d, "h");
   const std::vector<int> order = pick_order(s, h);  // groups[pick + 1] decides block order[pick]
-  z3::params p(c);
-  p.set("timeout", timeout_ms);
   // Induction over dispatches: given the simulator's decisions for the earlier picks, pick p's
   // constraints must admit the simulator's decision and no other. Then the whole schedule is unique
   // and equal. Every other variable of a group (the encoding's defined terms) must be determined too,
@@ -153,8 +151,7 @@ std::string check_schedule(const model::Scenario& sc, const model::Hypothesis& h
   // the earlier groups with their decisions fixed, without the solver re-deriving every earlier term
   // (what made schedules of 40 blocks on 14 SMs take minutes).
   z3::expr_vector known_vars(c), known_vals(c);
-  z3::solver solver(c);
-  solver.set(p);
+  z3::solver solver = make_solver(c, timeout_ms);
   enum class Step { Ok, Unknown, Fail };
   std::string failure;
   // Adds group g with the known values substituted; `fixed` pins the pick's decision (none for group 0).

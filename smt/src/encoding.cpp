@@ -20,6 +20,15 @@ using z3::expr;
 
 const std::vector<int>& realizable_regs() { return model::probe_register_counts(); }
 
+z3::solver make_solver(z3::context& c, unsigned timeout_ms, unsigned arith_solver) {
+  z3::solver solver(c);
+  z3::params p(c);
+  p.set("timeout", timeout_ms);
+  p.set("smt.arith.solver", arith_solver);
+  solver.set(p);
+  return solver;
+}
+
 void check_encodable(const Hypothesis& h) {
   // Every option has an encoding: issue paired / paired-cc8 in Encoder::block(), selection gpc-priority
   // in Encoder::fermi_pick() (it needs the device's GPC map, checked when a scenario is encoded).

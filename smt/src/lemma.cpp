@@ -24,10 +24,7 @@ QueryResult prove_schedule(const model::Hypothesis& h, const model::Device& d, c
     if (static_cast<int>(expected.size()) != n)
       throw std::logic_error(fmt::format("prove_schedule: {} expected placements for {} blocks", expected.size(), n));
     Decisions dec = Decisions::fresh(c, n, "a", o.sort);
-    z3::solver solver(c);
-    z3::params p(c);
-    p.set("timeout", o.timeout_ms);
-    solver.set(p);
+    z3::solver solver = make_solver(c, o.timeout_ms, o.arith_solver);
     for (const auto& x : encode(s, h, dec, "h")) solver.add(x);
     z3::expr_vector differs(c);
     for (int i = 0; i < n; ++i) {

@@ -106,10 +106,7 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
     d2.sm.back() = s.var("b_sm_last");  // ... except for the last block
     d2.start.back() = s.var("b_start_last");
   }
-  z3::solver solver(c);
-  z3::params p(c);
-  p.set("timeout", o.timeout_ms);
-  solver.set(p);
+  z3::solver solver = make_solver(c, o.timeout_ms, o.arith_solver);
   SharedTerms shared;
   SharedTerms* sh = o.share_terms ? &shared : nullptr;
   try {

@@ -30,6 +30,14 @@ enum class Sort { Int, BitVec };
 std::string_view to_string(Sort);
 inline constexpr unsigned kBitVecWidth = 32;
 
+// The solver every tbcheck query runs on: Z3's default solver with a wall-clock limit and, by default,
+// the legacy arithmetic solver (smt.arith.solver=2). The encodings are linear integer constraints full
+// of if-then-else; on them the legacy solver answered UNSAT 1.5-3.5x faster than Z3 4.8's default
+// (arith.solver=6) and decided a query the default left unknown at 120 s (bench_distinguish's solver
+// comparison, bench/RESULTS.md).
+inline constexpr unsigned kArithSolver = 2;
+z3::solver make_solver(z3::context& c, unsigned timeout_ms, unsigned arith_solver = kArithSolver);
+
 // Ranges of the symbolic kernel parameters (DESIGN.md "SMT").
 struct ParamBounds {
   int max_warps = 32;      // threads = 32 x warps, 1..32 warps

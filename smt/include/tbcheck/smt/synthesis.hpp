@@ -33,6 +33,7 @@ struct QueryOptions {
   bool realizable = true;  // distinct completion instants unless kernels start together with one duration
   Sort sort = Sort::Int;   // integer terms (measured faster) or bit-vectors
   bool share_terms = true;  // one variable for a term both encodings compute alike (SharedTerms)
+  unsigned arith_solver = kArithSolver;  // Z3's smt.arith.solver (see make_solver); 6 for Z3's default
   // The schedule of every block but the last, when it is known to be the same for every launchable
   // parameter choice under both hypotheses (a proved constant-schedule lemma of the structure without
   // its last block: the dispatcher does not look ahead). Stated as facts, it spares Z3 from rediscovering
