@@ -4,8 +4,9 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
-#include "tbcheck/model/observation.hpp"
 #include <nlohmann/json.hpp>
+
+#include "tbcheck/model/observation.hpp"
 
 namespace tbcheck::cli {
 

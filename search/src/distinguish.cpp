@@ -251,9 +251,10 @@ std::optional<smt::FixedSchedule> LemmaCache::constant_schedule(const model::Hyp
   // structure and the parameter ranges.
   model::json options = h.to_json();
   for (const char* text : {"name", "source", "description"}) options.erase(text);
-  const std::string key = fmt::format("{}|{}|{}|{}|{},{},{},{},{}|{}", options.dump(), d.to_json().dump(),
+  const std::string key = fmt::format("{}|{}|{}|{}|{},{},{},{},{}|{}|{}", options.dump(), d.to_json().dump(),
                                       fmt::join(blocks, ","), o.timeout_ms, o.bounds.max_warps, o.bounds.max_duration,
-                                      o.bounds.vary_regs, o.bounds.vary_smem, o.bounds.max_local, smt::to_string(o.sort));
+                                      o.bounds.vary_regs, o.bounds.vary_smem, o.bounds.max_local, smt::to_string(o.sort),
+                                      o.arith_solver);
   std::promise<std::optional<smt::FixedSchedule>> mine;
   {
     std::unique_lock<std::mutex> lock(m_);
@@ -344,6 +345,14 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
     if (b.pair_budget_ms == 0) return INT64_MAX;
     return static_cast<int64_t>(b.pair_budget_ms) - static_cast<int64_t>(z3_seconds * 1000);
   };
+  // The options of every Z3 query of this pair: the bounds and term sort of the run, a time limit.
+  auto query_options = [&](unsigned timeout_ms) {
+    smt::QueryOptions o;
+    o.bounds = b.params;
+    o.timeout_ms = timeout_ms;
+    o.sort = b.sort;
+    return o;
+  };
   // Runs one Z3 query within the per-query timeout and what is left of the pair budget.
   auto query = [&](const model::Device& reduced, const std::vector<int>& st, smt::QueryOptions o) -> smt::QueryResult {
     int64_t left = budget_left_ms();
@@ -405,10 +414,7 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
   };
   // The schedule both hypotheses give `st` when lemmas prove it fixed under each (and the two equal).
   auto common_fixed = [&](const std::vector<int>& st, const model::Device& reduced) -> std::optional<smt::FixedSchedule> {
-    smt::QueryOptions o;
-    o.bounds = b.params;
-    o.timeout_ms = b.lemma_timeout_ms;
-    o.sort = b.sort;
+    const smt::QueryOptions o = query_options(b.lemma_timeout_ms);
     double s1 = 0, s2 = 0;
     auto c1 = lemmas->constant_schedule(h1, reduced, st, o, s1);
     auto c2 = c1 ? lemmas->constant_schedule(h2, reduced, st, o, s2) : std::nullopt;
@@ -476,10 +482,7 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
         }
       }
       if (!found && unsupported.empty()) {
-        smt::QueryOptions o;
-        o.bounds = b.params;
-        o.timeout_ms = b.timeout_ms;
-        o.sort = b.sort;
+        smt::QueryOptions o = query_options(b.timeout_ms);
         o.prefix = known_prefix(st, reduced);
         smt::QueryResult q = query(reduced, st, o);
         if (q.outcome == smt::QueryOutcome::Unknown || q.outcome == smt::QueryOutcome::Unsupported) {

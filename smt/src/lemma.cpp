@@ -26,12 +26,7 @@ QueryResult prove_schedule(const model::Hypothesis& h, const model::Device& d, c
     Decisions dec = Decisions::fresh(c, n, "a", o.sort);
     z3::solver solver = make_solver(c, o.timeout_ms, o.arith_solver);
     for (const auto& x : encode(s, h, dec, "h")) solver.add(x);
-    z3::expr_vector differs(c);
-    for (int i = 0; i < n; ++i) {
-      const auto& [sm, start] = expected[static_cast<size_t>(i)];
-      differs.push_back(dec.sm[static_cast<size_t>(i)] != s.num(sm) || dec.start[static_cast<size_t>(i)] != s.num(start));
-    }
-    solver.add(z3::mk_or(differs));
+    solver.add(!follows_schedule(s, dec, expected));  // some block differs from the candidate
     solve_into(solver, s, r);
   } catch (const Unsupported& e) {
     r.outcome = QueryOutcome::Unsupported;

@@ -40,6 +40,15 @@ void add_realizability(z3::solver& solver, const SymbolicScenario& s, const Deci
 
 }  // namespace
 
+z3::expr follows_schedule(const SymbolicScenario& s, const Decisions& d, const FixedSchedule& sched) {
+  z3::expr_vector same(s.domain.ctx());
+  for (size_t i = 0; i < sched.size(); ++i) {
+    const auto& [sm, start] = sched[i];
+    same.push_back(d.sm[i] == s.num(sm) && d.start[i] == s.num(start));
+  }
+  return z3::mk_and(same);
+}
+
 void solve_into(z3::solver& solver, const SymbolicScenario& s, QueryResult& r) {
   try {
     switch (solver.check()) {
@@ -129,10 +138,7 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
   if (o.prefix && !any_block) {
     if (static_cast<int>(o.prefix->size()) != n - 1)
       throw std::logic_error(fmt::format("distinguish_structure: a prefix of {} blocks for {} blocks", o.prefix->size(), n));
-    for (int i = 0; i + 1 < n; ++i) {
-      const auto& [sm, start] = (*o.prefix)[static_cast<size_t>(i)];
-      solver.add(d1.sm[static_cast<size_t>(i)] == s.num(sm) && d1.start[static_cast<size_t>(i)] == s.num(start));
-    }
+    solver.add(follows_schedule(s, d1, *o.prefix));
   }
   if (o.realizable) {
     add_realizability(solver, s, d1);

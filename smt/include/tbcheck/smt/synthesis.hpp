@@ -41,6 +41,10 @@ struct QueryOptions {
   std::optional<FixedSchedule> prefix;
 };
 
+// The decisions of the first sched.size() blocks are exactly `sched` (SM and start per block): the
+// prefix facts of a pair query, and (negated) the "some block differs" of a constant-schedule lemma.
+z3::expr follows_schedule(const SymbolicScenario& s, const Decisions& d, const FixedSchedule& sched);
+
 // Runs solver.check() and records the answer in r: sat -> Found with the scenario decoded from the
 // model, unsat -> None, unknown -> Unknown with Z3's reason; Z3 exceptions (resource limits) -> Unknown.
 void solve_into(z3::solver& solver, const SymbolicScenario& s, QueryResult& r);
