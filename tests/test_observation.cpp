@@ -196,14 +196,14 @@ TEST_CASE("load_cases: collections and the ntbs recordings", "[loaders][observat
   CHECK(a100[0].observation->sm_of_block.at("K1").size() == 216);
 
   std::vector<Case> all = load_cases(test::shared_path("external/ntbs"));
-  CHECK(all.size() == 66);
+  CHECK(all.size() == 79);
   std::set<std::string> devices, ids;
   for (const auto& c : all) {
     devices.insert(c.scenario.device.name);
     ids.insert(c.id);
   }
-  CHECK(devices == std::set<std::string>{"a100", "rtx3090", "v100"});
-  CHECK(ids.size() == 66);  // ids are unique
+  CHECK(devices == std::set<std::string>{"a100", "rtx2080ti", "rtx3090", "v100"});
+  CHECK(ids.size() == 79);  // ids are unique
 }
 
 TEST_CASE("load_cases: ids, defaults and skipped files", "[loaders][observation]") {
