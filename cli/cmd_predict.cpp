@@ -1,6 +1,7 @@
 // `tbcheck predict`: the schedule of a scenario under one or more hypotheses, as a table,
 // as the schedule JSON of DESIGN.md, and optionally as an SVG timeline and a Chrome trace.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "tbcheck/model/io.hpp"
@@ -39,7 +40,7 @@ report::Table schedule_table(const model::Schedule& s) {
 
 struct Predict : Command {
   std::string scenario_path, hypothesis_spec = "alg1", svg_path, trace_path;
-  bool json = false;
+  bool json = false, force = false;
   double us_per_unit = 1000.0;
 
   int run() override {
@@ -47,17 +48,39 @@ struct Predict : Command {
     auto hs = model::resolve_hypotheses(hypothesis_spec);
     if (hs.size() > 1 && (!svg_path.empty() || !trace_path.empty()))
       throw model::InputError("--svg/--trace", "", "pictures take exactly one hypothesis");
+    // Outputs are checked before the work: a directory, an existing file without --force, a file under
+    // corpus/hw/ or an unwritable folder stop the command here.
+    if (!svg_path.empty()) model::check_output_file(svg_path, force, "--svg");
+    if (!trace_path.empty()) model::check_output_file(trace_path, force, "--trace");
+    // Several hypotheses: those that cannot run the scenario (fermi on a non-Fermi device, a kernel too
+    // large under one option) are skipped and said so, as validate does; one named alone is an error.
     std::vector<model::Schedule> schedules;
+    std::vector<model::Hypothesis> ran;
+    std::vector<std::string> skipped;
     for (const auto& h : hs) {
-      model::check_feasible(sc, h, scenario_path);
-      schedules.push_back(model::simulate(sc, h));
+      try {
+        model::check_feasible(sc, h, scenario_path);
+        schedules.push_back(model::simulate(sc, h));
+      } catch (const model::InputError& e) {
+        if (hs.size() == 1) throw;
+        skipped.push_back(fmt::format("{}: {}", h.name, e.reason()));
+        continue;
+      }
+      ran.push_back(h);
     }
+    if (schedules.empty())
+      throw model::InputError(scenario_path, "--hypothesis", fmt::format("no hypothesis can run this scenario: {}",
+                                                                         fmt::join(skipped, "; ")));
+    for (const auto& why : skipped) fmt::print(stderr, "tbcheck: skipped (not applicable) {}\n", why);
+    hs = std::move(ran);
     // Pictures first: a failure to write them must not follow a printed success.
     if (!svg_path.empty())
-      model::write_file_atomic(svg_path, report::render_timeline_svg(schedules[0], sc,
-                                                                     fmt::format("{} on {}", hs[0].name, sc.device.name)));
+      model::write_file_atomic(svg_path,
+                               report::render_timeline_svg(schedules[0], sc, fmt::format("{} on {}", hs[0].name, sc.device.name)),
+                               /*no_overwrite=*/!force);
     if (!trace_path.empty())
-      model::write_file_atomic(trace_path, report::chrome_trace(schedules[0], sc, us_per_unit).dump(1) + "\n");
+      model::write_file_atomic(trace_path, report::chrome_trace(schedules[0], sc, us_per_unit).dump(1) + "\n",
+                               /*no_overwrite=*/!force);
     if (json) {
       nlohmann::json out = nlohmann::json::array();
       for (const auto& s : schedules) {
@@ -93,7 +116,8 @@ std::unique_ptr<Command> make_predict(CLI::App& app) {
   c->app->add_option("--svg", c->svg_path, "Write an SVG timeline (SM rows, blocks coloured by kernel)");
   c->app->add_option("--trace", c->trace_path, "Write a Chrome trace-event JSON (one track per SM; opens in Perfetto)");
   c->app->add_option("--us-per-unit", c->us_per_unit, "Microseconds per model time unit in the trace (default 1000)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0.0, 1e9));
+  c->app->add_flag("--force", c->force, "Replace existing --svg/--trace files (never one under corpus/hw/)");
   return c;
 }
 
