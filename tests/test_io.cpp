@@ -2,6 +2,7 @@
 // replace corpus/hw/, leave no temporary, and input reads that give the real reason for a refusal.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "helpers.hpp"
+#include "scratch.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/observation.hpp"
 
@@ -20,18 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Scratch {
-  fs::path path;
-  Scratch() {
-    path = fs::temp_directory_path() / ("tbcheck-io-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
-    fs::create_directories(path);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& rel) const { return (path / rel).string(); }
-};
+using Scratch = tbcheck::test::ScratchDir;
 
 std::string slurp(const std::string& p) {
   std::ifstream in(p);

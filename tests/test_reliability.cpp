@@ -13,28 +13,15 @@
 #include <sys/wait.h>
 
 #include "helpers.hpp"
+#include "scratch.hpp"
 
 using tbcheck::test::run_tbcheck;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Tmp {
-  fs::path path;
-  Tmp() {
-    path = fs::temp_directory_path() / ("tbcheck-rel-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
-    fs::create_directories(path);
-  }
-  ~Tmp() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& rel) const { return (path / rel).string(); }
-  std::string write(const std::string& rel, const std::string& text) const {
-    fs::create_directories((path / rel).parent_path());
-    std::ofstream(path / rel) << text;
-    return (path / rel).string();
-  }
+struct Tmp : tbcheck::test::ScratchDir {
+  Tmp() : ScratchDir("rel") {}
 };
 
 // A bash script run from the repository root with $TB the tbcheck binary; stdout and stderr together.
