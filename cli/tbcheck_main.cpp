@@ -38,6 +38,7 @@ int tbcheck_main(int argc, char** argv) {
   commands.push_back(make_check(app));
   commands.push_back(make_import_examiner(app));
   commands.push_back(make_export_examiner(app));
+  commands.push_back(make_import_ntbs(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
