@@ -36,7 +36,7 @@ struct Distinguish : Command {
   int run() override {
     const model::Device& dev = model::builtin_device(device_name, "--device", "");
     auto hs = model::resolve_hypotheses(hypothesis_spec);
-    if (hs.size() < 2) throw model::InputError("--hypotheses", "", "need at least two hypotheses to distinguish");
+    if (hs.size() < 2) throw model::InputError("--hypothesis", "", "need at least two hypotheses to distinguish");
     if (!out_dir.empty() && !std::filesystem::is_directory(out_dir))
       throw model::InputError(out_dir, "--out", "is not an existing directory");
     bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
@@ -112,7 +112,7 @@ std::unique_ptr<Command> make_distinguish(CLI::App& app) {
   auto c = std::make_unique<Distinguish>();
   c->app = app.add_subcommand("distinguish", "Synthesize minimal scenarios on which hypotheses disagree (Z3)");
   c->app->add_option("--device", c->device_name, "Built-in device (default rtx3090)");
-  c->app->add_option("--hypotheses,-H", c->hypothesis_spec, "Comma list, 'all', or hypothesis files");
+  c->app->add_option(kHypothesisOption, c->hypothesis_spec, "Comma list, 'all', or hypothesis files (default round-robin,most-room,olmedo,alg1)");
   c->app->add_option("--out", c->out_dir, "Directory for the synthesized corpus cases");
   c->app->add_option("--max-kernels", c->bounds.max_kernels, "Most kernels in a scenario (default 3)")->check(CLI::Range(1, 8));
   c->app->add_option("--max-blocks", c->bounds.max_total_blocks, "Most blocks in a scenario on the reduced device (default 5)")

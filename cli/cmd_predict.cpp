@@ -68,15 +68,17 @@ struct Predict : Command {
                                                       picture));
     if (!trace_path.empty())
       model::write_file_atomic(trace_path, report::chrome_trace(schedules[0], sc, us_per_unit).dump(1) + "\n");
+    // One hypothesis: the schedule's fields beside the envelope; several: {"schedules": [...]}, so the
+    // document is always an object that starts with schema_version and tool.
     if (json) {
-      nlohmann::json out = nlohmann::json::array();
+      nlohmann::json out = envelope();
       for (const auto& s : schedules) {
-        auto j = envelope();
-        j.update(s.to_json());
+        nlohmann::json j = s.to_json();
         j["makespan"] = s.makespan();
-        out.push_back(j);
+        if (schedules.size() == 1) out.update(j);
+        else out["schedules"].push_back(j);
       }
-      print_json(out.size() == 1 ? out[0] : out);
+      print_json(out);
       return kExitOk;
     }
     for (size_t i = 0; i < schedules.size(); ++i) {
@@ -97,7 +99,7 @@ std::unique_ptr<Command> make_predict(CLI::App& app) {
   auto c = std::make_unique<Predict>();
   c->app = app.add_subcommand("predict", "Predict where every block of a scenario runs, and when");
   c->app->add_option("scenario", c->scenario_path, "Scenario or corpus-case JSON file")->required();
-  c->app->add_option("--hypothesis,-H", c->hypothesis_spec,
+  c->app->add_option(kHypothesisOption, c->hypothesis_spec,
                      "Shipped hypothesis name, comma list, 'all', or a hypothesis file (default alg1)");
   c->app->add_flag("--json", c->json, "Print the schedule JSON");
   c->app->add_option("--svg", c->svg_path,
