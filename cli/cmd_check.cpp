@@ -85,7 +85,7 @@ struct Check : Command {
       fmt::print("  {} ({}): {}\n", r.failures[i].case_id, r.failures[i].level, r.failures[i].detail);
     for (const auto& m : r.expectation_mismatches) fmt::print("  expectation mismatch: {}\n", m);
     if (r.expectation_mismatches.empty() && !r.failures.empty())
-      fmt::print("No case states an expectation that {} contradicts: the {} failure(s) are findings (exit 0).\n", h.name,
+      fmt::print("No case's expectation for {} is contradicted: the {} failure(s) above are findings (exit 0).\n", h.name,
                  r.failures.size());
 
     fmt::print("\nAgainst the shipped hypotheses (synthesis: {}, {} s per query, solver {:.1f} s in all):\n", synthesis,
