@@ -2,6 +2,10 @@
 // keep co-resident blocks apart, a well-formed document on a 132-SM device, zoom, folding and the difference picture.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <vector>
@@ -349,4 +353,42 @@ TEST_CASE("svg: the difference picture marks exactly the blocks that differ, the
   const auto sms_only = report::diff_schedules(a, c, false);
   CHECK(sms_only.count == 1);
   CHECK(*sms_only.first == std::make_pair(size_t{8}, size_t{5}));
+}
+
+TEST_CASE("tbcheck predict --svg: zoom, folding and the difference picture from the command line", "[svg][cli]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("tbcheck-svg-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string svg = (dir / "p.svg").string();
+  auto read = [&] {
+    std::ifstream in(svg);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string c42 = "corpus/paper/000-wang/case-4.2.json";
+  auto r = test::run_tbcheck("predict " + c42 + " --svg '" + svg + "'");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(row_labels(read()) == std::vector<std::string>{"SM 0-81 (82 SMs, same)"});
+
+  r = test::run_tbcheck("predict " + c42 + " --svg '" + svg + "' --sms 3-5 --no-fold");
+  REQUIRE(r.exit_code == 0);
+  CHECK(row_labels(read()) == std::vector<std::string>{"SM 3", "SM 4", "SM 5"});
+
+  r = test::run_tbcheck("predict " + c42 + " -H alg1,alg1-counted-smem --svg '" + svg + "'");
+  REQUIRE(r.exit_code == 0);
+  const std::string diff = read();
+  CHECK(row_labels(diff) == std::vector<std::string>{"SM 0", "SM 1-81 (81 SMs, same)"});
+  CHECK(marked(diff, "first").size() == 2);
+  CHECK(diff.find("<title>alg1 vs alg1-counted-smem on rtx3090</title>") != std::string::npos);
+
+  // Bad picture options: exit 2 naming the flag, and no file left behind.
+  std::filesystem::remove(svg);
+  for (const std::string& bad : std::vector<std::string>{" --svg '" + svg + "' --sms 5-2", " --svg '" + svg + "' --sms 80-90", " --sms 0-3",
+                                " -H alg1,alg1-paired,round-robin --svg '" + svg + "'"}) {
+    auto e = test::run_tbcheck("predict " + c42 + bad);
+    INFO(bad << ": " << e.out);
+    CHECK(e.exit_code == 2);
+    CHECK((e.out.find("--sms") != std::string::npos || e.out.find("--svg") != std::string::npos));
+    CHECK(!std::filesystem::exists(svg));
+  }
+  std::filesystem::remove_all(dir);
 }
