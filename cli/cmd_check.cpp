@@ -57,7 +57,8 @@ struct Check : Command {
                                        : search::SynthesisMode::Unseparated;
     report::Progress progress("check", against.size());
     search::CheckReport r = search::check_hypothesis(h, cases, against, o, [&](const std::string&) { progress.tick(); });
-    const int rc = r.failures.empty() && r.expectation_mismatches.empty() ? kExitOk : kExitFailed;
+    // Exit 1 as in validate: a case's expectation contradicted (kExitCodesHelp), not any failure.
+    const int rc = r.expectation_mismatches.empty() ? kExitOk : kExitFailed;
 
     if (json) {
       auto j = envelope();
@@ -83,6 +84,9 @@ struct Check : Command {
     for (size_t i = 0; i < shown; ++i)
       fmt::print("  {} ({}): {}\n", r.failures[i].case_id, r.failures[i].level, r.failures[i].detail);
     for (const auto& m : r.expectation_mismatches) fmt::print("  expectation mismatch: {}\n", m);
+    if (r.expectation_mismatches.empty() && !r.failures.empty())
+      fmt::print("No case's expectation for {} is contradicted: the {} failure(s) above are findings (exit 0).\n", h.name,
+                 r.failures.size());
 
     fmt::print("\nAgainst the shipped hypotheses (synthesis: {}, {} s per query, solver {:.1f} s in all):\n", synthesis,
                timeout_s, r.solver_seconds);
@@ -104,7 +108,7 @@ std::unique_ptr<Command> make_check(CLI::App& app) {
   c->app->add_option("hypothesis", c->hypothesis_spec, "A hypothesis file (or a shipped name)")->required();
   c->app->add_option("--corpus", c->corpus_paths,
                      "Case files or directories (default: corpus/paper, corpus/synth, corpus/hw, ../shared/external where present)");
-  c->app->add_option("--hypotheses,-H", c->against_spec, "Hypotheses to separate it from (default: all shipped)");
+  c->app->add_option(kHypothesisOption, c->against_spec, "Hypotheses to separate it from: names, comma list, 'all' (default) or files");
   c->app->add_option("--device", c->device_name, "Device that synthesized cases target (default rtx3090)");
   c->app->add_option("--synthesize", c->synthesis,
                      "Z3 synthesis: 'unseparated' (default: pairs no corpus case separates), 'all', 'none'")
@@ -112,6 +116,7 @@ std::unique_ptr<Command> make_check(CLI::App& app) {
   c->app->add_option("--timeout", c->timeout_s, "Seconds per solver query (default 5); beyond it: unknown")
       ->check(number_in(0.1, 3600.0));
   c->app->add_flag("--json", c->json, "Machine-readable output");
+  c->app->footer(kExitCodesHelp);
   return c;
 }
 

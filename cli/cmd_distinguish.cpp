@@ -35,8 +35,8 @@ struct Distinguish : Command {
 
   int run() override {
     const model::Device& dev = model::builtin_device(device_name, "--device", "");
-    auto hs = with_flag("--hypothesis", "--hypotheses", [&] { return model::resolve_hypotheses(hypothesis_spec); });
-    if (hs.size() < 2) throw model::InputError("--hypotheses", "", "need at least two hypotheses to distinguish");
+    auto hs = model::resolve_hypotheses(hypothesis_spec);
+    if (hs.size() < 2) throw model::InputError("--hypothesis", "", "need at least two hypotheses to distinguish");
     if (!out_dir.empty()) model::check_output_dir(out_dir, "--out");  // before the solver runs; created at the first write
     bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
     bounds.pair_budget_ms = static_cast<unsigned>(budget_s * 1000);
@@ -117,7 +117,7 @@ std::unique_ptr<Command> make_distinguish(CLI::App& app) {
   auto c = std::make_unique<Distinguish>();
   c->app = app.add_subcommand("distinguish", "Synthesize minimal scenarios on which hypotheses disagree (Z3)");
   c->app->add_option("--device", c->device_name, "Built-in device (default rtx3090)");
-  c->app->add_option("--hypotheses,-H", c->hypothesis_spec, "Comma list, 'all', or hypothesis files");
+  c->app->add_option(kHypothesisOption, c->hypothesis_spec, "Comma list, 'all', or hypothesis files (default round-robin,most-room,olmedo,alg1)");
   c->app->add_option("--out", c->out_dir, "Directory for the synthesized corpus cases (created when missing)");
   c->app->add_flag("--force", c->force, "Replace existing case files in --out (never one under corpus/hw/)");
   c->app->add_option("--max-kernels", c->bounds.max_kernels, "Most kernels in a scenario (default 3)")->check(CLI::Range(1, 8));

@@ -87,7 +87,7 @@ std::unique_ptr<Command> make_learn(CLI::App& app) {
   auto c = std::make_unique<Learn>();
   c->app = app.add_subcommand("learn", "Identify the device's hypothesis: run splitting cases on an oracle, drop the refuted");
   c->app->add_option("--device", c->device_name, "Built-in device the oracle is")->required();
-  c->app->add_option("--hypotheses", c->hypothesis_spec, "Comma list of names or files, or 'all' (default all)");
+  c->app->add_option(kHypothesisOption, c->hypothesis_spec, "Comma list of names or files, or 'all' (default all)");
   c->app->add_option("--oracle", c->opt.oracle_spec, "Oracle: sim:<hypothesis> or cuda")->required();
   c->app->add_option("--corpus", c->corpus_paths,
                      "Case files or folders to draw splitting cases from (default corpus and ../shared/external)");

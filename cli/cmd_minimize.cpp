@@ -74,8 +74,8 @@ std::unique_ptr<Command> make_minimize(CLI::App& app) {
   c->app = app.add_subcommand("minimize", "Shrink a case (ddmin over kernels, then parameters) while a predicate holds");
   c->app->add_option("case", c->case_path, "One case or scenario file")->required();
   c->app->add_option("--case", c->case_id, "The id of the case to take from a collection file (e.g. an ntbs recording)");
-  c->app->add_option("--keep-disagreement", c->disagreement, "Two hypotheses (a,b) whose schedules must still differ");
-  c->app->add_option("--keep-failure", c->failure, "A hypothesis the case's observation must still contradict");
+  c->app->add_option("--keep-disagreement", c->disagreement, "Two hypotheses (a,b) whose schedules must still differ (this or --keep-failure is required)");
+  c->app->add_option("--keep-failure", c->failure, "A hypothesis the case's observation must still contradict (this or --keep-disagreement is required)");
   c->app->add_option("--level", c->level_name, "With --keep-failure: exact, counts or sms (default: the coarsest failing)")
       ->check(CLI::IsMember({"exact", "counts", "sms"}));
   c->app->add_option("--out", c->out_path, "Write the minimized case here (atomic; no overwrite without --force)");

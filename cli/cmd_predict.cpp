@@ -39,15 +39,21 @@ report::Table schedule_table(const model::Schedule& s) {
 }
 
 struct Predict : Command {
-  std::string scenario_path, hypothesis_spec = "alg1", svg_path, trace_path;
-  bool json = false, force = false;
+  std::string scenario_path, hypothesis_spec = "alg1", svg_path, trace_path, sms_spec;
+  bool json = false, force = false, no_fold = false;
   double us_per_unit = 1000.0;
 
   int run() override {
     model::Scenario sc = model::load_scenario_file(scenario_path);
     auto hs = model::resolve_hypotheses(hypothesis_spec);
-    if (hs.size() > 1 && (!svg_path.empty() || !trace_path.empty()))
-      throw model::InputError("--svg/--trace", "", "pictures take exactly one hypothesis");
+    if (hs.size() > 1 && !trace_path.empty()) throw model::InputError("--trace", "", "a trace takes exactly one hypothesis");
+    if (hs.size() > 2 && !svg_path.empty())
+      throw model::InputError("--svg", "", "a picture takes one hypothesis, or two for a difference picture");
+    if (svg_path.empty() && (!sms_spec.empty() || no_fold))
+      throw model::InputError(sms_spec.empty() ? "--no-fold" : "--sms", "", "shapes the --svg picture; give --svg too");
+    report::TimelineOptions picture;
+    if (!sms_spec.empty()) picture.sms = report::parse_sm_range(sms_spec, "--sms");
+    picture.fold = !no_fold;
     // Outputs are checked before the work: a directory, an existing file without --force, a file under
     // corpus/hw/ or an unwritable folder stop the command here.
     if (!svg_path.empty()) model::check_output_file(svg_path, force, "--svg");
@@ -75,21 +81,27 @@ struct Predict : Command {
     hs = std::move(ran);
     // Pictures first: a failure to write them must not follow a printed success.
     if (!svg_path.empty())
-      model::write_file_atomic(svg_path,
-                               report::render_timeline_svg(schedules[0], sc, fmt::format("{} on {}", hs[0].name, sc.device.name)),
-                               /*no_overwrite=*/!force);
+      model::write_file_atomic(
+          svg_path,
+          schedules.size() == 2
+              ? report::render_diff_svg(schedules[0], schedules[1], sc,
+                                        fmt::format("{} vs {} on {}", hs[0].name, hs[1].name, sc.device.name), picture)
+              : report::render_timeline_svg(schedules[0], sc, fmt::format("{} on {}", hs[0].name, sc.device.name), picture),
+          /*no_overwrite=*/!force);
     if (!trace_path.empty())
       model::write_file_atomic(trace_path, report::chrome_trace(schedules[0], sc, us_per_unit).dump(1) + "\n",
                                /*no_overwrite=*/!force);
+    // One hypothesis: the schedule's fields beside the envelope; several: {"schedules": [...]}, so the
+    // document is always an object that starts with schema_version and tool.
     if (json) {
-      nlohmann::json out = nlohmann::json::array();
+      nlohmann::json out = envelope();
       for (const auto& s : schedules) {
-        auto j = envelope();
-        j.update(s.to_json());
+        nlohmann::json j = s.to_json();
         j["makespan"] = s.makespan();
-        out.push_back(j);
+        if (schedules.size() == 1) out.update(j);
+        else out["schedules"].push_back(j);
       }
-      print_json(out.size() == 1 ? out[0] : out);
+      print_json(out);
       return kExitOk;
     }
     for (size_t i = 0; i < schedules.size(); ++i) {
@@ -110,10 +122,14 @@ std::unique_ptr<Command> make_predict(CLI::App& app) {
   auto c = std::make_unique<Predict>();
   c->app = app.add_subcommand("predict", "Predict where every block of a scenario runs, and when");
   c->app->add_option("scenario", c->scenario_path, "Scenario or corpus-case JSON file")->required();
-  c->app->add_option("--hypothesis,-H", c->hypothesis_spec,
+  c->app->add_option(kHypothesisOption, c->hypothesis_spec,
                      "Shipped hypothesis name, comma list, 'all', or a hypothesis file (default alg1)");
   c->app->add_flag("--json", c->json, "Print the schedule JSON");
-  c->app->add_option("--svg", c->svg_path, "Write an SVG timeline (SM rows, blocks coloured by kernel)");
+  c->app->add_option("--svg", c->svg_path,
+                     "Write an SVG timeline (SM rows, blocks coloured by kernel); with two hypotheses, a difference "
+                     "picture marking the blocks that differ");
+  c->app->add_option("--sms", c->sms_spec, "Draw only SMs A-B in the --svg picture (zoom), e.g. 0-15");
+  c->app->add_flag("--no-fold", c->no_fold, "One --svg row per SM, also where consecutive SMs have identical rows");
   c->app->add_option("--trace", c->trace_path, "Write a Chrome trace-event JSON (one track per SM; opens in Perfetto)");
   c->app->add_option("--us-per-unit", c->us_per_unit, "Microseconds per model time unit in the trace (default 1000)")
       ->check(number_above(0.0, 1e9));

@@ -62,7 +62,7 @@ std::unique_ptr<Command> make_suite(CLI::App& app) {
   auto c = std::make_unique<Suite>();
   c->app = app.add_subcommand("suite", "Fewest corpus cases that separate every separable pair of hypotheses");
   c->app->add_option("paths", c->paths, "Case files, collection files or directories")->required();
-  c->app->add_option("--hypotheses,-H", c->hypothesis_spec, "Comma list, 'all' (default) or hypothesis files");
+  c->app->add_option(kHypothesisOption, c->hypothesis_spec, "Comma list, 'all' (default) or hypothesis files");
   c->app->add_flag("--json", c->json, "Machine-readable output");
   return c;
 }

@@ -64,14 +64,29 @@ struct Validate : Command {
       }
       return kExitFailed;
     }
-    fmt::print("\nAll expectations met ({} cases with expectations).\n", count_expectations(run));
+    fmt::print("\n{}\n", outcome_line(run, levels));
     return kExitOk;
   }
 
-  static size_t count_expectations(const model::ValidationRun& run) {
-    size_t n = 0;
-    for (const auto& c : run.cases) n += !c.expect.empty();
-    return n;
+  // The closing line when no expectation is contradicted (exit 0): how many expectations were judged,
+  // and what the failures above are when no expectation covers them.
+  static std::string outcome_line(const model::ValidationRun& run, const std::vector<model::Level>& levels) {
+    size_t judged = 0, failures = 0;
+    for (size_t c = 0; c < run.cases.size(); ++c)
+      for (size_t h = 0; h < run.hypotheses.size(); ++h) {
+        if (run.cases[c].expect.count(run.hypotheses[h].name)) {
+          ++judged;
+          continue;
+        }
+        bool failed = false;
+        for (auto l : levels) failed = failed || run.results[c][h].at(l) == model::Verdict::Fail;
+        failures += failed;
+      }
+    std::string line = judged == 0 ? "No case states an expectation for these hypotheses"
+                                   : fmt::format("All {} expectation(s) met", judged);
+    if (failures == 0) return line + (judged == 0 ? "; nothing failed." : ".");
+    return line + fmt::format("; the {} failure(s) above{} are findings, not contradicted expectations (exit 0).", failures,
+                              judged == 0 ? "" : " where no expectation is stated");
   }
 
   // One cell: a symbol per level for recordings; facts-only cases read the same at every level.
@@ -208,14 +223,17 @@ std::unique_ptr<Command> make_validate(CLI::App& app) {
   auto c = std::make_unique<Validate>();
   c->app = app.add_subcommand("validate", "Check hypotheses against corpus cases (paper facts and recorded runs)");
   c->app->add_option("paths", c->paths, "Case files, collection files or directories")->required();
-  c->app->add_option("--hypothesis,-H", c->hypothesis_spec, "Names, comma list, 'all' (default) or hypothesis files");
+  c->app->add_option(kHypothesisOption, c->hypothesis_spec, "Names, comma list, 'all' (default) or hypothesis files");
   c->app->add_option("--level", c->level_name, "exact, counts, sms, or all (default)")
       ->check(CLI::IsMember({"exact", "counts", "sms", "all"}));
   c->app->add_flag("--json", c->json, "Machine-readable output");
   c->app->add_flag("--all-rows", c->all_rows, "Do not fold runs of identical rows");
   c->app->add_flag("--details", c->details, "List every failure, not only the first 40");
-  c->app->add_option("--report", c->report_path, "Also write a self-contained HTML report (table and failing timelines)");
+  c->app->add_option("--report", c->report_path,
+                     "Also write a self-contained HTML report (table; per failure, predicted against observed with the "
+                     "differing blocks marked)");
   c->app->add_flag("--force", c->force, "Replace an existing --report file (never one under corpus/hw/)");
+  c->app->footer(kExitCodesHelp);
   return c;
 }
 

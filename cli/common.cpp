@@ -16,7 +16,20 @@ nlohmann::json envelope() {
   return {{"schema_version", kSchemaVersion}, {"tool", {{"name", "tbcheck"}, {"version", TBCHECK_VERSION}}}};
 }
 
-void print_json(const nlohmann::json& j) { fmt::print("{}\n", j.dump(2)); }
+// nlohmann::json keeps object keys sorted, which would put "cases" before "schema_version"; the
+// envelope's keys go first and the rest keep their order.
+void print_json(const nlohmann::json& j) {
+  if (!j.is_object()) {
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  nlohmann::ordered_json out;
+  for (const char* k : {"schema_version", "tool"})
+    if (j.contains(k)) out[k] = nlohmann::ordered_json(j.at(k));
+  for (const auto& [k, v] : j.items())
+    if (k != "schema_version" && k != "tool") out[k] = nlohmann::ordered_json(v);
+  fmt::print("{}\n", out.dump(2));
+}
 
 namespace {
 

@@ -33,7 +33,17 @@ auto with_flag(const std::string& from, const std::string& to, F&& f) -> decltyp
   }
 }
 
-// Every --json document starts with the schema version and the tool identity.
+// validate and check mean the same by exit 1: a case's `expect` entry for a hypothesis was contradicted.
+// A failure no expectation covers is a finding, printed, not an exit status.
+inline constexpr const char* kExitCodesHelp =
+    "Exit status: 0 no case's expectation (its \"expect\" entry for a hypothesis) is contradicted, failures "
+    "without one included; 1 an expectation is contradicted; 2 bad input.";
+
+// Every command that takes hypotheses names the option the same way; the plural is an alias.
+inline constexpr const char* kHypothesisOption = "--hypothesis,--hypotheses,-H";
+
+// Every --json document is an object that starts with the schema version and the tool identity:
+// envelope() supplies them, print_json prints them first.
 nlohmann::json envelope();
 void print_json(const nlohmann::json& j);
 

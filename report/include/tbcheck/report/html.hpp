@@ -1,5 +1,5 @@
 // One self-contained HTML page for a validation run (`tbcheck validate --report`): the case x hypothesis
-// table and, per failing case, the predicted and observed timelines side by side as inline SVG.
+// table and, per failing case, predicted against observed in one difference picture (inline SVG).
 #pragma once
 #include <string>
 #include <vector>
@@ -22,8 +22,8 @@ struct HtmlOptions {
 };
 
 // No external scripts, fonts or style sheets: the page opens offline and can be mailed as one file.
-// Failure sections show, for a recording, predicted and observed timelines side by side; for a case of
-// paper facts, the predicted timeline and the facts that fail.
+// Failure sections show, for a recording, the difference picture of predicted and observed (the blocks
+// that differ marked, the first in red); for a case of paper facts, the predicted timeline and the facts that fail.
 std::string render_validation_html(const model::ValidationRun& run, const std::vector<model::Level>& levels,
                                    const HtmlOptions& o = {});
 
