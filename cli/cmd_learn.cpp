@@ -84,7 +84,9 @@ struct Learn : Command {
         fmt::print("step {} ({}): {} ({} kernels, {} blocks) from {}\n", s.index, search::to_string(s.purpose), s.case_id,
                    s.kernels, s.blocks, s.origin);
         if (!s.confirms.empty())
-          fmt::print("  chosen to separate the survivor from: {}\n", fmt::join(s.confirms, ", "));
+          fmt::print("  chosen to separate the survivor from {} neighbour(s): {}{}\n", s.confirms.size(),
+                     fmt::join(s.confirms.begin(), s.confirms.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(4, s.confirms.size())), ", "),
+                     s.confirms.size() > 4 ? ", ..." : "");
         fmt::print("  predictions split the {} consistent candidate(s) into {}\n",
                    std::accumulate(s.group_sizes.begin(), s.group_sizes.end(), size_t{0}), groups_text(s));
         fmt::print("  oracle: {}{}; {:.3f} s wall, {:.1f} s of device time\n", oracle::to_string(s.status),
@@ -124,7 +126,8 @@ struct Learn : Command {
         fmt::print("set aside {} candidates not applicable to {} (first: {})\n", r.not_applicable.size(), dev.name,
                    r.not_applicable.front());
       fmt::print("\n{}: {}\n", search::to_string(r.outcome),
-                 r.survivors.size() <= 8 ? fmt::format("{}", fmt::join(r.survivors, ", "))
+                 r.survivors.empty()          ? std::string("no candidate fits")
+                 : r.survivors.size() <= 8 ? fmt::format("{}", fmt::join(r.survivors, ", "))
                                          : fmt::format("{} consistent candidates", r.survivors.size()));
       if (!r.reason.empty()) fmt::print("{}\n", r.reason);
       if (r.equivalence.size() > 1 || (r.equivalence.size() == 1 && r.equivalence[0].size() > 1)) {
@@ -148,7 +151,7 @@ struct Learn : Command {
         for (const auto& m : r.mechanisms)
           fmt::print("  {:<30} {:<8} {}\n", m.mechanism, search::to_string(m.state),
                      m.state == search::Settledness::Settled
-                         ? fmt::format("{}{}", m.values.front() == "null" ? "off" : m.values.front(),
+                         ? fmt::format("{}{}", fmt::join(m.values, " = "),
                                        m.settled_by.empty() ? "" : " (settled by " + m.settled_by + ")")
                          : fmt::format("still one of: {}", fmt::join(m.values, ", ")));
       }

@@ -78,7 +78,7 @@ DistinguishBounds learn_bounds() {
   b.params.max_duration = 2;
   b.params.max_local = 4096;  // local memory is what separates local: gpu-config from ignore
   b.timeout_ms = 2000;
-  b.pair_budget_ms = 10000;
+  b.pair_budget_ms = 5000;
   b.lemma_timeout_ms = 2000;
   b.reduced_tpcs = {1, 2};
   b.sim_samples = 400;
@@ -246,6 +246,7 @@ size_t placement_hash(const model::Schedule& s) {
 // One case, the schedules its candidates predict, shared by the candidates predicting the same placements:
 // a candidate is simulated at most once per case, and a class is compared with an observation once.
 struct CaseEntry {
+  CaseEntry(std::string i, std::string o, model::Scenario s) : id(std::move(i)), origin(std::move(o)), scenario(std::move(s)) {}
   std::string id, origin;
   model::Scenario scenario;
   bool used = false;
@@ -315,16 +316,31 @@ std::optional<model::Schedule> majority(const std::vector<model::Schedule>& reps
 }
 
 // Options that cannot matter on `d` set to one value, so candidates that differ only there are one machine
-// (no solver needed): the order on at most 2 SMs, and the issue rule's compute-capability switch.
-std::string machine_key(model::Hypothesis h, const model::Device& d) {
+// (no solver needed): the order on at most 2 SMs; the issue rule's compute-capability switch; and the
+// capacity rule's value, which only ranks SMs for most-room (round-robin and gpc-priority ask only whether
+// a block fits, which capacity blocks and literal answer alike: resources.cpp sm_capacity).
+model::Hypothesis canonical(model::Hypothesis h, const model::Device& d) {
   if (d.sms <= 2) h.order = model::Order::Natural;
   if (h.issue == model::Issue::PairedCc8)
     h.issue = std::atof(d.cc.c_str()) >= 8.0 ? model::Issue::Paired : model::Issue::Single;
+  if (h.selection != model::Selection::MostRoom) h.capacity = model::Capacity::Blocks;
   h.name.clear();
   h.source.clear();
   h.description.clear();
   h.file.clear();
-  return h.to_json().dump();
+  return h;
+}
+
+std::string machine_key(const model::Hypothesis& h, const model::Device& d) { return canonical(h, d).to_json().dump(); }
+
+std::vector<std::string> field_values(const model::Hypothesis& h, const std::vector<std::string>& fields) {
+  const auto j = h.to_json();
+  std::vector<std::string> v;
+  for (const auto& f : fields) {
+    const auto& x = j.contains(f) ? j[f] : model::json();
+    v.push_back(x.is_string() ? x.get<std::string>() : x.is_null() ? "off" : x.dump());
+  }
+  return v;
 }
 
 struct UnionFind {
@@ -388,16 +404,11 @@ class Learner {
         proof_[i] = "the same options where they can matter on " + device.name;
       }
     }
-    for (auto& c : device_cases(corpus, device)) cases_.push_back({c.id, c.origin, std::move(c.scenario)});
+    for (auto& c : device_cases(corpus, device)) cases_.emplace_back(c.id, c.origin, std::move(c.scenario));
     fields_ = model::mechanism_fields();
     for (const auto& h : hs_) {
-      const auto j = h.to_json();
-      std::vector<std::string> v;
-      for (const auto& f : fields_) {
-        const auto& x = j.contains(f) ? j[f] : model::json();
-        v.push_back(x.is_string() ? x.get<std::string>() : x.dump());
-      }
-      values_.push_back(std::move(v));
+      values_.push_back(field_values(h, fields_));
+      canon_values_.push_back(field_values(canonical(h, device), fields_));
     }
     settled_by_.assign(fields_.size(), "");
     was_settled_.assign(fields_.size(), false);
@@ -409,16 +420,50 @@ class Learner {
  private:
   enum class Ran { Observed, NoObservation, NoDevice };
 
-  std::set<std::string> values_left(size_t f) const {
+  // Values of field f left among the consistent candidates, as written or as they act on the device.
+  std::set<std::string> values_left(size_t f, bool as_acting = true) const {
     std::set<std::string> v;
-    for (size_t i : alive_) v.insert(values_[i][f]);
+    for (size_t i : alive_) v.insert(as_acting ? canon_values_[i][f] : values_[i][f]);
     return v;
   }
 
   double synthesis_left() const { return o_.synthesis_budget_s - res_.synthesis_seconds; }
 
-  // Z3 (with its simulator pre-pass) on one pair, its wall time charged to the run's budget.
+  // A witness by simulation alone: random kernels of small structures, scaled by the TPC count (how
+  // distinguish lifts a reduced device's witness) and unscaled, run on both simulators. Learn needs a
+  // separating case, not a minimal one, and this finds most in milliseconds where Z3 takes seconds.
+  std::optional<model::Case> quick_witness(const model::Hypothesis& a, const model::Hypothesis& b) {
+    static const std::vector<std::vector<int>> shapes = {{1}, {2}, {1, 1}, {1, 2}, {2, 1}, {2, 2}, {3}, {1, 1, 1}, {3, 2}};
+    unsigned k = 0;
+    for (int scale : {device_.tpcs(), 2 * device_.tpcs(), 1})
+      for (const auto& shape : shapes) {
+        std::vector<int> blocks;
+        for (int x : shape) blocks.push_back(x * scale);
+        auto found = simulator_search(a, b, device_, blocks, o_.bounds.params, 150, o_.seed + 7919u * ++k);
+        if (!found) continue;
+        model::Case c;
+        c.id = fmt::format("simulated-witness-{}", ++witnesses_);
+        c.source = "learn: simulator search";
+        c.scenario = std::move(*found);
+        c.scenario.device = device_;
+        c.scenario.device_builtin = true;
+        return c;
+      }
+    return std::nullopt;
+  }
+
+  // Z3 (with its simulator pre-pass) on one pair, its wall time charged to the run's budget; a quick
+  // simulated witness first.
   PairResult synthesize(const model::Hypothesis& a, const model::Hypothesis& b) {
+    if (auto w = quick_witness(a, b)) {
+      PairResult pr;
+      pr.h1 = a.name;
+      pr.h2 = b.name;
+      pr.outcome = PairOutcome::Separated;
+      pr.witness = std::move(w);
+      pr.route = "simulator search on " + device_.name;
+      return pr;
+    }
     DistinguishBounds bounds = o_.bounds;
     const double left_ms = synthesis_left() * 1000.0;
     if (bounds.pair_budget_ms == 0 || bounds.pair_budget_ms > left_ms)
@@ -440,7 +485,7 @@ class Learner {
   }
 
   size_t add_case(const model::Case& w, std::string origin) {
-    cases_.push_back({w.id, std::move(origin), w.scenario});
+    cases_.emplace_back(w.id, std::move(origin), w.scenario);
     return cases_.size() - 1;
   }
 
@@ -469,7 +514,7 @@ class Learner {
   std::map<std::pair<size_t, size_t>, PairResult> tried_;
   LemmaCache lemmas_;
   std::vector<std::string> fields_;
-  std::vector<std::vector<std::string>> values_;  // per candidate, per field
+  std::vector<std::vector<std::string>> values_, canon_values_;  // per candidate, per field
   std::vector<std::string> settled_by_;
   std::vector<bool> was_settled_;
   int unstable_in_a_row_ = 0, unsupported_in_a_row_ = 0, step_ = 0;
@@ -480,6 +525,7 @@ class Learner {
   std::vector<NeighbourCheck> nchecks_;
   std::set<size_t> nbr_synth_tried_;
   int confirm_synth_used_ = 0;
+  int witnesses_ = 0;
 };
 
 std::optional<size_t> Learner::best_split() {
@@ -864,12 +910,12 @@ LearnResult Learner::run() {
     for (size_t i : m) names.push_back(hs_[i].name);
     res_.equivalence.push_back(std::move(names));
   }
-  for (size_t f = 0; f < fields_.size(); ++f) {
+  for (size_t f = 0; f < fields_.size() && !alive_.empty(); ++f) {
     MechanismStatus m;
     m.mechanism = fields_[f];
-    auto left = alive_.empty() ? std::set<std::string>{} : values_left(f);
+    auto left = values_left(f, false);
     m.values.assign(left.begin(), left.end());
-    m.state = left.size() == 1 ? Settledness::Settled : Settledness::Open;
+    m.state = values_left(f).size() == 1 ? Settledness::Settled : Settledness::Open;
     m.settled_by = m.state == Settledness::Settled ? settled_by_[f] : "";
     res_.mechanisms.push_back(std::move(m));
   }

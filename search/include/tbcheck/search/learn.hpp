@@ -19,7 +19,8 @@ namespace tbcheck::search {
 enum class LearnSpace { Compositions, List };
 std::string_view to_string(LearnSpace);
 
-// Small synthesis bounds for learn (1-2 TPCs, up to 2 kernels of 2 blocks, 2 s per query, 10 s per pair).
+// Small synthesis bounds for learn (1-2 TPCs, up to 2 kernels of 2 blocks, local memory varied, 2 s per
+// query, 5 s per pair); learn tries a simulated witness before asking Z3.
 DistinguishBounds learn_bounds();
 
 struct LearnOptions {
@@ -39,7 +40,7 @@ struct LearnOptions {
   double synthesis_budget_s = 120;   // Z3 wall time of the whole run (splitting and confirming)
   // With more consistent candidates than this, a case's split is estimated on an evenly spread sample
   // of them (the chosen case is then simulated for all); keeps a step cheap over thousands.
-  size_t split_sample = 192;
+  size_t split_sample = 96;
 };
 
 // Identified: one survivor that predicted its confirmation suite and is separated from every neighbour.
@@ -92,13 +93,14 @@ struct Confirmation {
   std::string summary() const;  // "agrees with N cases; separated from K of its M neighbours; ..."
 };
 
-// Per mechanism field: settled (one value left among the consistent candidates) or open.
+// Per mechanism field: settled (the consistent candidates left act alike on it on this device, e.g. issue
+// paired and paired-cc8 on a compute capability 8.x device) or open.
 enum class Settledness { Settled, Open };
 std::string_view to_string(Settledness);
 struct MechanismStatus {
   std::string mechanism;
   Settledness state = Settledness::Open;
-  std::vector<std::string> values;  // left among the consistent candidates
+  std::vector<std::string> values;  // left among the consistent candidates, as written ("off": no threshold)
   std::string settled_by;           // the case after which one value was left ("" if the list had one)
 };
 
