@@ -1,7 +1,9 @@
 // bench_learn: steps and oracle device-seconds for `learn` to reach its answer when a composition two or three
 // options from alg1 plays the device: the composition-space learner beside the shipped-list learner, clean and noisy.
 // Usage: bench_learn [--devices rtx3090,h100-sxm] [--seed 1] [--per-distance 3] [--noise 0.1] [--reps 5]
-//                    [--budget 30] [--distances 2,3] [--no-noise]
+//                    [--budget 30] [--distances 2,3] [--no-noise] [--check]
+// --check (scripts/long.sh, the acceptance run of issue 13): exit 1 unless every clean composition-space run
+// names the composition or says none fits, and no run of either learner names a wrong one.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -66,7 +68,8 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   int per_distance = 3, reps = 5;
   double noise = 0.1, budget = 30;
-  bool with_noise = true;
+  bool with_noise = true, check = false;
+  int failures = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -86,6 +89,7 @@ int main(int argc, char** argv) {
       distances.clear();
       for (const auto& x : split(next())) distances.push_back(std::atoi(x.c_str()));
     } else if (a == "--no-noise") with_noise = false;
+    else if (a == "--check") check = true;
     else {
       std::fprintf(stderr, "bench_learn: unknown argument %s\n", a.c_str());
       return 2;
@@ -141,6 +145,9 @@ int main(int argc, char** argv) {
           ++sums[k].n;
         }
         fmt::print("{}\n", row);
+        for (int k = 0; k < (with_noise ? 4 : 2); ++k)
+          failures += cells[k].grade.rfind("WRONG", 0) == 0 ? 1 : 0;
+        if (cells[0].grade.rfind("named", 0) != 0 && cells[0].grade.rfind("none-fits", 0) != 0) ++failures;
         std::fflush(stdout);
       }
     }
@@ -151,5 +158,7 @@ int main(int argc, char** argv) {
     fmt::print("  {:<20} {:>2} / {:>2} of {:>2}; {:>4} steps; {:>7.1f} device-s; {:>6.1f} s wall\n", labels[k],
                sums[k].named, sums[k].wrong, sums[k].n, sums[k].steps, sums[k].device_s, sums[k].wall_s);
   std::filesystem::remove_all(dir);
-  return 0;
+  if (check) fmt::print("check: {}\n", failures == 0 ? "every answer named the composition or said none fits; none wrong"
+                                                      : fmt::format("{} failing answer(s)", failures));
+  return check && failures > 0 ? 1 : 0;
 }
