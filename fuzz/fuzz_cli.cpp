@@ -182,7 +182,7 @@ const std::map<std::string, std::string>& fixtures() {
   return f;
 }
 
-fs::path g_root;
+fs::path g_root, g_start;  // the scratch root, and the folder libFuzzer works in (its corpus paths are relative)
 
 void reset_work() {
   std::error_code ec;
@@ -198,6 +198,7 @@ void reset_work() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  g_start = fs::current_path();
   g_root = fs::temp_directory_path() / ("tbcheck-fuzz-cli-" + std::to_string(::getpid()));
   fs::create_directories(g_root);
   // The commands print tables and JSON; only findings matter here.
@@ -249,6 +250,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   const int rc = tbcheck::cli::tbcheck_main(static_cast<int>(args.size()), argv.data());
+  std::error_code ec;
+  fs::current_path(g_start, ec);
   if (rc < 0 || rc > 2) {
     std::fprintf(stderr, "fuzz_cli: exit %d from:", rc);
     for (const auto& a : args) std::fprintf(stderr, " '%s'", a.c_str());
