@@ -1,6 +1,5 @@
-// libFuzzer target on the command line itself: the input picks a subcommand and a sequence of its
-// flags with values (edge numbers, names, small generated files, raw bytes) and runs tbcheck_main.
-// Exit 3 (an internal error) is a finding; so is any crash or sanitizer report.
+// libFuzzer target on the command line itself: the input picks a subcommand, its flags and values (edge
+// numbers, names, small generated files, raw bytes) and runs tbcheck_main; exit 3 or a crash is a finding.
 #include <unistd.h>
 
 #include <cstdint>
@@ -66,11 +65,10 @@ const std::vector<Sub>& subs() {
        {{"--device", false, {"rtx3090", "v100", "nosuch", "dev.json"}},
         {"-H", false, kHyps},
         {"--out", false, kFiles},
-        {"--samples", false, kNumbers},
         {"--json", true, {}},
         {"--force", true, {}}},
        {"--max-kernels", "2", "--max-blocks", "2", "--max-blocks-per-kernel", "2", "--max-duration", "2", "--timeout",
-        "0.2", "--pair-budget", "0.4", "-j", "1"}},
+        "0.2", "--pair-budget", "0.4", "-j", "1", "--samples", "30"}},
       {"suite", {{"", false, kFiles}, {"-H", false, kHyps}, {"--json", true, {}}}, {}},
       {"run",
        {{"", false, kFiles},
