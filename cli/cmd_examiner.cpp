@@ -45,7 +45,7 @@ struct ImportExaminer : Command {
       paths.push_back((std::filesystem::path(dir) / (c.id + ".json")).string());
       std::error_code ec2;
       if (std::filesystem::exists(std::filesystem::symlink_status(paths.back(), ec2)))
-        throw model::InputError(paths.back(), "--out", "already exists; a recorded case is never replaced");
+        throw model::InputError(paths.back(), "--out", "already exists; a recorded case is never overwritten");
       model::check_output_file(paths.back(), false, "--out");
     }
     std::vector<std::string> written;

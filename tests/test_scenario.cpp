@@ -113,7 +113,7 @@ TEST_CASE("scenario: malformed JSON names the byte offset", "[loaders][scenario]
   CHECK(f.where() == path);
   CHECK_THAT(f.reason(), Catch::StartsWith("malformed JSON at byte 21"));
   InputError g = error_of([&] { load_scenario_file((dir / "missing.json").string()); });
-  CHECK(g.reason() == "cannot open file for reading");
+  CHECK(g.reason() == "no such file or directory");
   std::filesystem::remove_all(dir);
 }
 
