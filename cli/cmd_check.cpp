@@ -36,7 +36,7 @@ struct Check : Command {
   }
 
   int run() override {
-    auto mine = model::resolve_hypotheses(hypothesis_spec);
+    auto mine = with_flag("--hypothesis", "hypothesis", [&] { return model::resolve_hypotheses(hypothesis_spec); });
     if (mine.size() != 1)
       throw model::InputError(hypothesis_spec, "hypothesis", fmt::format("check takes one hypothesis, got {}", mine.size()));
     const model::Hypothesis& h = mine[0];
@@ -114,7 +114,7 @@ std::unique_ptr<Command> make_check(CLI::App& app) {
                      "Z3 synthesis: 'unseparated' (default: pairs no corpus case separates), 'all', 'none'")
       ->check(CLI::IsMember({"none", "unseparated", "all"}));
   c->app->add_option("--timeout", c->timeout_s, "Seconds per solver query (default 5); beyond it: unknown")
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(number_in(0.1, 3600.0));
   c->app->add_flag("--json", c->json, "Machine-readable output");
   c->app->footer(kExitCodesHelp);
   return c;

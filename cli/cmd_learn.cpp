@@ -37,7 +37,6 @@ struct Learn : Command {
         if (std::filesystem::exists(p)) corpus_paths.emplace_back(p);
     std::vector<model::Case> corpus;
     for (const auto& p : corpus_paths) {
-      if (!std::filesystem::exists(p)) throw model::InputError(p, "--corpus", "no such file or directory");
       auto cs = model::load_cases(p);
       corpus.insert(corpus.end(), cs.begin(), cs.end());
     }
@@ -92,15 +91,16 @@ std::unique_ptr<Command> make_learn(CLI::App& app) {
   c->app->add_option("--oracle", c->opt.oracle_spec, "Oracle: sim:<hypothesis> or cuda")->required();
   c->app->add_option("--corpus", c->corpus_paths,
                      "Case files or folders to draw splitting cases from (default corpus and ../shared/external)");
-  c->app->add_option("--noise", c->opt.noise, "sim only: fraction of runs perturbed")->check(CLI::Range(0.0, 1.0));
-  c->app->add_option("--repeat", c->opt.repetitions, "Repetitions per oracle run (default 3)")->check(CLI::PositiveNumber);
+  c->app->add_option("--noise", c->opt.noise, "sim only: fraction of runs perturbed")->check(number_in(0.0, 1.0));
+  c->app->add_option("--repeat", c->opt.repetitions, "Repetitions per oracle run, 1 to 10000 (default 3)")
+      ->check(integer_in(1, 10000));
   c->app->add_option("--seed", c->opt.seed, "sim only: seed of the noise (default 1)");
   c->app->add_option("--max-steps", c->opt.max_steps, "Stop after this many oracle steps (default 100)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, 1'000'000));
   c->app->add_option("--time-unit-ms", c->opt.time_unit_ms, "Milliseconds per model time unit for device time (default 20)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0.0, 1e6));
   c->app->add_option("--timeout", c->timeout_s, "Z3 seconds per query when synthesizing (default 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0.0, 86400.0));
   c->app->add_flag("--no-synthesis", c->no_synthesis, "Use corpus cases only");
   c->app->add_flag("--json", c->json, "Machine-readable output");
   return c;

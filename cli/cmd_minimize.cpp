@@ -23,7 +23,7 @@ struct Minimize : Command {
     search::MinimizeOptions o;
     if (!disagreement.empty()) {
       o.goal = search::MinimizeGoal::KeepDisagreement;
-      o.hypotheses = model::resolve_hypotheses(disagreement);
+      o.hypotheses = with_flag("--hypothesis", "--keep-disagreement", [&] { return model::resolve_hypotheses(disagreement); });
       if (o.hypotheses.size() != 2)
         throw model::InputError(case_path, "--keep-disagreement",
                                 fmt::format("expected two hypotheses (a,b), got {}", o.hypotheses.size()));
@@ -31,13 +31,12 @@ struct Minimize : Command {
         throw model::InputError(case_path, "--level", "applies to --keep-failure only (disagreement is block by block)");
     } else {
       o.goal = search::MinimizeGoal::KeepFailure;
-      o.hypotheses = model::resolve_hypotheses(failure);
+      o.hypotheses = with_flag("--hypothesis", "--keep-failure", [&] { return model::resolve_hypotheses(failure); });
       if (o.hypotheses.size() != 1)
         throw model::InputError(case_path, "--keep-failure", fmt::format("expected one hypothesis, got {}", o.hypotheses.size()));
       if (!level_name.empty()) o.level = model::level_from_string(level_name);
     }
-    if (!out_path.empty() && !force && std::filesystem::exists(out_path))
-      throw model::InputError(out_path, "--out", "the file exists (--force replaces it)");
+    if (!out_path.empty()) model::check_output_file(out_path, force, "--out");  // before the work
 
     search::MinimizeResult r = search::minimize(in, o);
     std::string text = r.result.to_json().dump(1) + "\n";

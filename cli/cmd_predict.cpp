@@ -1,6 +1,7 @@
 // `tbcheck predict`: the schedule of a scenario under one or more hypotheses, as a table,
 // as the schedule JSON of DESIGN.md, and optionally as an SVG timeline and a Chrome trace.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "tbcheck/model/io.hpp"
@@ -39,7 +40,7 @@ report::Table schedule_table(const model::Schedule& s) {
 
 struct Predict : Command {
   std::string scenario_path, hypothesis_spec = "alg1", svg_path, trace_path, sms_spec;
-  bool json = false, no_fold = false;
+  bool json = false, force = false, no_fold = false;
   double us_per_unit = 1000.0;
 
   int run() override {
@@ -53,21 +54,43 @@ struct Predict : Command {
     report::TimelineOptions picture;
     if (!sms_spec.empty()) picture.sms = report::parse_sm_range(sms_spec, "--sms");
     picture.fold = !no_fold;
+    // Outputs are checked before the work: a directory, an existing file without --force, a file under
+    // corpus/hw/ or an unwritable folder stop the command here.
+    if (!svg_path.empty()) model::check_output_file(svg_path, force, "--svg");
+    if (!trace_path.empty()) model::check_output_file(trace_path, force, "--trace");
+    // Several hypotheses: those that cannot run the scenario (fermi on a non-Fermi device, a kernel too
+    // large under one option) are skipped and said so, as validate does; one named alone is an error.
     std::vector<model::Schedule> schedules;
+    std::vector<model::Hypothesis> ran;
+    std::vector<std::string> skipped;
     for (const auto& h : hs) {
-      model::check_feasible(sc, h, scenario_path);
-      schedules.push_back(model::simulate(sc, h));
+      try {
+        model::check_feasible(sc, h, scenario_path);
+        schedules.push_back(model::simulate(sc, h));
+      } catch (const model::InputError& e) {
+        if (hs.size() == 1) throw;
+        skipped.push_back(fmt::format("{}: {}", h.name, e.reason()));
+        continue;
+      }
+      ran.push_back(h);
     }
+    if (schedules.empty())
+      throw model::InputError(scenario_path, "--hypothesis", fmt::format("no hypothesis can run this scenario: {}",
+                                                                         fmt::join(skipped, "; ")));
+    for (const auto& why : skipped) fmt::print(stderr, "tbcheck: skipped (not applicable) {}\n", why);
+    hs = std::move(ran);
     // Pictures first: a failure to write them must not follow a printed success.
     if (!svg_path.empty())
       model::write_file_atomic(
-          svg_path, schedules.size() == 2
-                        ? report::render_diff_svg(schedules[0], schedules[1], sc,
-                                                  fmt::format("{} vs {} on {}", hs[0].name, hs[1].name, sc.device.name), picture)
-                        : report::render_timeline_svg(schedules[0], sc, fmt::format("{} on {}", hs[0].name, sc.device.name),
-                                                      picture));
+          svg_path,
+          schedules.size() == 2
+              ? report::render_diff_svg(schedules[0], schedules[1], sc,
+                                        fmt::format("{} vs {} on {}", hs[0].name, hs[1].name, sc.device.name), picture)
+              : report::render_timeline_svg(schedules[0], sc, fmt::format("{} on {}", hs[0].name, sc.device.name), picture),
+          /*no_overwrite=*/!force);
     if (!trace_path.empty())
-      model::write_file_atomic(trace_path, report::chrome_trace(schedules[0], sc, us_per_unit).dump(1) + "\n");
+      model::write_file_atomic(trace_path, report::chrome_trace(schedules[0], sc, us_per_unit).dump(1) + "\n",
+                               /*no_overwrite=*/!force);
     // One hypothesis: the schedule's fields beside the envelope; several: {"schedules": [...]}, so the
     // document is always an object that starts with schema_version and tool.
     if (json) {
@@ -109,7 +132,8 @@ std::unique_ptr<Command> make_predict(CLI::App& app) {
   c->app->add_flag("--no-fold", c->no_fold, "One --svg row per SM, also where consecutive SMs have identical rows");
   c->app->add_option("--trace", c->trace_path, "Write a Chrome trace-event JSON (one track per SM; opens in Perfetto)");
   c->app->add_option("--us-per-unit", c->us_per_unit, "Microseconds per model time unit in the trace (default 1000)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0.0, 1e9));
+  c->app->add_flag("--force", c->force, "Replace existing --svg/--trace files (never one under corpus/hw/)");
   return c;
 }
 

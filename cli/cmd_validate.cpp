@@ -22,7 +22,7 @@ constexpr size_t kCollectionRowLimit = 50;
 struct Validate : Command {
   std::vector<std::string> paths;
   std::string hypothesis_spec = "all", level_name = "all", report_path;
-  bool json = false, all_rows = false, details = false;
+  bool json = false, all_rows = false, details = false, force = false;
 
   int run() override {
     std::vector<model::Level> levels;
@@ -30,6 +30,7 @@ struct Validate : Command {
     else levels.push_back(model::level_from_string(level_name));
     const model::Level expect_level = levels.size() == 1 ? levels[0] : model::Level::Exact;
     auto hs = model::resolve_hypotheses(hypothesis_spec);
+    if (!report_path.empty()) model::check_output_file(report_path, force, "--report");  // before the work
     std::vector<model::Case> cases;
     for (const auto& p : paths)
       for (auto& c : model::load_cases(p)) cases.push_back(std::move(c));
@@ -41,7 +42,7 @@ struct Validate : Command {
     if (!report_path.empty()) {
       report::HtmlOptions ho;
       ho.title = fmt::format("tbcheck validate {}", fmt::join(paths, " "));
-      model::write_file_atomic(report_path, report::render_validation_html(run, levels, ho));
+      model::write_file_atomic(report_path, report::render_validation_html(run, levels, ho), /*no_overwrite=*/!force);
     }
 
     if (json) {
@@ -231,6 +232,7 @@ std::unique_ptr<Command> make_validate(CLI::App& app) {
   c->app->add_option("--report", c->report_path,
                      "Also write a self-contained HTML report (table; per failure, predicted against observed with the "
                      "differing blocks marked)");
+  c->app->add_flag("--force", c->force, "Replace an existing --report file (never one under corpus/hw/)");
   c->app->footer(kExitCodesHelp);
   return c;
 }

@@ -85,11 +85,8 @@ TEST_CASE("issue paired: the follower takes the leader's SM only if it fits ther
 }
 
 TEST_CASE("alg1-paired on the 79 ntbs recordings: every one at counts, exact but for three A100 grids and the Turing pairs", "[issue][external]") {
-  const std::string dir = test::shared_path("external/ntbs");
-  if (!std::filesystem::exists(dir)) {
-    WARN("../shared/external/ntbs is not present; skipped");
-    return;
-  }
+  const std::string dir = test::shared_or_skip("external/ntbs");
+  if (dir.empty()) return;
   auto cases = load_cases(dir);
   REQUIRE(cases.size() == 79);
   std::set<std::string> exact_fail;

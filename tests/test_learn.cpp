@@ -22,9 +22,11 @@ const std::vector<model::Case>& paper_and_synth() {
     auto b = model::load_cases(source_path("corpus/synth"));
     a.insert(a.end(), b.begin(), b.end());
     // The recordings' single large grids are what separates alg1 from alg1-paired.
-    if (std::filesystem::exists(tbcheck::test::shared_path("external/ntbs"))) {
-      auto c = model::load_cases(tbcheck::test::shared_path("external/ntbs"));
+    if (const std::string ntbs = tbcheck::test::shared_path("external/ntbs"); std::filesystem::exists(ntbs)) {
+      auto c = model::load_cases(ntbs);
       a.insert(a.end(), c.begin(), c.end());
+    } else {
+      WARN("../shared/external/ntbs is not present: learning from corpus/paper/000-wang and corpus/synth only");
     }
     return a;
   }();
