@@ -96,6 +96,16 @@ struct Check : Command {
              std::string(search::to_string(p.verdict)), p.witness_case.empty() ? "-" : p.witness_case, synthesis_cell(p),
              p.detail});
     fmt::print("{}", t.render());
+
+    size_t apart = 0;
+    for (const auto& n : r.neighbours) apart += n.cases.empty() ? 0 : 1;
+    fmt::print("\nNeighbours (valid compositions one or two option changes away): {} of {} separated by a corpus case\n",
+               apart, r.neighbours.size());
+    report::Table nt({"neighbour", "options that differ", "separating corpus cases"});
+    for (const auto& n : r.neighbours)
+      nt.add({n.name, fmt::format("{}", fmt::join(n.differences, "; ")),
+              n.cases.empty() ? "none in the corpus" : fmt::format("{}", fmt::join(n.cases, ", "))});
+    fmt::print("{}", nt.render());
     return rc;
   }
 };

@@ -14,6 +14,7 @@
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/report/table.hpp"
 #include "tbcheck/search/distinguish.hpp"
+#include "tbcheck/search/shard.hpp"
 
 namespace tbcheck::cli {
 namespace {
@@ -25,7 +26,7 @@ const model::Hypothesis& hypothesis_named(const std::vector<model::Hypothesis>& 
 }
 
 struct Distinguish : Command {
-  std::string device_name = "rtx3090", hypothesis_spec = "round-robin,most-room,olmedo,alg1", out_dir;
+  std::string device_name = "rtx3090", hypothesis_spec = "round-robin,most-room,olmedo,alg1", out_dir, shard_spec;
   search::DistinguishBounds bounds;
   // 2 s each: on 2 cores the 55 pairs of DESIGN.md take about 50 s with 32 minimal proofs (bench/RESULTS.md).
   double timeout_s = 2, budget_s = 2;
@@ -41,11 +42,21 @@ struct Distinguish : Command {
     bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
     bounds.pair_budget_ms = static_cast<unsigned>(budget_s * 1000);
     const auto t0 = std::chrono::steady_clock::now();
-    size_t pairs = hs.size() * (hs.size() - 1) / 2;
+    // --shard i/N: this part's pairs only, and a shard.json beside the cases for `tbcheck merge`.
+    std::optional<search::ShardSpec> shard;
+    if (!shard_spec.empty()) shard = search::parse_shard(shard_spec);
+    if (shard && out_dir.empty()) throw model::InputError("--shard", "", "needs --out DIR (the shard's folder, for merge)");
+    const auto every = search::all_pairs(hs.size());
+    std::vector<size_t> positions(every.size());
+    for (size_t k = 0; k < positions.size(); ++k) positions[k] = k;
+    if (shard) positions = search::shard_pairs(every.size(), *shard);
+    std::vector<std::pair<size_t, size_t>> chosen;
+    for (size_t k : positions) chosen.push_back(every[k]);
+    size_t pairs = chosen.size();
     std::vector<search::PairResult> results;
     {
       report::Progress progress("distinguish", pairs);
-      results = search::distinguish_all(hs, dev, bounds, jobs, [&](const search::PairResult&) { progress.tick(); });
+      results = search::distinguish_pairs(hs, chosen, dev, bounds, jobs, [&](const search::PairResult&) { progress.tick(); });
     }
     // Written once every pair is answered, in pair order, each file atomically; the names are known only
     // now, so all are checked (existing without --force, under corpus/hw/) before the first is written.
@@ -57,32 +68,26 @@ struct Distinguish : Command {
     std::vector<std::string> written;
     for (const auto& [path, r] : targets) {
       model::write_file_atomic(
-          path, search::case_json(*r, bounds, hypothesis_named(hs, r->h1), hypothesis_named(hs, r->h2)).dump(1) + "\n",
+          path,
+          search::case_file_text(search::case_json(*r, bounds, hypothesis_named(hs, r->h1), hypothesis_named(hs, r->h2))),
           /*no_overwrite=*/!force);
+      written.push_back(path);
+    }
+    if (shard) {
+      std::vector<nlohmann::json> rows;
+      for (const auto& r : results)
+        rows.push_back(search::pair_json(r, bounds, hypothesis_named(hs, r.h1), hypothesis_named(hs, r.h2)));
+      std::string path = (std::filesystem::path(out_dir) / search::kShardFile).string();
+      model::write_file_atomic(path, search::shard_json(*shard, TBCHECK_VERSION, dev, hs, bounds, positions, rows).dump(1) + "\n",
+                               /*no_overwrite=*/!force);
       written.push_back(path);
     }
     if (json) {
       auto j = envelope();
       j["device"] = dev.name;
       j["pairs"] = nlohmann::json::array();
-      for (size_t i = 0; i < results.size(); ++i) {
-        const auto& r = results[i];
-        nlohmann::json x = {{"h1", r.h1},
-                            {"h2", r.h2},
-                            {"outcome", search::to_string(r.outcome)},
-                            {"solver_seconds", r.solver_seconds},
-                            {"wall_seconds", r.wall_seconds},
-                            {"found_by", search::to_string(r.found_by)},
-                            {"reduced_structure", r.structure},
-                            {"minimal_proved", r.minimal_proved},
-                            {"minimality", r.outcome == search::PairOutcome::Separated ? search::minimality_text(r) : ""},
-                            {"undecided_smaller_structures", r.unknown_structures}};
-        if (!r.reason.empty()) x["reason"] = r.reason;
-        if (r.witness) {
-          x["case"] = search::case_json(r, bounds, hypothesis_named(hs, r.h1), hypothesis_named(hs, r.h2));
-        }
-        j["pairs"].push_back(x);
-      }
+      for (const auto& r : results)
+        j["pairs"].push_back(search::pair_json(r, bounds, hypothesis_named(hs, r.h1), hypothesis_named(hs, r.h2)));
       print_json(j);
       return kExitOk;
     }
@@ -117,8 +122,7 @@ std::unique_ptr<Command> make_distinguish(CLI::App& app) {
   auto c = std::make_unique<Distinguish>();
   c->app = app.add_subcommand("distinguish", "Synthesize minimal scenarios on which hypotheses disagree (Z3)");
   c->app->add_option("--device", c->device_name, "Built-in device (default rtx3090)");
-  c->app->add_option(kHypothesisOption, c->hypothesis_spec,
-                     "Comma list, 'all', or hypothesis files (default round-robin,most-room,olmedo,alg1)");
+  c->app->add_option(kHypothesisOption, c->hypothesis_spec, "Comma list, 'all', or hypothesis files (default round-robin,most-room,olmedo,alg1)");
   c->app->add_option("--out", c->out_dir, "Directory for the synthesized corpus cases (created when missing)");
   c->app->add_flag("--force", c->force, "Replace existing case files in --out (never one under corpus/hw/)");
   c->app->add_option("--max-kernels", c->bounds.max_kernels, "Most kernels in a scenario (default 3)")->check(CLI::Range(1, 8));
@@ -139,6 +143,9 @@ std::unique_ptr<Command> make_distinguish(CLI::App& app) {
       ->check(integer_in(0, 10'000'000));
   c->app->add_option("--jobs,-j", c->jobs, "Pairs answered at once, each on its own thread (default: hardware threads)")
       ->check(CLI::Range(1, 64));
+  c->app->add_option("--shard", c->shard_spec,
+                     "i/N: answer part i of N of the pairs (every N-th from the i-th) and write shard.json into --out "
+                     "for `tbcheck merge`");
   c->app->add_flag("--json", c->json, "Machine-readable output");
   return c;
 }

@@ -1,5 +1,8 @@
 // `tbcheck predict`: the schedule of a scenario under one or more hypotheses, as a table,
 // as the schedule JSON of DESIGN.md, and optionally as an SVG timeline and a Chrome trace.
+#include <filesystem>
+#include <optional>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -10,6 +13,7 @@
 #include "tbcheck/report/svg.hpp"
 #include "tbcheck/report/table.hpp"
 #include "tbcheck/report/trace.hpp"
+#include "tbcheck/search/contested.hpp"
 
 namespace tbcheck::cli {
 namespace {
@@ -39,12 +43,15 @@ report::Table schedule_table(const model::Schedule& s) {
 }
 
 struct Predict : Command {
-  std::string scenario_path, hypothesis_spec = "alg1", svg_path, trace_path, sms_spec;
-  bool json = false, force = false, no_fold = false;
+  std::string scenario_path, case_id, hypothesis_spec = "alg1", svg_path, trace_path, sms_spec, against_spec = "all",
+      settle_out;
+  std::vector<std::string> evidence_paths;
+  bool json = false, force = false, no_fold = false, contested = false, no_synthesis = false;
   double us_per_unit = 1000.0;
 
   int run() override {
-    model::Scenario sc = model::load_scenario_file(scenario_path);
+    model::Scenario sc =
+        case_id.empty() ? model::load_scenario_file(scenario_path) : load_one_case(scenario_path, case_id, "predict").scenario;
     auto hs = model::resolve_hypotheses(hypothesis_spec);
     if (hs.size() > 1 && !trace_path.empty()) throw model::InputError("--trace", "", "a trace takes exactly one hypothesis");
     if (hs.size() > 2 && !svg_path.empty())
@@ -91,6 +98,25 @@ struct Predict : Command {
     if (!trace_path.empty())
       model::write_file_atomic(trace_path, report::chrome_trace(schedules[0], sc, us_per_unit).dump(1) + "\n",
                                /*no_overwrite=*/!force);
+    // Issue 14: where the hypotheses that survive the evidence part on this scenario.
+    std::optional<search::ContestReport> contest;
+    std::vector<std::string> written;
+    if (!settle_out.empty() && !contested) throw model::InputError(settle_out, "--settle-out", "needs --contested");
+    if (contested) {
+      if (!settle_out.empty()) model::check_output_dir(settle_out, "--settle-out");
+      std::vector<model::Case> evidence;
+      for (const auto& p : evidence_paths)
+        for (auto& c : model::load_cases(p)) evidence.push_back(std::move(c));
+      search::ContestOptions co;
+      co.synthesize = !no_synthesis;
+      contest = search::contest(sc, model::resolve_hypotheses(against_spec), evidence, co);
+      for (const auto& s : contest->settling)
+        if (s.witness && !settle_out.empty()) {
+          const std::string path = (std::filesystem::path(settle_out) / (s.witness->id + ".json")).string();
+          model::write_file_atomic(path, s.witness->to_json().dump(1) + "\n", /*no_overwrite=*/!force);
+          written.push_back(path);
+        }
+    }
     // One hypothesis: the schedule's fields beside the envelope; several: {"schedules": [...]}, so the
     // document is always an object that starts with schema_version and tool.
     if (json) {
@@ -101,6 +127,7 @@ struct Predict : Command {
         if (schedules.size() == 1) out.update(j);
         else out["schedules"].push_back(j);
       }
+      if (contest) out["contested"] = contest->to_json();
       print_json(out);
       return kExitOk;
     }
@@ -110,6 +137,8 @@ struct Predict : Command {
                  sc.total_blocks(), s.makespan());
       fmt::print("{}", schedule_table(s).render());
     }
+    if (contest) fmt::print("\nAgainst {} on {} ({}):\n{}", against_spec, sc.device.name, contest->architecture, contest->text());
+    for (const auto& w : written) fmt::print("wrote {} (tbcheck run {} --oracle cuda settles it)\n", w, w);
     if (!svg_path.empty()) fmt::print("wrote {}\n", svg_path);
     if (!trace_path.empty()) fmt::print("wrote {} (open in https://ui.perfetto.dev)\n", trace_path);
     return kExitOk;
@@ -122,6 +151,7 @@ std::unique_ptr<Command> make_predict(CLI::App& app) {
   auto c = std::make_unique<Predict>();
   c->app = app.add_subcommand("predict", "Predict where every block of a scenario runs, and when");
   c->app->add_option("scenario", c->scenario_path, "Scenario or corpus-case JSON file")->required();
+  c->app->add_option("--case", c->case_id, "The case of a collection file to predict (its id)");
   c->app->add_option(kHypothesisOption, c->hypothesis_spec,
                      "Shipped hypothesis name, comma list, 'all', or a hypothesis file (default alg1)");
   c->app->add_flag("--json", c->json, "Print the schedule JSON");
@@ -131,6 +161,16 @@ std::unique_ptr<Command> make_predict(CLI::App& app) {
   c->app->add_option("--sms", c->sms_spec, "Draw only SMs A-B in the --svg picture (zoom), e.g. 0-15");
   c->app->add_flag("--no-fold", c->no_fold, "One --svg row per SM, also where consecutive SMs have identical rows");
   c->app->add_option("--trace", c->trace_path, "Write a Chrome trace-event JSON (one track per SM; opens in Perfetto)");
+  c->app->add_flag("--contested", c->contested,
+                   "Also say which blocks the hypotheses surviving the evidence agree on (settled) and which they "
+                   "part on (contested), who takes which side, and a case that settles it");
+  c->app->add_option("--evidence", c->evidence_paths,
+                     "With --contested: recordings and paper cases (files, collections, directories) that judge the "
+                     "candidates; the scenario's device's own, else its architecture's");
+  c->app->add_option("--against", c->against_spec, "With --contested: the candidate hypotheses (default all)");
+  c->app->add_option("--settle-out", c->settle_out,
+                     "With --contested: write distinguish's settling cases into this existing directory");
+  c->app->add_flag("--no-synthesis", c->no_synthesis, "With --contested: do not ask distinguish for a smaller settling case");
   c->app->add_option("--us-per-unit", c->us_per_unit, "Microseconds per model time unit in the trace (default 1000)")
       ->check(number_above(0.0, 1e9));
   c->app->add_flag("--force", c->force, "Replace existing --svg/--trace files (never one under corpus/hw/)");

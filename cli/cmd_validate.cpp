@@ -10,6 +10,7 @@
 #include "tbcheck/model/validate.hpp"
 #include "tbcheck/report/html.hpp"
 #include "tbcheck/report/table.hpp"
+#include "tbcheck/search/contested.hpp"
 
 namespace tbcheck::cli {
 namespace {
@@ -42,6 +43,11 @@ struct Validate : Command {
     if (!report_path.empty()) {
       report::HtmlOptions ho;
       ho.title = fmt::format("tbcheck validate {}", fmt::join(paths, " "));
+      // Issue 14: the run's predictions (synthetic cases), contested among its hypotheses on its evidence.
+      search::ContestOptions co;
+      co.synthesize = false;  // one distinguish per prediction is minutes; predict --contested asks it
+      for (const auto& c : search::contest_predictions(run, co))
+        ho.text_sections.emplace_back(fmt::format("Contested prediction: {}", c.case_id), c.report.text());
       model::write_file_atomic(report_path, report::render_validation_html(run, levels, ho), /*no_overwrite=*/!force);
     }
 

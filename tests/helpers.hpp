@@ -48,7 +48,7 @@ inline std::string mini_device(int sms) {
          R"(, "sms_per_tpc": 2, "pbs_per_sm": 4, "max_blocks_per_sm": 16, "max_warps_per_sm": 48,
          "max_threads_per_block": 1024, "regs_per_sm": 65536, "reg_alloc_unit": 256, "max_regs_per_thread": 255,
          "smem_configs_kb": [0, 8, 16, 32, 64, 100], "smem_alloc_unit": 128, "smem_reserved_per_block": 1024,
-         "max_smem_per_block": 101376})";
+         "max_smem_per_block": 101376, "issue_pairs": true})";
 }
 
 // A scenario from inline JSON text (device + kernels).
@@ -74,5 +74,15 @@ struct RunResult {
 };
 // Runs the tbcheck binary with the given arguments (a shell string), from the repository root.
 RunResult run_tbcheck(const std::string& args);
+
+// A fresh folder under the system temp folder, removed with everything in it at scope exit.
+struct ScratchDir {
+  std::string path;
+  explicit ScratchDir(const std::string& tag);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string operator/(const std::string& rel) const { return path + "/" + rel; }
+};
 
 }  // namespace tbcheck::test

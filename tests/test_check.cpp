@@ -2,9 +2,13 @@
 // counted shared memory): options explained with citations, corpus validated, each shipped one told apart.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 
 #include "helpers.hpp"
+#include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/check.hpp"
 
 using namespace tbcheck;
@@ -57,6 +61,42 @@ TEST_CASE("check explains options, validates on the corpus and separates it from
   auto self = search::check_hypothesis(test::hyp("alg1"), cases, {test::hyp("alg1")}, o);
   CHECK(self.same_as == std::optional<std::string>("alg1"));
   CHECK(self.pairs[0].verdict == search::PairVerdict::SameOptions);
+}
+
+TEST_CASE("check lists the neighbours of the composition and the corpus cases that separate each", "[check][compositions]") {
+  auto cases = model::load_cases(test::source_path("corpus/paper/000-wang"));
+  search::CheckOptions o;
+  o.synthesis = search::SynthesisMode::None;
+  const auto& alg1 = test::hyp("alg1");
+  auto r = search::check_hypothesis(alg1, cases, {}, o);
+  REQUIRE(r.neighbours.size() == model::neighbours(alg1, 2).size());
+  size_t separated = 0;
+  for (const auto& n : r.neighbours) {
+    INFO(n.name);
+    CHECK(!n.differences.empty());
+    CHECK(n.differences.size() <= 2);
+    separated += n.cases.empty() ? 0 : 1;
+    // Each listed case really separates them (or the neighbour cannot run it: gpc-priority needs a GPC map).
+    const model::Hypothesis* other = nullptr;
+    for (const auto& c : model::all_compositions())
+      if (c.name == n.name) other = &c;
+    REQUIRE(other);
+    for (const auto& id : n.cases)
+      for (const auto& c : cases)
+        if (c.id == id) {
+          bool differs = false;
+          try {
+            differs = !search::first_difference(model::simulate(c.scenario, alg1), model::simulate(c.scenario, *other)).empty();
+          } catch (const model::InputError&) {
+            differs = other->selection == model::Selection::GpcPriority;
+          }
+          CHECK(differs);
+        }
+    if (n.name == "alg1-counted-smem") CHECK(std::find(n.cases.begin(), n.cases.end(), "case-4.2") != n.cases.end());
+  }
+  CHECK(separated > 0);
+  CHECK(separated < r.neighbours.size());  // Table II cannot see every mechanism (local memory, thresholds)
+  CHECK(r.to_json()["neighbours"].size() == r.neighbours.size());
 }
 
 TEST_CASE("tbcheck check runs end to end with synthesis within a small timeout", "[check][cli]") {

@@ -362,6 +362,15 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
     }
     now = retiring.next_end();
   }
+  // Issue device (issue 14): the decisions above are the paired ones; a hand-out pass only changes which
+  // block index each placement gets. Blocks of one kernel are alike, so this relabelling is all it takes.
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    const std::vector<int> label = h.hand_out_order(d, s.kernels[k].blocks);
+    if (label.empty()) continue;
+    auto& blocks = out.kernels[k].blocks;
+    const auto placed = blocks;
+    for (size_t t = 0; t < placed.size(); ++t) blocks[static_cast<size_t>(label[t])] = placed[t];
+  }
   return out;
 }
 

@@ -201,6 +201,7 @@ std::string render_validation_html(const model::ValidationRun& run, const std::v
   if (sections == 0) fmt::format_to(w, "<p>None.</p>\n");
   if (listed_only)
     fmt::format_to(w, "<h3>{} more failure(s), without timelines</h3><ul>\n{}</ul>\n", listed_only, overflow);
+  for (const auto& [heading, text] : o.text_sections) fmt::format_to(w, "<h2>{}</h2>\n<pre>{}</pre>\n", esc(heading), esc(text));
   fmt::format_to(w, "</body></html>\n");
   return out;
 }

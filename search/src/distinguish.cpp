@@ -16,6 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "tbcheck/model/simulator.hpp"
+#include "tbcheck/search/shard.hpp"
 
 namespace tbcheck::search {
 
@@ -582,9 +583,13 @@ std::string minimality_text(const PairResult& r) {
 std::vector<PairResult> distinguish_all(const std::vector<model::Hypothesis>& hs, const model::Device& full,
                                         const DistinguishBounds& b, int jobs,
                                         const std::function<void(const PairResult&)>& done) {
-  std::vector<std::pair<size_t, size_t>> pairs;
-  for (size_t i = 0; i < hs.size(); ++i)
-    for (size_t j = i + 1; j < hs.size(); ++j) pairs.emplace_back(i, j);
+  return distinguish_pairs(hs, all_pairs(hs.size()), full, b, jobs, done);
+}
+
+std::vector<PairResult> distinguish_pairs(const std::vector<model::Hypothesis>& hs,
+                                          const std::vector<std::pair<size_t, size_t>>& pairs, const model::Device& full,
+                                          const DistinguishBounds& b, int jobs,
+                                          const std::function<void(const PairResult&)>& done) {
   std::vector<PairResult> out(pairs.size());
   std::atomic<size_t> next{0};
   std::mutex report;

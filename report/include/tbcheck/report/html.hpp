@@ -2,6 +2,7 @@
 // table and, per failing case, predicted against observed in one difference picture (inline SVG).
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tbcheck/model/compare.hpp"
@@ -19,6 +20,9 @@ struct HtmlOptions {
   // and only their first failure per hypothesis gets timelines.
   size_t collection_row_limit = 50;
   size_t max_failure_sections = 60;  // beyond it the page lists failures without pictures
+  // Extra sections at the end, as (heading, preformatted text): validate's contested predictions
+  // (issue 14), rendered by search/ and escaped here.
+  std::vector<std::pair<std::string, std::string>> text_sections;
 };
 
 // No external scripts, fonts or style sheets: the page opens offline and can be mailed as one file.

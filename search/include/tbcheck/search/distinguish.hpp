@@ -117,6 +117,11 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
 std::vector<PairResult> distinguish_all(const std::vector<model::Hypothesis>& hs, const model::Device& full,
                                         const DistinguishBounds& b, int jobs,
                                         const std::function<void(const PairResult&)>& done = {});
+// The same for the given pairs (indices into hs) only, in the given order (distinguish --shard).
+std::vector<PairResult> distinguish_pairs(const std::vector<model::Hypothesis>& hs,
+                                          const std::vector<std::pair<size_t, size_t>>& pairs, const model::Device& full,
+                                          const DistinguishBounds& b, int jobs,
+                                          const std::function<void(const PairResult&)>& done = {});
 
 // How far a separated pair's witness is shown minimal: "proved", "bounded (N undecided)" (smaller
 // structures Z3 could not decide), or "not claimed (found beyond the bounds)" (a wide simulator search
