@@ -40,7 +40,7 @@ struct Check : Command {
     if (mine.size() != 1)
       throw model::InputError(hypothesis_spec, "hypothesis", fmt::format("check takes one hypothesis, got {}", mine.size()));
     const model::Hypothesis& h = mine[0];
-    auto against = with_flag("--hypothesis", "--hypotheses", [&] { return model::resolve_hypotheses(against_spec); });
+    auto against = model::resolve_hypotheses(against_spec);
     std::vector<std::string> paths = corpus_paths.empty() ? default_corpus() : corpus_paths;
     if (paths.empty())
       throw model::InputError("check", "--corpus", "no corpus found (run from the repository root or give --corpus)");

@@ -16,7 +16,7 @@ struct Suite : Command {
   bool json = false;
 
   int run() override {
-    auto hs = with_flag("--hypothesis", "--hypotheses", [&] { return model::resolve_hypotheses(hypothesis_spec); });
+    auto hs = model::resolve_hypotheses(hypothesis_spec);
     std::vector<model::Case> cases;
     for (const auto& p : paths)
       for (auto& c : model::load_cases(p)) cases.push_back(std::move(c));

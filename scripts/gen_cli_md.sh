@@ -14,8 +14,9 @@ echo "# Command reference"
 echo
 echo "Generated from \`tbcheck --help\` and \`tbcheck <command> --help\` by \`scripts/gen_cli_md.sh\`; do not edit by"
 echo "hand: \`scripts/gen_cli_md.sh build/cli/tbcheck > docs/cli.md\` after changing a command, and"
-echo "\`tests/test_docs.cpp\` checks that it was done. Exit codes everywhere: 0 ok, 1 a case's expectation or a"
-echo "hypothesis failed, 2 bad input (the message names the file, flag or field and the reason)."
+echo "\`tests/test_docs.cpp\` checks that it was done. Exit codes everywhere: 0 ok, 1 the command's check failed"
+echo "(validate, check: a case's expectation contradicted; learn: nothing identified; run: a failed or unstable run),"
+echo "2 bad input (the message names the file, flag or field and the reason)."
 echo
 for c in $commands; do echo "- [\`$c\`](#$c)"; done
 echo

@@ -2,9 +2,6 @@
 // `tbcheck --help`: --json envelope first, one hypothesis option, required flags marked, exit status 1.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,8 +10,10 @@
 #include <sstream>
 
 #include "helpers.hpp"
+#include "scratch.hpp"
 
 using tbcheck::test::run_tbcheck;
+using TempDir = tbcheck::test::ScratchDir;
 namespace fs = std::filesystem;
 
 namespace {
@@ -35,20 +34,18 @@ std::vector<std::string> commands() {
   return out;
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("tbcheck-common-" + std::to_string(::getpid()) + "-" + std::to_string(rand()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
 }  // namespace
 
 TEST_CASE("every --json document starts with schema_version, then tool", "[cli][json]") {
   TempDir t;
-  const std::string out = "'" + t.path.string() + "'";
+  std::string out = "'";  // built in steps: GCC 12 warns (-Wrestrict, falsely) on "'" + string + "'"
+  out += t.path.string();
+  out += "'";
+  // The smallest clone of nicolaswilde/thread-block-scheduling import-ntbs takes: one V100 Test2 grid.
+  const std::string rule(80, '=');
+  t.write("clone/my-result/V100/V100.log", rule + "\nTest2 " + std::string(74, '=') +
+                                               "\nK1 = K(4, 32, 32, 0 Bytes), all blocks 1s, stream1\n" + rule +
+                                               "\nK1 smid = 0, 2, 1, 3, \n" + rule + "\n");
   // One quick invocation per command that has --json; a command added with --json and no line here fails.
   const std::map<std::string, std::vector<std::string>> runs = {
       {"devices", {"devices --json"}},
@@ -67,6 +64,7 @@ TEST_CASE("every --json document starts with schema_version, then tool", "[cli][
       {"check",
        {"check tests/data/check-no-skip-counted-smem.json --corpus corpus/paper/000-wang -H round-robin --synthesize none "
         "--json"}},
+      {"import-ntbs", {"import-ntbs " + out + "/clone --out " + out + "/ntbs --json"}},
       {"import-examiner",
        {"import-examiner tests/data/examiner/pair_stream0.json tests/data/examiner/pair_stream1.json --device rtx3090 --out " +
         out + "/examiner --json"}},

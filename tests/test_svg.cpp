@@ -2,8 +2,6 @@
 // keep co-resident blocks apart, a well-formed document on a 132-SM device, zoom, folding and the difference picture.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "helpers.hpp"
+#include "scratch.hpp"
 #include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/report/svg.hpp"
@@ -356,9 +355,8 @@ TEST_CASE("svg: the difference picture marks exactly the blocks that differ, the
 }
 
 TEST_CASE("tbcheck predict --svg: zoom, folding and the difference picture from the command line", "[svg][cli]") {
-  const auto dir = std::filesystem::temp_directory_path() / ("tbcheck-svg-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string svg = (dir / "p.svg").string();
+  test::ScratchDir dir("svg");
+  const std::string svg = dir / "p.svg";
   auto read = [&] {
     std::ifstream in(svg);
     return std::string(std::istreambuf_iterator<char>(in), {});
@@ -390,5 +388,4 @@ TEST_CASE("tbcheck predict --svg: zoom, folding and the difference picture from 
     CHECK((e.out.find("--sms") != std::string::npos || e.out.find("--svg") != std::string::npos));
     CHECK(!std::filesystem::exists(svg));
   }
-  std::filesystem::remove_all(dir);
 }
