@@ -15,6 +15,8 @@
 
 #include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/simulator.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/search/learn.hpp"
 
@@ -126,7 +128,20 @@ int main(int argc, char** argv) {
     for (int dist : distances) {
       // Each device and distance draws its own compositions: seed + distance + 1000 x device position.
       const uint64_t draw = seed + static_cast<uint64_t>(dist) + 1000u * di;
-      for (const auto& truth : model::sample_compositions(alg1, draw, per_distance, dist, dist)) {
+      // A composition that cannot place one block on the device (gpc-priority without a GPC map) cannot play it.
+      const model::Scenario probe = model::scenario_from_json(
+          {{"device", d.to_json()},
+           {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32}, {"smem", 0}, {"duration", 1}}}}},
+          "probe");
+      auto runs_on_device = [&](const model::Hypothesis& h) {
+        try {
+          (void)model::simulate(probe, h);
+          return true;
+        } catch (const model::InputError&) {
+          return false;
+        }
+      };
+      for (const auto& truth : model::sample_compositions(alg1, draw, per_distance, dist, dist, runs_on_device)) {
         const auto path = (dir / (truth.name + ".json")).string();
         model::write_file_atomic(path, truth.to_json().dump(2) + "\n");
         const std::string oracle = "sim:" + path;
