@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -46,10 +47,27 @@ bool refutes(const Observed& o, const model::Scenario& s, const model::Hypothesi
 
 }  // namespace
 
+// Positional argument i as a positive integer, or `fallback` when absent; anything else (--help, 0, "x")
+// is an InputError, so no run divides by zero seeds.
+int positive_arg(int argc, char** argv, int i, int fallback, const char* what) {
+  if (argc <= i) return fallback;
+  const std::string t = argv[i];
+  if (t.empty() || t.size() > 9 || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      std::stoi(t) == 0)
+    throw model::InputError(fmt::format("argument {}", i), what, fmt::format("'{}' is not a positive integer", t));
+  return std::stoi(t);
+}
+
+// A ratio, or "-" when the denominator is zero (nothing refuted, nothing run).
+std::string ratio_text(double num, double den, const char* prefix = "") {
+  return den > 0 ? fmt::format("{}{:.1f}x", prefix, num / den) : "-";
+}
+
 static int bench(int argc, char** argv) {
-  const int seeds = argc > 1 ? std::atoi(argv[1]) : 10;
-  const int cap = argc > 2 ? std::atoi(argv[2]) : 5000;
-  const int max_duration = argc > 3 ? std::atoi(argv[3]) : 10;
+  if (argc > 4) throw model::InputError("arguments", "", "at most three");
+  const int seeds = positive_arg(argc, argv, 1, 10, "seeds");
+  const int cap = positive_arg(argc, argv, 2, 5000, "cap");
+  const int max_duration = positive_arg(argc, argv, 3, 10, "max duration");
   const double ms_per_unit = 20.0;
   const model::Hypothesis& truth = *model::find_builtin_hypothesis("alg1");
   const model::Device& device = model::builtin_device("rtx3090", "bench", "device");
@@ -134,7 +152,7 @@ static int bench(int argc, char** argv) {
     std::string sc = s == suite_cost.end() ? "-" : std::to_string(s->second.first);
     std::string su = s == suite_cost.end() ? "not refuted" : std::to_string(s->second.second);
     std::string ratio = "-";
-    if (refuted == static_cast<int>(rs.size()) && s != suite_cost.end()) {
+    if (refuted > 0 && refuted == static_cast<int>(rs.size()) && s != suite_cost.end() && s->second.second > 0) {
       double rt = units / refuted / static_cast<double>(s->second.second);
       ratios.push_back(rt);
       ratio = fmt::format("{:.1f}x", rt);
@@ -144,12 +162,14 @@ static int bench(int argc, char** argv) {
     fmt::print("{:<22} {:>14} {:>16} {:>9} {:>12} {:>10} {:>9}\n", h.name, rc_text, ru_text,
                fmt::format("{}/{}", refuted, rs.size()), sc, su, ratio);
   }
-  for (const auto& s : skipped) fmt::print("{:<22} not run: {}\n", "", s);
+  // Hypotheses the device cannot run go under the table, not in it.
+  if (!skipped.empty()) fmt::print("\nnot run on {}:\n", device.name);
+  for (const auto& s : skipped) fmt::print("  {}\n", s);
   if (!ratios.empty()) {
     std::sort(ratios.begin(), ratios.end());
     fmt::print("\nper-H ratio (random mean units / suite units), over {} hypotheses both refute: min {:.1f}x, median {:.1f}x, "
-               "max {:.1f}x; summed: {:.1f}x\n",
-               ratios.size(), ratios.front(), ratios[ratios.size() / 2], ratios.back(), sum_random / sum_suite);
+               "max {:.1f}x; summed: {}\n",
+               ratios.size(), ratios.front(), ratios[ratios.size() / 2], ratios.back(), ratio_text(sum_random, sum_suite));
   }
   // Overall 1: refuting every hypothesis that both methods refute in every seed; per seed, the cost when
   // the last of them fell, against the suite's cost when the last of the same ones fell.
@@ -168,8 +188,8 @@ static int bench(int argc, char** argv) {
     }
     for (const auto& n : common) suite_common = std::max(suite_common, suite_cost[n].second);
     const double mean = double(all_sum) / seeds;
-    fmt::print("overall, refuting all {} that both refute: random {:.1f} units (mean of {} seeds) vs suite {} units: {:.1f}x\n",
-               common.size(), mean, seeds, suite_common, mean / double(suite_common));
+    fmt::print("overall, refuting all {} that both refute: random {:.1f} units (mean of {} seeds) vs suite {} units: {}\n",
+               common.size(), mean, seeds, suite_common, ratio_text(mean, double(suite_common)));
   }
   // Overall 2: every wrong hypothesis. Random testing that never refutes one within the cap spent at
   // least its capped run, so the ratio is a lower bound.
@@ -180,8 +200,8 @@ static int bench(int argc, char** argv) {
     for (long long x : random_spent) spent += double(x);
     spent /= seeds;
     const bool capped = common.size() < wrong.size();
-    fmt::print("overall, refuting all {} wrong hypotheses: random {}{:.1f} units vs suite {} units: {}{:.1f}x\n", wrong.size(),
-               capped ? "> " : "", spent, suite_all, capped ? ">= " : "", spent / double(suite_all));
+    fmt::print("overall, refuting all {} wrong hypotheses: random {}{:.1f} units vs suite {} units: {}\n", wrong.size(),
+               capped ? "> " : "", spent, suite_all, ratio_text(spent, double(suite_all), capped ? ">= " : ""));
   }
   return 0;
 }
@@ -190,7 +210,8 @@ int main(int argc, char** argv) {
   try {
     return bench(argc, argv);
   } catch (const model::InputError& e) {
-    std::fprintf(stderr, "bench_refute: %s\n", e.what());
+    std::fprintf(stderr, "bench_refute: %s\nusage: bench_refute [seeds=10] [cap=5000 scenarios per seed] "
+                         "[random max duration=10 units]\n", e.what());
     return 2;
   }
 }

@@ -36,11 +36,11 @@ struct Check : Command {
   }
 
   int run() override {
-    auto mine = model::resolve_hypotheses(hypothesis_spec);
+    auto mine = with_flag("--hypothesis", "hypothesis", [&] { return model::resolve_hypotheses(hypothesis_spec); });
     if (mine.size() != 1)
       throw model::InputError(hypothesis_spec, "hypothesis", fmt::format("check takes one hypothesis, got {}", mine.size()));
     const model::Hypothesis& h = mine[0];
-    auto against = model::resolve_hypotheses(against_spec);
+    auto against = with_flag("--hypothesis", "--hypotheses", [&] { return model::resolve_hypotheses(against_spec); });
     std::vector<std::string> paths = corpus_paths.empty() ? default_corpus() : corpus_paths;
     if (paths.empty())
       throw model::InputError("check", "--corpus", "no corpus found (run from the repository root or give --corpus)");
@@ -57,7 +57,8 @@ struct Check : Command {
                                        : search::SynthesisMode::Unseparated;
     report::Progress progress("check", against.size());
     search::CheckReport r = search::check_hypothesis(h, cases, against, o, [&](const std::string&) { progress.tick(); });
-    const int rc = r.failures.empty() && r.expectation_mismatches.empty() ? kExitOk : kExitFailed;
+    // Exit 1 as in validate: a case's expectation contradicted (kExitCodesHelp), not any failure.
+    const int rc = r.expectation_mismatches.empty() ? kExitOk : kExitFailed;
 
     if (json) {
       auto j = envelope();
@@ -83,6 +84,9 @@ struct Check : Command {
     for (size_t i = 0; i < shown; ++i)
       fmt::print("  {} ({}): {}\n", r.failures[i].case_id, r.failures[i].level, r.failures[i].detail);
     for (const auto& m : r.expectation_mismatches) fmt::print("  expectation mismatch: {}\n", m);
+    if (r.expectation_mismatches.empty() && !r.failures.empty())
+      fmt::print("No case's expectation for {} is contradicted: the {} failure(s) above are findings (exit 0).\n", h.name,
+                 r.failures.size());
 
     fmt::print("\nAgainst the shipped hypotheses (synthesis: {}, {} s per query, solver {:.1f} s in all):\n", synthesis,
                timeout_s, r.solver_seconds);
@@ -92,6 +96,16 @@ struct Check : Command {
              std::string(search::to_string(p.verdict)), p.witness_case.empty() ? "-" : p.witness_case, synthesis_cell(p),
              p.detail});
     fmt::print("{}", t.render());
+
+    size_t apart = 0;
+    for (const auto& n : r.neighbours) apart += n.cases.empty() ? 0 : 1;
+    fmt::print("\nNeighbours (valid compositions one or two option changes away): {} of {} separated by a corpus case\n",
+               apart, r.neighbours.size());
+    report::Table nt({"neighbour", "options that differ", "separating corpus cases"});
+    for (const auto& n : r.neighbours)
+      nt.add({n.name, fmt::format("{}", fmt::join(n.differences, "; ")),
+              n.cases.empty() ? "none in the corpus" : fmt::format("{}", fmt::join(n.cases, ", "))});
+    fmt::print("{}", nt.render());
     return rc;
   }
 };
@@ -104,14 +118,15 @@ std::unique_ptr<Command> make_check(CLI::App& app) {
   c->app->add_option("hypothesis", c->hypothesis_spec, "A hypothesis file (or a shipped name)")->required();
   c->app->add_option("--corpus", c->corpus_paths,
                      "Case files or directories (default: corpus/paper, corpus/synth, corpus/hw, ../shared/external where present)");
-  c->app->add_option("--hypotheses,-H", c->against_spec, "Hypotheses to separate it from (default: all shipped)");
+  c->app->add_option(kHypothesisOption, c->against_spec, "Hypotheses to separate it from: names, comma list, 'all' (default) or files");
   c->app->add_option("--device", c->device_name, "Device that synthesized cases target (default rtx3090)");
   c->app->add_option("--synthesize", c->synthesis,
                      "Z3 synthesis: 'unseparated' (default: pairs no corpus case separates), 'all', 'none'")
       ->check(CLI::IsMember({"none", "unseparated", "all"}));
   c->app->add_option("--timeout", c->timeout_s, "Seconds per solver query (default 5); beyond it: unknown")
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(number_in(0.1, 3600.0));
   c->app->add_flag("--json", c->json, "Machine-readable output");
+  c->app->footer(kExitCodesHelp);
   return c;
 }
 

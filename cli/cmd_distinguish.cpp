@@ -32,14 +32,13 @@ struct Distinguish : Command {
   double timeout_s = 2, budget_s = 2;
   // Pairs answered at once; each worker has its own Z3 context. Default: one per hardware thread.
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  bool json = false;
+  bool json = false, force = false;
 
   int run() override {
     const model::Device& dev = model::builtin_device(device_name, "--device", "");
     auto hs = model::resolve_hypotheses(hypothesis_spec);
-    if (hs.size() < 2) throw model::InputError("--hypotheses", "", "need at least two hypotheses to distinguish");
-    if (!out_dir.empty() && !std::filesystem::is_directory(out_dir))
-      throw model::InputError(out_dir, "--out", "is not an existing directory");
+    if (hs.size() < 2) throw model::InputError("--hypothesis", "", "need at least two hypotheses to distinguish");
+    if (!out_dir.empty()) model::check_output_dir(out_dir, "--out");  // before the solver runs; created at the first write
     bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
     bounds.pair_budget_ms = static_cast<unsigned>(budget_s * 1000);
     const auto t0 = std::chrono::steady_clock::now();
@@ -59,12 +58,19 @@ struct Distinguish : Command {
       report::Progress progress("distinguish", pairs);
       results = search::distinguish_pairs(hs, chosen, dev, bounds, jobs, [&](const search::PairResult&) { progress.tick(); });
     }
-    // Written once every pair is answered, in pair order, each file atomically.
+    // Written once every pair is answered, in pair order, each file atomically; the names are known only
+    // now, so all are checked (existing without --force, under corpus/hw/) before the first is written.
+    std::vector<std::pair<std::string, const search::PairResult*>> targets;
+    for (const auto& r : results)
+      if (r.witness && !out_dir.empty())
+        targets.emplace_back((std::filesystem::path(out_dir) / (r.witness->id + ".json")).string(), &r);
+    for (const auto& [path, r] : targets) model::check_output_file(path, force, "--out");
     std::vector<std::string> written;
-    for (const auto& r : results) {
-      if (!r.witness || out_dir.empty()) continue;
-      std::string path = (std::filesystem::path(out_dir) / (r.witness->id + ".json")).string();
-      model::write_file_atomic(path, search::case_file_text(search::case_json(r, bounds, hypothesis_named(hs, r.h1), hypothesis_named(hs, r.h2))));
+    for (const auto& [path, r] : targets) {
+      model::write_file_atomic(
+          path,
+          search::case_file_text(search::case_json(*r, bounds, hypothesis_named(hs, r->h1), hypothesis_named(hs, r->h2))),
+          /*no_overwrite=*/!force);
       written.push_back(path);
     }
     if (shard) {
@@ -72,7 +78,8 @@ struct Distinguish : Command {
       for (const auto& r : results)
         rows.push_back(search::pair_json(r, bounds, hypothesis_named(hs, r.h1), hypothesis_named(hs, r.h2)));
       std::string path = (std::filesystem::path(out_dir) / search::kShardFile).string();
-      model::write_file_atomic(path, search::shard_json(*shard, TBCHECK_VERSION, dev, hs, bounds, positions, rows).dump(1) + "\n");
+      model::write_file_atomic(path, search::shard_json(*shard, TBCHECK_VERSION, dev, hs, bounds, positions, rows).dump(1) + "\n",
+                               /*no_overwrite=*/!force);
       written.push_back(path);
     }
     if (json) {
@@ -115,8 +122,9 @@ std::unique_ptr<Command> make_distinguish(CLI::App& app) {
   auto c = std::make_unique<Distinguish>();
   c->app = app.add_subcommand("distinguish", "Synthesize minimal scenarios on which hypotheses disagree (Z3)");
   c->app->add_option("--device", c->device_name, "Built-in device (default rtx3090)");
-  c->app->add_option("--hypotheses,-H", c->hypothesis_spec, "Comma list, 'all', or hypothesis files");
-  c->app->add_option("--out", c->out_dir, "Directory for the synthesized corpus cases");
+  c->app->add_option(kHypothesisOption, c->hypothesis_spec, "Comma list, 'all', or hypothesis files (default round-robin,most-room,olmedo,alg1)");
+  c->app->add_option("--out", c->out_dir, "Directory for the synthesized corpus cases (created when missing)");
+  c->app->add_flag("--force", c->force, "Replace existing case files in --out (never one under corpus/hw/)");
   c->app->add_option("--max-kernels", c->bounds.max_kernels, "Most kernels in a scenario (default 3)")->check(CLI::Range(1, 8));
   c->app->add_option("--max-blocks", c->bounds.max_total_blocks, "Most blocks in a scenario on the reduced device (default 5)")
       ->check(CLI::Range(1, 24));
@@ -125,14 +133,14 @@ std::unique_ptr<Command> make_distinguish(CLI::App& app) {
   c->app->add_option("--max-duration", c->bounds.params.max_duration, "Longest block duration in units (default 3)")
       ->check(CLI::Range(1, 16));
   c->app->add_option("--timeout", c->timeout_s, "Seconds per solver query (default 2); beyond it: unknown")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0.0, 86400.0));
   c->app->add_option("--pair-budget", c->budget_s,
                      "Solver seconds per pair, all queries together (default 2; 0: no limit); smaller structures left "
                      "undecided make minimality 'bounded'")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0.0, 1e6));
   c->app->add_option("--samples", c->bounds.sim_samples,
                      "Random scenarios per structure run on both simulators before Z3 is asked (default 3000; 0: Z3 only)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, 10'000'000));
   c->app->add_option("--jobs,-j", c->jobs, "Pairs answered at once, each on its own thread (default: hardware threads)")
       ->check(CLI::Range(1, 64));
   c->app->add_option("--shard", c->shard_spec,

@@ -25,7 +25,9 @@ struct ImportExaminer : Command {
     if (device.empty())
       throw model::InputError("--device", "", "the examiner logs do not name the GPU; give --device <built-in name or "
                                               "device JSON file>");
-    if (std::filesystem::exists(device) && !std::filesystem::is_directory(device)) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(device, ec)) || device.find('/') != std::string::npos ||
+        device.ends_with(".json")) {
       o.device = model::device_from_json(model::read_json_file(device), device, "");
       o.device_builtin = false;
     } else {
@@ -36,14 +38,20 @@ struct ImportExaminer : Command {
     const auto cases = oracle::examiner::import_logs(files, o);
 
     const std::string dir = out_dir.empty() ? "corpus/hw/" + o.device.name : out_dir;
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw model::InputError(dir, "", fmt::format("cannot create the output directory: {}", ec.message()));
-    std::vector<std::string> written;
+    // Every target is checked before the first is written: an import is all or nothing.
+    model::check_output_dir(dir, "--out");
+    std::vector<std::string> paths;
     for (const auto& c : cases) {
-      const std::string path = (std::filesystem::path(dir) / (c.id + ".json")).string();
-      model::write_file_atomic(path, c.to_json().dump(1) + "\n", /*no_overwrite=*/true);
-      written.push_back(path);
+      paths.push_back((std::filesystem::path(dir) / (c.id + ".json")).string());
+      std::error_code ec2;
+      if (std::filesystem::exists(std::filesystem::symlink_status(paths.back(), ec2)))
+        throw model::InputError(paths.back(), "--out", "already exists; a recorded case is never replaced");
+      model::check_output_file(paths.back(), false, "--out");
+    }
+    std::vector<std::string> written;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      model::write_file_atomic(paths[i], cases[i].to_json().dump(1) + "\n", /*no_overwrite=*/true);
+      written.push_back(paths[i]);
     }
     if (json) {
       auto j = envelope();
@@ -62,14 +70,16 @@ struct ImportExaminer : Command {
 
 struct ExportExaminer : Command {
   std::string case_path, case_id, out_path;
+  bool force = false;
   oracle::examiner::ExportOptions o;
 
   int run() override {
+    if (!out_path.empty()) model::check_output_file(out_path, force, "--out");
     const nlohmann::json cfg = oracle::examiner::export_config(load_one_case(case_path, case_id, "export-examiner"), o);
     if (out_path.empty()) {
       fmt::print("{}\n", cfg.dump(2));
     } else {
-      model::write_file_atomic(out_path, cfg.dump(2) + "\n");
+      model::write_file_atomic(out_path, cfg.dump(2) + "\n", /*no_overwrite=*/!force);
       fmt::print(stderr, "wrote {}\n", out_path);
     }
     return kExitOk;
@@ -86,7 +96,7 @@ std::unique_ptr<Command> make_import_examiner(CLI::App& app) {
   c->app->add_option("--device", c->device, "The GPU the logs come from: a built-in device name or a device JSON file");
   c->app->add_option("--out", c->out_dir, "Directory for the cases (default corpus/hw/<device>)");
   c->app->add_option("--time-unit-ms", c->time_unit_ms, "Milliseconds of one model time unit (default 20)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0.0, 1e6));
   c->app->add_option("--regs", c->regs, "Registers per thread to record (the logs have none; default 32)")
       ->check(CLI::Range(1, 255));
   c->app->add_flag("--json", c->json, "Machine-readable output");
@@ -101,9 +111,11 @@ std::unique_ptr<Command> make_export_examiner(CLI::App& app) {
       ->required();
   c->app->add_option("--case", c->case_id, "The id of the case to take from a collection file (e.g. an ntbs recording)");
   c->app->add_option("--out", c->out_path, "Config file to write (default: standard output)");
+  c->app->add_flag("--force", c->force, "Replace an existing --out file (never one under corpus/hw/)");
   c->app->add_option("--time-unit-ms", c->o.time_unit_ms, "Milliseconds of one model time unit (default 20)")
-      ->check(CLI::PositiveNumber);
-  c->app->add_option("--iterations", c->o.iterations, "max_iterations of the config (default 1)")->check(CLI::PositiveNumber);
+      ->check(number_above(0.0, 1e6));
+  c->app->add_option("--iterations", c->o.iterations, "max_iterations of the config (default 1)")
+      ->check(integer_in(1, 1'000'000));
   c->app->add_option("--plugin", c->o.plugin, "Path of the multikernel plugin (default ./bin/multikernel.so)");
   return c;
 }

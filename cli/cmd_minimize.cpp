@@ -23,7 +23,7 @@ struct Minimize : Command {
     search::MinimizeOptions o;
     if (!disagreement.empty()) {
       o.goal = search::MinimizeGoal::KeepDisagreement;
-      o.hypotheses = model::resolve_hypotheses(disagreement);
+      o.hypotheses = with_flag("--hypothesis", "--keep-disagreement", [&] { return model::resolve_hypotheses(disagreement); });
       if (o.hypotheses.size() != 2)
         throw model::InputError(case_path, "--keep-disagreement",
                                 fmt::format("expected two hypotheses (a,b), got {}", o.hypotheses.size()));
@@ -31,13 +31,12 @@ struct Minimize : Command {
         throw model::InputError(case_path, "--level", "applies to --keep-failure only (disagreement is block by block)");
     } else {
       o.goal = search::MinimizeGoal::KeepFailure;
-      o.hypotheses = model::resolve_hypotheses(failure);
+      o.hypotheses = with_flag("--hypothesis", "--keep-failure", [&] { return model::resolve_hypotheses(failure); });
       if (o.hypotheses.size() != 1)
         throw model::InputError(case_path, "--keep-failure", fmt::format("expected one hypothesis, got {}", o.hypotheses.size()));
       if (!level_name.empty()) o.level = model::level_from_string(level_name);
     }
-    if (!out_path.empty() && !force && std::filesystem::exists(out_path))
-      throw model::InputError(out_path, "--out", "the file exists (--force replaces it)");
+    if (!out_path.empty()) model::check_output_file(out_path, force, "--out");  // before the work
 
     search::MinimizeResult r = search::minimize(in, o);
     std::string text = r.result.to_json().dump(1) + "\n";
@@ -75,8 +74,8 @@ std::unique_ptr<Command> make_minimize(CLI::App& app) {
   c->app = app.add_subcommand("minimize", "Shrink a case (ddmin over kernels, then parameters) while a predicate holds");
   c->app->add_option("case", c->case_path, "One case or scenario file")->required();
   c->app->add_option("--case", c->case_id, "The id of the case to take from a collection file (e.g. an ntbs recording)");
-  c->app->add_option("--keep-disagreement", c->disagreement, "Two hypotheses (a,b) whose schedules must still differ");
-  c->app->add_option("--keep-failure", c->failure, "A hypothesis the case's observation must still contradict");
+  c->app->add_option("--keep-disagreement", c->disagreement, "Two hypotheses (a,b) whose schedules must still differ (this or --keep-failure is required)");
+  c->app->add_option("--keep-failure", c->failure, "A hypothesis the case's observation must still contradict (this or --keep-disagreement is required)");
   c->app->add_option("--level", c->level_name, "With --keep-failure: exact, counts or sms (default: the coarsest failing)")
       ->check(CLI::IsMember({"exact", "counts", "sms"}));
   c->app->add_option("--out", c->out_path, "Write the minimized case here (atomic; no overwrite without --force)");

@@ -1,6 +1,10 @@
 // `tbcheck predict`: the schedule of a scenario under one or more hypotheses, as a table,
 // as the schedule JSON of DESIGN.md, and optionally as an SVG timeline and a Chrome trace.
+#include <filesystem>
+#include <optional>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "tbcheck/model/io.hpp"
@@ -9,6 +13,7 @@
 #include "tbcheck/report/svg.hpp"
 #include "tbcheck/report/table.hpp"
 #include "tbcheck/report/trace.hpp"
+#include "tbcheck/search/contested.hpp"
 
 namespace tbcheck::cli {
 namespace {
@@ -38,35 +43,92 @@ report::Table schedule_table(const model::Schedule& s) {
 }
 
 struct Predict : Command {
-  std::string scenario_path, hypothesis_spec = "alg1", svg_path, trace_path;
-  bool json = false;
+  std::string scenario_path, case_id, hypothesis_spec = "alg1", svg_path, trace_path, sms_spec, against_spec = "all",
+      settle_out;
+  std::vector<std::string> evidence_paths;
+  bool json = false, force = false, no_fold = false, contested = false, no_synthesis = false;
   double us_per_unit = 1000.0;
 
   int run() override {
-    model::Scenario sc = model::load_scenario_file(scenario_path);
+    model::Scenario sc =
+        case_id.empty() ? model::load_scenario_file(scenario_path) : load_one_case(scenario_path, case_id, "predict").scenario;
     auto hs = model::resolve_hypotheses(hypothesis_spec);
-    if (hs.size() > 1 && (!svg_path.empty() || !trace_path.empty()))
-      throw model::InputError("--svg/--trace", "", "pictures take exactly one hypothesis");
+    if (hs.size() > 1 && !trace_path.empty()) throw model::InputError("--trace", "", "a trace takes exactly one hypothesis");
+    if (hs.size() > 2 && !svg_path.empty())
+      throw model::InputError("--svg", "", "a picture takes one hypothesis, or two for a difference picture");
+    if (svg_path.empty() && (!sms_spec.empty() || no_fold))
+      throw model::InputError(sms_spec.empty() ? "--no-fold" : "--sms", "", "shapes the --svg picture; give --svg too");
+    report::TimelineOptions picture;
+    if (!sms_spec.empty()) picture.sms = report::parse_sm_range(sms_spec, "--sms");
+    picture.fold = !no_fold;
+    // Outputs are checked before the work: a directory, an existing file without --force, a file under
+    // corpus/hw/ or an unwritable folder stop the command here.
+    if (!svg_path.empty()) model::check_output_file(svg_path, force, "--svg");
+    if (!trace_path.empty()) model::check_output_file(trace_path, force, "--trace");
+    // Several hypotheses: those that cannot run the scenario (fermi on a non-Fermi device, a kernel too
+    // large under one option) are skipped and said so, as validate does; one named alone is an error.
     std::vector<model::Schedule> schedules;
+    std::vector<model::Hypothesis> ran;
+    std::vector<std::string> skipped;
     for (const auto& h : hs) {
-      model::check_feasible(sc, h, scenario_path);
-      schedules.push_back(model::simulate(sc, h));
+      try {
+        model::check_feasible(sc, h, scenario_path);
+        schedules.push_back(model::simulate(sc, h));
+      } catch (const model::InputError& e) {
+        if (hs.size() == 1) throw;
+        skipped.push_back(fmt::format("{}: {}", h.name, e.reason()));
+        continue;
+      }
+      ran.push_back(h);
     }
+    if (schedules.empty())
+      throw model::InputError(scenario_path, "--hypothesis", fmt::format("no hypothesis can run this scenario: {}",
+                                                                         fmt::join(skipped, "; ")));
+    for (const auto& why : skipped) fmt::print(stderr, "tbcheck: skipped (not applicable) {}\n", why);
+    hs = std::move(ran);
     // Pictures first: a failure to write them must not follow a printed success.
     if (!svg_path.empty())
-      model::write_file_atomic(svg_path, report::render_timeline_svg(schedules[0], sc,
-                                                                     fmt::format("{} on {}", hs[0].name, sc.device.name)));
+      model::write_file_atomic(
+          svg_path,
+          schedules.size() == 2
+              ? report::render_diff_svg(schedules[0], schedules[1], sc,
+                                        fmt::format("{} vs {} on {}", hs[0].name, hs[1].name, sc.device.name), picture)
+              : report::render_timeline_svg(schedules[0], sc, fmt::format("{} on {}", hs[0].name, sc.device.name), picture),
+          /*no_overwrite=*/!force);
     if (!trace_path.empty())
-      model::write_file_atomic(trace_path, report::chrome_trace(schedules[0], sc, us_per_unit).dump(1) + "\n");
+      model::write_file_atomic(trace_path, report::chrome_trace(schedules[0], sc, us_per_unit).dump(1) + "\n",
+                               /*no_overwrite=*/!force);
+    // Issue 14: where the hypotheses that survive the evidence part on this scenario.
+    std::optional<search::ContestReport> contest;
+    std::vector<std::string> written;
+    if (!settle_out.empty() && !contested) throw model::InputError(settle_out, "--settle-out", "needs --contested");
+    if (contested) {
+      if (!settle_out.empty()) model::check_output_dir(settle_out, "--settle-out");
+      std::vector<model::Case> evidence;
+      for (const auto& p : evidence_paths)
+        for (auto& c : model::load_cases(p)) evidence.push_back(std::move(c));
+      search::ContestOptions co;
+      co.synthesize = !no_synthesis;
+      contest = search::contest(sc, model::resolve_hypotheses(against_spec), evidence, co);
+      for (const auto& s : contest->settling)
+        if (s.witness && !settle_out.empty()) {
+          const std::string path = (std::filesystem::path(settle_out) / (s.witness->id + ".json")).string();
+          model::write_file_atomic(path, s.witness->to_json().dump(1) + "\n", /*no_overwrite=*/!force);
+          written.push_back(path);
+        }
+    }
+    // One hypothesis: the schedule's fields beside the envelope; several: {"schedules": [...]}, so the
+    // document is always an object that starts with schema_version and tool.
     if (json) {
-      nlohmann::json out = nlohmann::json::array();
+      nlohmann::json out = envelope();
       for (const auto& s : schedules) {
-        auto j = envelope();
-        j.update(s.to_json());
+        nlohmann::json j = s.to_json();
         j["makespan"] = s.makespan();
-        out.push_back(j);
+        if (schedules.size() == 1) out.update(j);
+        else out["schedules"].push_back(j);
       }
-      print_json(out.size() == 1 ? out[0] : out);
+      if (contest) out["contested"] = contest->to_json();
+      print_json(out);
       return kExitOk;
     }
     for (size_t i = 0; i < schedules.size(); ++i) {
@@ -75,6 +137,8 @@ struct Predict : Command {
                  sc.total_blocks(), s.makespan());
       fmt::print("{}", schedule_table(s).render());
     }
+    if (contest) fmt::print("\nAgainst {} on {} ({}):\n{}", against_spec, sc.device.name, contest->architecture, contest->text());
+    for (const auto& w : written) fmt::print("wrote {} (tbcheck run {} --oracle cuda settles it)\n", w, w);
     if (!svg_path.empty()) fmt::print("wrote {}\n", svg_path);
     if (!trace_path.empty()) fmt::print("wrote {} (open in https://ui.perfetto.dev)\n", trace_path);
     return kExitOk;
@@ -87,13 +151,29 @@ std::unique_ptr<Command> make_predict(CLI::App& app) {
   auto c = std::make_unique<Predict>();
   c->app = app.add_subcommand("predict", "Predict where every block of a scenario runs, and when");
   c->app->add_option("scenario", c->scenario_path, "Scenario or corpus-case JSON file")->required();
-  c->app->add_option("--hypothesis,-H", c->hypothesis_spec,
+  c->app->add_option("--case", c->case_id, "The case of a collection file to predict (its id)");
+  c->app->add_option(kHypothesisOption, c->hypothesis_spec,
                      "Shipped hypothesis name, comma list, 'all', or a hypothesis file (default alg1)");
   c->app->add_flag("--json", c->json, "Print the schedule JSON");
-  c->app->add_option("--svg", c->svg_path, "Write an SVG timeline (SM rows, blocks coloured by kernel)");
+  c->app->add_option("--svg", c->svg_path,
+                     "Write an SVG timeline (SM rows, blocks coloured by kernel); with two hypotheses, a difference "
+                     "picture marking the blocks that differ");
+  c->app->add_option("--sms", c->sms_spec, "Draw only SMs A-B in the --svg picture (zoom), e.g. 0-15");
+  c->app->add_flag("--no-fold", c->no_fold, "One --svg row per SM, also where consecutive SMs have identical rows");
   c->app->add_option("--trace", c->trace_path, "Write a Chrome trace-event JSON (one track per SM; opens in Perfetto)");
+  c->app->add_flag("--contested", c->contested,
+                   "Also say which blocks the hypotheses surviving the evidence agree on (settled) and which they "
+                   "part on (contested), who takes which side, and a case that settles it");
+  c->app->add_option("--evidence", c->evidence_paths,
+                     "With --contested: recordings and paper cases (files, collections, directories) that judge the "
+                     "candidates; the scenario's device's own, else its architecture's");
+  c->app->add_option("--against", c->against_spec, "With --contested: the candidate hypotheses (default all)");
+  c->app->add_option("--settle-out", c->settle_out,
+                     "With --contested: write distinguish's settling cases into this existing directory");
+  c->app->add_flag("--no-synthesis", c->no_synthesis, "With --contested: do not ask distinguish for a smaller settling case");
   c->app->add_option("--us-per-unit", c->us_per_unit, "Microseconds per model time unit in the trace (default 1000)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0.0, 1e9));
+  c->app->add_flag("--force", c->force, "Replace existing --svg/--trace files (never one under corpus/hw/)");
   return c;
 }
 

@@ -27,10 +27,18 @@ struct Random : Command {
     o.max_blocks = max_blocks;
     o.max_duration = max_duration;
     o.judge = judge;
-    if (must_run_spec != "none") o.must_run = model::resolve_hypotheses(must_run_spec);
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec) throw model::InputError(out_dir, "--out", fmt::format("cannot create the output directory: {}", ec.message()));
+    if (must_run_spec != "none")
+      o.must_run = with_flag("--hypothesis", "--must-run", [&] { return model::resolve_hypotheses(must_run_spec); });
+    // Bad input stops here, before anything is created: the judge, the folder, existing case files.
+    // The folder itself is created by the first write.
+    with_flag("--hypothesis", "--judge", [&] { return model::resolve_hypotheses(judge); });
+    model::check_output_dir(out_dir, "--out");
+    if (!force)
+      for (int i = 0; i < count; ++i) {
+        const std::string path = (std::filesystem::path(out_dir) / (search::random_case_id(d, seed, i, count) + ".json")).string();
+        std::error_code ec;
+        if (std::filesystem::exists(std::filesystem::symlink_status(path, ec))) model::check_output_file(path, false, "--out");
+      }
 
     report::Progress progress("random", static_cast<size_t>(count));
     nlohmann::json written = nlohmann::json::array();
@@ -76,7 +84,8 @@ std::unique_ptr<Command> make_random(CLI::App& app) {
   c->app->add_option("--device", c->device_name, "Built-in device (default rtx3090)");
   c->app->add_option("--count", c->count, "Number of cases (default 10)")->check(CLI::Range(0, 10'000'000));
   c->app->add_option("--seed", c->seed, "Seed (default 1); case i of a seed is the same for every --count");
-  c->app->add_option("--out", c->out_dir, "Directory for the cases (random-<device>-s<seed>-<i>.json)")->required();
+  c->app->add_option("--out", c->out_dir, "Directory for the cases, created when missing (random-<device>-s<seed>-<i>.json)")
+      ->required();
   c->app->add_option("--max-blocks", c->max_blocks, "Most blocks per kernel (default: the SM count)")->check(CLI::Range(0, 1 << 20));
   c->app->add_option("--max-duration", c->max_duration, "Longest block duration in units (default 10)")
       ->check(CLI::Range(1, 1'000'000));

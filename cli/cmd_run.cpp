@@ -9,11 +9,17 @@
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/oracle/cuda_host.hpp"
 #include "tbcheck/oracle/oracle.hpp"
+#include "tbcheck/report/table.hpp"
 
 namespace tbcheck::cli {
 namespace {
 
 using model::file_safe;
+
+// Upper bound of --repeat: repetitions are compared block by block, so all are held at once.
+constexpr int kMaxRepeat = 10000;
+// Upper bound of repetitions x blocks held in memory (about 24 bytes each: under a gigabyte).
+constexpr int64_t kMaxRecordedPlacements = int64_t{1} << 25;
 
 struct Run : Command {
   std::string case_path, case_id, oracle_spec, out_dir;
@@ -52,9 +58,34 @@ struct Run : Command {
       throw model::InputError("--oracle", "", "--dry-run, --force-device and --time-unit-ms apply to --oracle cuda only");
     if (dry_run) return print_plan(in);
     // make_oracle checks the spec and the noise for every kind; cuda then gets its options.
-    auto oracle = oracle::make_oracle(oracle_spec, noise, seed, &in);
+    auto oracle = with_flag("--hypothesis", "--oracle", [&] { return oracle::make_oracle(oracle_spec, noise, seed, &in); });
     if (is_cuda) oracle = oracle::cuda::make_cuda_oracle(cuda);
-    oracle::RunResult r = oracle->run(in.scenario, repeat);
+    // Every repetition's schedule is held until they are compared; refuse before allocating them.
+    if (static_cast<int64_t>(repeat) * in.scenario.total_blocks() > kMaxRecordedPlacements)
+      throw model::InputError("--repeat", "",
+                              fmt::format("{} repetitions of {} blocks exceed the {} (2^25) block placements a run holds",
+                                          repeat, in.scenario.total_blocks(), kMaxRecordedPlacements));
+
+    // The output is checked before the oracle runs (a GPU run is not wasted on an unwritable target).
+    model::Case out;
+    model::check_case_id(in.id, in.file.empty() ? case_path : in.file, "id");
+    out.id = fmt::format("{}.{}", in.id, file_safe(oracle->name()));
+    if (noise > 0.0) out.id += file_safe(fmt::format(".noise{}-seed{}", noise, seed));  // noisy runs never collide with clean ones
+    std::string dir = out_dir;
+    if (dir.empty()) dir = oracle->name() == "cuda" ? "corpus/hw/" + file_safe(in.scenario.device.name) : "corpus/sim";
+    const std::string path = (std::filesystem::path(dir) / (out.id + ".json")).string();
+    model::check_output_dir(dir, "--out");
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(path, ec)))
+      throw model::InputError(path, "--out", "already exists; a recorded case is never replaced (remove it or give another --out)");
+    model::check_output_file(path, /*force=*/false, "--out");
+
+    oracle::RunResult r;
+    {
+      report::Progress progress("run", static_cast<size_t>(repeat > 1 ? repeat : 0));
+      oracle->set_progress([&] { progress.tick(); });
+      r = oracle->run(in.scenario, repeat);
+    }
 
     // Outcomes with no observation to record: the named status and its reason, nothing written.
     // No device / unsupported are the user's setup or input (exit 2); a timeout, an unconfirmed
@@ -72,9 +103,6 @@ struct Run : Command {
     }
 
     // The observation as a corpus case; the run metadata goes into notes (a case has no metadata key).
-    model::Case out;
-    out.id = fmt::format("{}.{}", in.id, file_safe(oracle->name()));
-    if (noise > 0.0) out.id += file_safe(fmt::format(".noise{}-seed{}", noise, seed));  // noisy runs never collide with clean ones
     out.source = "oracle " + oracle->name();
     out.scenario = in.scenario;
     out.observation = r.observation;
@@ -84,12 +112,6 @@ struct Run : Command {
       out.notes += fmt::format("; unstable (the recording is the first repetition): {}", fmt::join(r.unstable_blocks, "; "));
     out.notes += "; metadata " + r.metadata.dump();
 
-    std::string dir = out_dir;
-    if (dir.empty()) dir = oracle->name() == "cuda" ? "corpus/hw/" + file_safe(in.scenario.device.name) : "corpus/sim";
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw model::InputError(dir, "", fmt::format("cannot create the output directory: {}", ec.message()));
-    const std::string path = (std::filesystem::path(dir) / (out.id + ".json")).string();
     model::write_file_atomic(path, out.to_json().dump(1) + "\n", /*no_overwrite=*/true);
 
     if (json) {
@@ -118,14 +140,16 @@ std::unique_ptr<Command> make_run(CLI::App& app) {
   c->app->add_option("--case", c->case_id, "The id of the case to take from a collection file (e.g. an ntbs recording)");
   c->app->add_option("--oracle", c->oracle_spec, "Oracle: " + oracle::oracle_kinds())->required();
   c->app->add_option("--noise", c->noise, "sim only: fraction of runs perturbed (swap two blocks' SMs, delay a block)")
-      ->check(CLI::Range(0.0, 1.0));
-  c->app->add_option("--repeat", c->repeat, "Repetitions; disagreements are reported as unstable (default 3)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(0.0, 1.0));
+  c->app->add_option("--repeat", c->repeat,
+                     fmt::format("Repetitions, 1 to {}; disagreements are reported as unstable (default 3)", kMaxRepeat))
+      ->check(integer_in(1, kMaxRepeat));
   c->app->add_option("--seed", c->seed, "sim only: seed of the noise (default 1)");
-  c->app->add_option("--out", c->out_dir, "Directory for the written case (default corpus/sim, corpus/hw/<device> for cuda)");
+  c->app->add_option("--out", c->out_dir,
+                     "Directory for the written case, created when missing (default corpus/sim, corpus/hw/<device> for cuda)");
   c->app->add_option("--time-unit-ms", c->cuda.time_unit_ms,
                      "cuda only: milliseconds of one model time unit of block duration (default 20)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0.0, 1e6));
   c->app->add_flag("--force-device", c->cuda.force_device,
                    "cuda only: run although the GPU differs from the scenario's device (the differences are recorded)");
   c->app->add_flag("--dry-run", c->dry_run,

@@ -16,7 +16,7 @@ struct Suite : Command {
   bool json = false;
 
   int run() override {
-    auto hs = model::resolve_hypotheses(hypothesis_spec);
+    auto hs = with_flag("--hypothesis", "--hypotheses", [&] { return model::resolve_hypotheses(hypothesis_spec); });
     std::vector<model::Case> cases;
     for (const auto& p : paths)
       for (auto& c : model::load_cases(p)) cases.push_back(std::move(c));
@@ -62,7 +62,7 @@ std::unique_ptr<Command> make_suite(CLI::App& app) {
   auto c = std::make_unique<Suite>();
   c->app = app.add_subcommand("suite", "Fewest corpus cases that separate every separable pair of hypotheses");
   c->app->add_option("paths", c->paths, "Case files, collection files or directories")->required();
-  c->app->add_option("--hypotheses,-H", c->hypothesis_spec, "Comma list, 'all' (default) or hypothesis files");
+  c->app->add_option(kHypothesisOption, c->hypothesis_spec, "Comma list, 'all' (default) or hypothesis files");
   c->app->add_flag("--json", c->json, "Machine-readable output");
   return c;
 }

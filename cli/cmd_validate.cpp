@@ -10,6 +10,7 @@
 #include "tbcheck/model/validate.hpp"
 #include "tbcheck/report/html.hpp"
 #include "tbcheck/report/table.hpp"
+#include "tbcheck/search/contested.hpp"
 
 namespace tbcheck::cli {
 namespace {
@@ -22,7 +23,7 @@ constexpr size_t kCollectionRowLimit = 50;
 struct Validate : Command {
   std::vector<std::string> paths;
   std::string hypothesis_spec = "all", level_name = "all", report_path;
-  bool json = false, all_rows = false, details = false;
+  bool json = false, all_rows = false, details = false, force = false;
 
   int run() override {
     std::vector<model::Level> levels;
@@ -30,6 +31,7 @@ struct Validate : Command {
     else levels.push_back(model::level_from_string(level_name));
     const model::Level expect_level = levels.size() == 1 ? levels[0] : model::Level::Exact;
     auto hs = model::resolve_hypotheses(hypothesis_spec);
+    if (!report_path.empty()) model::check_output_file(report_path, force, "--report");  // before the work
     std::vector<model::Case> cases;
     for (const auto& p : paths)
       for (auto& c : model::load_cases(p)) cases.push_back(std::move(c));
@@ -41,7 +43,12 @@ struct Validate : Command {
     if (!report_path.empty()) {
       report::HtmlOptions ho;
       ho.title = fmt::format("tbcheck validate {}", fmt::join(paths, " "));
-      model::write_file_atomic(report_path, report::render_validation_html(run, levels, ho));
+      // Issue 14: the run's predictions (synthetic cases), contested among its hypotheses on its evidence.
+      search::ContestOptions co;
+      co.synthesize = false;  // one distinguish per prediction is minutes; predict --contested asks it
+      for (const auto& c : search::contest_predictions(run, co))
+        ho.text_sections.emplace_back(fmt::format("Contested prediction: {}", c.case_id), c.report.text());
+      model::write_file_atomic(report_path, report::render_validation_html(run, levels, ho), /*no_overwrite=*/!force);
     }
 
     if (json) {
@@ -63,14 +70,29 @@ struct Validate : Command {
       }
       return kExitFailed;
     }
-    fmt::print("\nAll expectations met ({} cases with expectations).\n", count_expectations(run));
+    fmt::print("\n{}\n", outcome_line(run, levels));
     return kExitOk;
   }
 
-  static size_t count_expectations(const model::ValidationRun& run) {
-    size_t n = 0;
-    for (const auto& c : run.cases) n += !c.expect.empty();
-    return n;
+  // The closing line when no expectation is contradicted (exit 0): how many expectations were judged,
+  // and what the failures above are when no expectation covers them.
+  static std::string outcome_line(const model::ValidationRun& run, const std::vector<model::Level>& levels) {
+    size_t judged = 0, failures = 0;
+    for (size_t c = 0; c < run.cases.size(); ++c)
+      for (size_t h = 0; h < run.hypotheses.size(); ++h) {
+        if (run.cases[c].expect.count(run.hypotheses[h].name)) {
+          ++judged;
+          continue;
+        }
+        bool failed = false;
+        for (auto l : levels) failed = failed || run.results[c][h].at(l) == model::Verdict::Fail;
+        failures += failed;
+      }
+    std::string line = judged == 0 ? "No case states an expectation for these hypotheses"
+                                   : fmt::format("All {} expectation(s) met", judged);
+    if (failures == 0) return line + (judged == 0 ? "; nothing failed." : ".");
+    return line + fmt::format("; the {} failure(s) above{} are findings, not contradicted expectations (exit 0).", failures,
+                              judged == 0 ? "" : " where no expectation is stated");
   }
 
   // One cell: a symbol per level for recordings; facts-only cases read the same at every level.
@@ -207,13 +229,17 @@ std::unique_ptr<Command> make_validate(CLI::App& app) {
   auto c = std::make_unique<Validate>();
   c->app = app.add_subcommand("validate", "Check hypotheses against corpus cases (paper facts and recorded runs)");
   c->app->add_option("paths", c->paths, "Case files, collection files or directories")->required();
-  c->app->add_option("--hypothesis,-H", c->hypothesis_spec, "Names, comma list, 'all' (default) or hypothesis files");
+  c->app->add_option(kHypothesisOption, c->hypothesis_spec, "Names, comma list, 'all' (default) or hypothesis files");
   c->app->add_option("--level", c->level_name, "exact, counts, sms, or all (default)")
       ->check(CLI::IsMember({"exact", "counts", "sms", "all"}));
   c->app->add_flag("--json", c->json, "Machine-readable output");
   c->app->add_flag("--all-rows", c->all_rows, "Do not fold runs of identical rows");
   c->app->add_flag("--details", c->details, "List every failure, not only the first 40");
-  c->app->add_option("--report", c->report_path, "Also write a self-contained HTML report (table and failing timelines)");
+  c->app->add_option("--report", c->report_path,
+                     "Also write a self-contained HTML report (table; per failure, predicted against observed with the "
+                     "differing blocks marked)");
+  c->app->add_flag("--force", c->force, "Replace an existing --report file (never one under corpus/hw/)");
+  c->app->footer(kExitCodesHelp);
   return c;
 }
 

@@ -2,6 +2,10 @@
 // Machine output always names the schema version and the tool version first.
 #include "common.hpp"
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "tbcheck/model/error.hpp"
@@ -12,7 +16,55 @@ nlohmann::json envelope() {
   return {{"schema_version", kSchemaVersion}, {"tool", {{"name", "tbcheck"}, {"version", TBCHECK_VERSION}}}};
 }
 
-void print_json(const nlohmann::json& j) { fmt::print("{}\n", j.dump(2)); }
+// nlohmann::json keeps object keys sorted, which would put "cases" before "schema_version"; the
+// envelope's keys go first and the rest keep their order.
+void print_json(const nlohmann::json& j) {
+  if (!j.is_object()) {
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  nlohmann::ordered_json out;
+  for (const char* k : {"schema_version", "tool"})
+    if (j.contains(k)) out[k] = nlohmann::ordered_json(j.at(k));
+  for (const auto& [k, v] : j.items())
+    if (k != "schema_version" && k != "tool") out[k] = nlohmann::ordered_json(v);
+  fmt::print("{}\n", out.dump(2));
+}
+
+namespace {
+
+// The value as a double, or an error text; the whole string must be one number.
+std::string parse_number(const std::string& s, double& x) {
+  errno = 0;
+  char* end = nullptr;
+  x = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size()) return fmt::format("'{}' is not a number", s);
+  if (!std::isfinite(x) || errno == ERANGE) return fmt::format("{} is not a finite number", s);
+  return "";
+}
+
+CLI::Validator range_check(double lo, double hi, bool lo_open, bool integer) {
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        double x = 0;
+        std::string err = parse_number(s, x);
+        if (!err.empty()) return err;
+        if (integer && x != std::floor(x)) return fmt::format("{} is not a whole number", s);
+        const bool ok = (lo_open ? x > lo : x >= lo) && x <= hi;
+        if (!ok) return lo_open ? fmt::format("{} is not above {:g} (at most {:g})", s, lo, hi)
+                                : fmt::format("{} is not between {:g} and {:g}", s, lo, hi);
+        return "";
+      },
+      lo_open ? fmt::format("NUMBER in ({:g}, {:g}]", lo, hi) : fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
+}
+
+}  // namespace
+
+CLI::Validator number_in(double lo, double hi) { return range_check(lo, hi, false, false); }
+CLI::Validator number_above(double lo, double hi) { return range_check(lo, hi, true, false); }
+CLI::Validator integer_in(long long lo, long long hi) {
+  return range_check(static_cast<double>(lo), static_cast<double>(hi), false, true);
+}
 
 model::Case load_one_case(const std::string& path, const std::string& case_id, const std::string& command) {
   auto cases = model::load_cases(path);

@@ -6,14 +6,44 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "tbcheck/model/error.hpp"
 #include "tbcheck/model/observation.hpp"
 
 namespace tbcheck::cli {
 
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kExitOk = 0, kExitFailed = 1, kExitBadInput = 2;
+inline constexpr int kExitOk = 0, kExitFailed = 1, kExitBadInput = 2, kExitInternal = 3;
 
-// Every --json document starts with the schema version and the tool identity.
+// Checks of numeric flags with a readable range in the message ("between 0.001 and 86400"). Floating
+// ones reject nan and inf as well: a non-finite timeout or budget would mean "run forever".
+CLI::Validator number_in(double lo, double hi);
+CLI::Validator number_above(double lo, double hi);  // lo itself excluded (a positive quantity)
+CLI::Validator integer_in(long long lo, long long hi);
+
+// Runs `f`, renaming the flag an InputError names from `from` to `to`: library functions name their
+// own parameter ("--hypothesis"), the user gave another flag ("--oracle sim:...").
+template <class F>
+auto with_flag(const std::string& from, const std::string& to, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const model::InputError& e) {
+    if (e.where() == from) throw model::InputError(to, e.field(), e.reason());
+    if (e.field() == from) throw model::InputError(e.where(), to, e.reason());
+    throw;
+  }
+}
+
+// validate and check mean the same by exit 1: a case's `expect` entry for a hypothesis was contradicted.
+// A failure no expectation covers is a finding, printed, not an exit status.
+inline constexpr const char* kExitCodesHelp =
+    "Exit status: 0 no case's expectation (its \"expect\" entry for a hypothesis) is contradicted, failures "
+    "without one included; 1 an expectation is contradicted; 2 bad input.";
+
+// Every command that takes hypotheses names the option the same way; the plural is an alias.
+inline constexpr const char* kHypothesisOption = "--hypothesis,--hypotheses,-H";
+
+// Every --json document is an object that starts with the schema version and the tool identity:
+// envelope() supplies them, print_json prints them first.
 nlohmann::json envelope();
 void print_json(const nlohmann::json& j);
 

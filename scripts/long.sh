@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Long runs kept out of the default test run: libFuzzer on every JSON loader, and SMT-vs-simulator
-# conformance on many random scenarios per hypothesis. Usage: scripts/long.sh [fuzz-seconds] [scenarios]
+# Long runs kept out of the default test run: libFuzzer on every JSON loader, SMT-vs-simulator conformance
+# on many random scenarios per hypothesis, and learn on 24 seeded compositions (issue 13's acceptance).
+# Usage: scripts/long.sh [fuzz-seconds] [scenarios]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzz_seconds="${1:-60}"
@@ -11,3 +12,6 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target tbcheck_tests
 echo "== SMT conformance: ${scenarios} random scenarios per hypothesis =="
 TBCHECK_CONFORMANCE_SCENARIOS="$scenarios" ./build/tests/tbcheck_tests "[conformance]" --durations yes
+echo "== learn acceptance (issue 13): 24 seeded non-shipped compositions on rtx3090 and h100-sxm =="
+cmake --build build -j"$(nproc)" --target bench_learn
+./build/bench/bench_learn --devices rtx3090,h100-sxm --distances 2,3 --per-distance 6 --seed 1 --no-noise --check

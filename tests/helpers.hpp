@@ -1,6 +1,8 @@
 // Shared helpers for tests: paths to the repository and shared/, small scenario builders,
 // and running the tbcheck binary for end-to-end checks.
 #pragma once
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -13,6 +15,25 @@ namespace tbcheck::test {
 
 inline std::string source_path(const std::string& rel) { return std::string(TBCHECK_SOURCE_DIR) + "/" + rel; }
 inline std::string shared_path(const std::string& rel) { return std::string(TBCHECK_SHARED_DIR) + "/" + rel; }
+// The path of `rel` under ../shared, or "" after a visible WARN when it is missing (a fresh clone has
+// no ../shared): `auto p = shared_or_skip("external/ntbs"); if (p.empty()) return;`.
+inline std::string shared_or_skip(const std::string& rel) {
+  const std::string p = shared_path(rel);
+  if (std::filesystem::exists(p)) return p;
+  WARN("SKIPPED: ../shared/" << rel << " is not present (" << p << "); this test needs the workspace's shared material");
+  return "";
+}
+
+// A fresh folder under the system temporary directory, removed with everything in it.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  // Writes `text` to `name` (sub-folders created) and returns the full path.
+  std::string write(const std::string& name, const std::string& text) const;
+};
 
 inline const model::Hypothesis& hyp(const std::string& name) {
   const model::Hypothesis* h = model::find_builtin_hypothesis(name);
@@ -27,7 +48,7 @@ inline std::string mini_device(int sms) {
          R"(, "sms_per_tpc": 2, "pbs_per_sm": 4, "max_blocks_per_sm": 16, "max_warps_per_sm": 48,
          "max_threads_per_block": 1024, "regs_per_sm": 65536, "reg_alloc_unit": 256, "max_regs_per_thread": 255,
          "smem_configs_kb": [0, 8, 16, 32, 64, 100], "smem_alloc_unit": 128, "smem_reserved_per_block": 1024,
-         "max_smem_per_block": 101376})";
+         "max_smem_per_block": 101376, "issue_pairs": true})";
 }
 
 // A scenario from inline JSON text (device + kernels).

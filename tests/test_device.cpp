@@ -2,6 +2,7 @@
 // devices against the numbers DESIGN.md gives (Table I of seed 000, the CUDA occupancy limits).
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,26 @@ TEST_CASE("device: inconsistent limits are rejected with the reason", "[loaders]
   InputError m = error_of([&] { device_from_json(missing, "dev.json", "device"); });
   CHECK(m.field() == "device.regs_per_sm");
   CHECK(m.reason() == "required field is missing");
+}
+
+TEST_CASE("device: the block-issue properties (issue 14) and the architecture of a compute capability", "[loaders][device]") {
+  InputError pass = device_error("issue_pass", 2);
+  CHECK(pass.field() == "device.issue_pass");
+  CHECK(pass.reason() == "groups pair decisions into hand-out passes, so it needs \"issue_pairs\": true");
+  CHECK(device_error("issue_pass_from", 3).field() == "device.issue_pass_from");
+  CHECK(device_error("issue_pairs", "yes").field() == "device.issue_pairs");
+  const Device& turing = builtin_device("rtx2080ti", "t", "device");
+  CHECK(turing.issue_pairs);
+  CHECK(turing.issue_pass == 2);
+  CHECK(turing.issue_pass_from == 3);
+  CHECK(device_from_json(turing.to_json(), "t").issue_pass_from == 3);  // round trip
+  CHECK_FALSE(builtin_device("v100", "t", "device").issue_pairs);
+  CHECK(builtin_device("a100", "t", "device").issue_pass == 1);
+  std::map<std::string, std::string> arch;
+  for (const auto& d : builtin_devices()) arch[d.name] = d.architecture();
+  CHECK(arch == std::map<std::string, std::string>{{"a100", "Ampere"}, {"h100-pcie", "Hopper"}, {"h100-sxm", "Hopper"},
+                                                   {"h200", "Hopper"}, {"quadro6000", "Fermi"}, {"rtx2080ti", "Turing"},
+                                                   {"rtx3090", "Ampere"}, {"v100", "Volta"}, {"xavier", "Volta"}});
 }
 
 TEST_CASE("device: nine built-in devices with the DESIGN.md numbers", "[loaders][device]") {

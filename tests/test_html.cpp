@@ -1,14 +1,17 @@
-// The HTML validation report: self-contained, the case x hypothesis table, and per failure the predicted
-// and observed timelines side by side (recordings) or the predicted timeline and failing facts (paper).
+// The HTML validation report: self-contained, the case x hypothesis table, and per failure the difference
+// picture of predicted and observed (recordings) or the predicted timeline and failing facts (paper).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "helpers.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/report/html.hpp"
+#include "tbcheck/report/svg.hpp"
 
 using namespace tbcheck;
 
@@ -37,7 +40,7 @@ TEST_CASE("html report: facts failures show the predicted timeline and the faili
   CHECK(html.find("predicted by alg1-counted-smem") != std::string::npos);
 }
 
-TEST_CASE("html report: recording failures show predicted and observed side by side", "[html]") {
+TEST_CASE("html report: recording failures show predicted against observed, differences marked", "[html]") {
   auto s = test::scenario(R"({"device": )" + test::mini_device(4) +
                           R"(, "kernels": [{"name": "a<b", "blocks": 3, "threads": 64, "regs": 32, "duration": 2}]})");
   auto truth = model::simulate(s, test::hyp("round-robin"));
@@ -61,8 +64,22 @@ TEST_CASE("html report: recording failures show predicted and observed side by s
   CHECK(html.find("rec&lt;1&gt;") != std::string::npos);
   CHECK(html.find("rec<1>") == std::string::npos);
   CHECK(count(html, "<div class=\"failure\">") == 1);  // alg1 only: round-robin recorded it
-  CHECK(count(html, "<svg") == 2);
-  CHECK(html.find(">observed<") != std::string::npos);
+  // One difference picture: predicted above observed, the differing blocks marked, the first in red.
+  CHECK(count(html, "<svg") == 1);
+  CHECK(html.find("predicted by alg1 vs observed") != std::string::npos);
+  CHECK(html.find(">observed</text>") != std::string::npos);
+  const auto diff = report::diff_schedules(model::simulate(s, test::hyp("alg1")), observed);
+  REQUIRE(diff.count > 0);
+  CHECK(count(html, "data-diff=\"first\"") == 2);
+  CHECK(count(html, "data-diff=\"differs\"") == 2 * (diff.count - 1));
+  CHECK(html.find(fmt::format("{} of 3 blocks differ", diff.count)) != std::string::npos);
+
+  // A recording of SMs only: times are not compared, and the title says so.
+  c.observation->start_of_block.clear();
+  auto sms_only = model::run_validation({c}, {test::hyp("alg1")});
+  std::string html2 = report::render_validation_html(sms_only, {model::Level::Exact});
+  CHECK(html2.find("SMs only: no start times recorded") != std::string::npos);
+  CHECK(count(html2, "data-diff=\"first\"") == 2);
 }
 
 TEST_CASE("tbcheck validate --report writes the page", "[html][cli]") {

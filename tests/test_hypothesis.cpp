@@ -77,7 +77,7 @@ TEST_CASE("hypothesis: the shipped hypotheses have the options of the DESIGN.md 
       {"alg1-contiguous-regs", S::MostRoom, O::EvenFirst, W::PbStrictRR, true, R::PbContiguous, none,
        M::ContiguousFirstFit, none, C::Tpc, L::GpuConfig, P::Blocks},
       {"alg1-paired", S::MostRoom, O::EvenFirst, W::PbStrictRR, true, R::Pb, none, M::ContiguousFirstFit, none, C::Tpc,
-       L::GpuConfig, P::Blocks, Issue::PairedCc8},
+       L::GpuConfig, P::Blocks, Issue::FromDevice},
       {"fermi", S::GpcPriority, O::Natural, W::Sm, false, R::Sm, none, M::Counted, none, C::None, L::Ignore, P::Blocks},
   };
   const auto& shipped = builtin_hypotheses();
@@ -156,7 +156,7 @@ TEST_CASE("hypothesis: unknown option values list the valid ones", "[loaders][hy
       {"smem_config", "none, tpc"},
       {"local", "ignore, gpu-config"},
       {"capacity", "blocks, literal"},
-      {"issue", "single, paired, paired-cc8"}};
+      {"issue", "single, paired, paired-cc8, device"}};
   for (const auto& [field, valid] : fields) {
     INFO(field);
     json k = full();
@@ -292,7 +292,7 @@ TEST_CASE("hypothesis: the option table lists every option with its source", "[l
   for (auto v : {SmemConfig::None, SmemConfig::Tpc}) CHECK(listed("smem_config", to_string(v)));
   for (auto v : {Local::Ignore, Local::GpuConfig}) CHECK(listed("local", to_string(v)));
   for (auto v : {Capacity::Blocks, Capacity::Literal}) CHECK(listed("capacity", to_string(v)));
-  for (auto v : {Issue::Single, Issue::Paired, Issue::PairedCc8}) CHECK(listed("issue", to_string(v)));
+  for (auto v : {Issue::Single, Issue::Paired, Issue::PairedCc8, Issue::FromDevice}) CHECK(listed("issue", to_string(v)));
   CHECK(listed("skip_on_multiple_of_4", "true"));
   CHECK(listed("registers_ignore_at_or_below", "<int>"));
   CHECK(listed("smem_ignore_below", "<int>"));

@@ -252,6 +252,42 @@ TEST_CASE("smem: contiguous first fit against a counted pool (mini Case 4.2)", "
   CHECK(starts_of(b, "k9") == Times{1, 1});
 }
 
+TEST_CASE("smem contiguous: limit_s sums floor(hole / S) over the free holes, not the largest hole only",
+          "[resources][smem]") {
+  // 100 KB on both SMs (no TPC configuration). t=0: kA (30 KB) -> SM0 [0,30); kB (50 KB: SM0 room
+  // for 1, SM1 for 2) -> SM1 [0,50); kM (40 KB: 1 and 1, tie to the first) -> SM0 [30,70). kA retires at t=1: SM0 has holes of 30 and 30 KB, SM1 one of 50 KB. kX (15 KB, in
+  // kA's stream) then sees SM0 2 + 2 = 4 blocks and SM1 3: it goes to SM0. Reading line 26 as
+  // floor(largest hole / S) would give SM0 2 and send it to SM1.
+  auto kb = [](int kb_with_reserve) { return kb_with_reserve * 1024 - 1024; };  // smem for S = that many KB
+  Scenario s = mini(2, {kernel("kA", 1, 32, 32, kb(30), 1, R"("stream": 1)"), kernel("kB", 1, 32, 32, kb(50), 5),
+                        kernel("kM", 1, 32, 32, kb(40), 5), kernel("kX", 1, 32, 32, kb(15), 1, R"("stream": 1)")});
+  const Hypothesis& h = test::hyp("alg1-no-tpc-config");
+  REQUIRE(h.smem == Smem::ContiguousFirstFit);
+  Schedule a = simulate(s, h);
+  CHECK(sms_of(a, "kA") == Ints{0});
+  CHECK(sms_of(a, "kB") == Ints{1});
+  CHECK(sms_of(a, "kM") == Ints{0});
+  CHECK(sms_of(a, "kX") == Ints{0});
+  CHECK(starts_of(a, "kX") == Times{1});
+
+  // The same state in the allocator: the two readings differ exactly here.
+  const int limit = 100 * 1024, S = 15 * 1024;
+  ContiguousSpace sm0, sm1;
+  REQUIRE(sm0.allocate(30 * 1024, limit) == 0);
+  REQUIRE(sm0.allocate(40 * 1024, limit) == 30 * 1024);
+  sm0.release(0);
+  REQUIRE(sm1.allocate(50 * 1024, limit) == 0);
+  auto largest_hole_blocks = [&](const ContiguousSpace& c) {
+    int best = 0;
+    for (const auto& hole : c.holes(limit)) best = std::max(best, hole.size);
+    return best / S;
+  };
+  CHECK(sm0.fits(S, limit) == 4);
+  CHECK(sm1.fits(S, limit) == 3);
+  CHECK(largest_hole_blocks(sm0) == 2);
+  CHECK(largest_hole_blocks(sm1) == 3);
+}
+
 TEST_CASE("smem_ignore_below 3072: small blocks run beside an SM whose shared memory is full", "[resources][smem]") {
   // k1: 99 KB + 1 KB reserved = the whole 100 KB of its SM. k2: 0 + 1 KB reserved = 1024 bytes,
   // below 3 KB: counted it waits for t=3; ignored it starts at t=0.

@@ -335,6 +335,28 @@ Schedule reference_simulate(const Scenario& s, const Hypothesis& h) {
   }
   for (size_t k = 0; k < nk; ++k)
     if (next[k] < s.kernels[k].blocks) throw std::logic_error("reference dispatcher stalled");
+  // Issue device (issue 14): a pass of the device's issue_pass decisions hands out their first
+  // placements, then their followers; written out here placement by placement.
+  if (h.issue == Issue::FromDevice && d.issue_pairs && d.issue_pass > 1)
+    for (size_t k = 0; k < nk; ++k) {
+      const int n = s.kernels[k].blocks;
+      std::vector<std::vector<int>> decisions;  // the placements of each decision
+      for (int b = 0; b < n; ++b) {
+        if (b > 0 && h.leads_pair(d, n, b - 1)) decisions.back().push_back(b);
+        else decisions.push_back({b});
+      }
+      std::vector<BlockPlacement> relabelled(out.kernels[k].blocks.size());
+      int label = 0;
+      for (size_t j = 0; j < decisions.size();) {
+        const size_t pass = j < static_cast<size_t>(d.issue_pass_from) ? 1 : static_cast<size_t>(d.issue_pass);
+        const size_t end = std::min(decisions.size(), j + pass);
+        for (size_t half = 0; half < 2; ++half)
+          for (size_t i = j; i < end; ++i)
+            if (half < decisions[i].size()) relabelled[static_cast<size_t>(label++)] = out.kernels[k].blocks[static_cast<size_t>(decisions[i][half])];
+        j = end;
+      }
+      out.kernels[k].blocks = relabelled;
+    }
   return out;
 }
 
@@ -364,6 +386,12 @@ TEST_CASE("the simulator agrees with a plain reference dispatcher on random scen
                    std::to_string(between(1, 3)) + (extra.empty() ? "" : ", " + extra) + "}");
     }
     Scenario s = mini(sms, ks);
+    // The block issue of the device (issue 14): pairs on mini-ampere; every third iteration also
+    // Turing-like hand-out passes, of 2 or 3 decisions from decision 0-3.
+    if (iter % 3 == 0) {
+      s.device.issue_pass = between(2, 3);
+      s.device.issue_pass_from = between(0, 3);
+    }
     for (const auto& h : builtin_hypotheses()) {
       // gpc-priority is another algorithm (a planned first wave, then completion order; model/src/fermi.cpp),
       // not a per-block SM choice this reference mirrors; tests/test_fermi.cpp checks it against seed 003.

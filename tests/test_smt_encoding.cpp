@@ -107,3 +107,40 @@ TEST_CASE("SMT encoding of the paired issue conforms on grids large enough to pa
   CHECK(model::simulate(first, test::hyp("alg1-paired")).kernels[0].blocks[1].sm == 0);
   CHECK(model::simulate(first, test::hyp("alg1")).kernels[0].blocks[1].sm == 1);
 }
+
+TEST_CASE("SMT encoding of the device's hand-out passes conforms, and a pass-less schedule is told apart", "[smt][conformance][issue]") {
+  // One TPC whose file pairs and hands out two decisions per pass from the second on (issue 14's rule,
+  // scaled down): 11 small blocks are placements 0 1 | 2 4 3 5 | ... (blocks 2 and 3 lead, 4 and 5 follow).
+  const std::string dev = R"({"name": "mini-turing-2", "cc": "7.5", "sms": 2, "sms_per_tpc": 2, "pbs_per_sm": 4,
+      "max_blocks_per_sm": 16, "max_warps_per_sm": 32, "max_threads_per_block": 1024, "regs_per_sm": 65536,
+      "reg_alloc_unit": 256, "max_regs_per_thread": 255, "smem_configs_kb": [32, 64], "smem_alloc_unit": 128,
+      "smem_reserved_per_block": 0, "max_smem_per_block": 65536, "issue_pairs": true, "issue_pass": 2,
+      "issue_pass_from": 1})";
+  const std::vector<std::string> kernels = {
+      R"([{"name": "k1", "blocks": 11, "threads": 32, "regs": 32, "smem": 0, "duration": 1}])",
+      R"([{"name": "k1", "blocks": 12, "threads": 64, "regs": 40, "smem": 2048, "duration": 2}])",
+      R"([{"name": "k1", "blocks": 2, "threads": 800, "regs": 32, "smem": 0, "duration": 2},
+          {"name": "k2", "blocks": 11, "threads": 96, "regs": 64, "smem": 0, "duration": 1}])"};
+  const model::Hypothesis& h = test::hyp("alg1-paired");
+  for (const auto& k : kernels) {
+    auto sc = test::scenario(R"({"device": )" + dev + R"(, "kernels": )" + k + "}");
+    INFO(k);
+    bool unknown = false, not_unique = false;
+    CHECK(smt::check_one(sc, h, 120000, &unknown, &not_unique).empty());
+    CHECK_FALSE(unknown);
+    CHECK_FALSE(not_unique);
+  }
+  auto sc = test::scenario(R"({"device": )" + dev + R"(, "kernels": )" + kernels[0] + "}");
+  model::Schedule passes = model::simulate(sc, h);
+  std::vector<int> sms;
+  for (const auto& b : passes.kernels[0].blocks) sms.push_back(b.sm);
+  CHECK(std::vector<int>(sms.begin(), sms.begin() + 6) == std::vector<int>{0, 0, 1, 0, 1, 0});
+  // The same decisions handed out pair by pair (the device without passes) is another schedule: the
+  // encoding with passes must reject it.
+  model::Scenario adjacent = sc;
+  adjacent.device.issue_pass = 1;
+  adjacent.device.issue_pass_from = 0;
+  bool unknown = false;
+  CHECK_FALSE(smt::check_schedule(sc, h, model::simulate(adjacent, h), 120000, &unknown).empty());
+  CHECK_FALSE(unknown);
+}

@@ -21,7 +21,8 @@ std::optional<int> Device::config_at_least(int64_t bytes) const {
 static const std::vector<std::string> kDeviceKeys = {
     "name", "description", "cc", "sms", "sms_per_tpc", "pbs_per_sm", "max_blocks_per_sm", "max_warps_per_sm",
     "max_threads_per_block", "regs_per_sm", "reg_alloc_unit", "max_regs_per_thread", "smem_configs_kb",
-    "smem_alloc_unit", "smem_reserved_per_block", "max_smem_per_block", "gpc_of_tpc"};
+    "smem_alloc_unit", "smem_reserved_per_block", "max_smem_per_block", "gpc_of_tpc",
+    "issue_pairs", "issue_pass", "issue_pass_from"};
 
 Device device_from_json(const json& j, const std::string& where, const std::string& path) {
   ObjectReader r(j, where, path, kDeviceKeys);
@@ -73,7 +74,30 @@ Device device_from_json(const json& j, const std::string& where, const std::stri
     if (static_cast<int>(d.gpc_of_tpc.size()) != d.tpcs())
       r.fail("gpc_of_tpc", fmt::format("lists {} TPCs but the device has {}", d.gpc_of_tpc.size(), d.tpcs()));
   }
+  // Issue 14: the block-issue properties; a pass groups pair decisions, so it means nothing without pairs.
+  if (r.has("issue_pairs")) d.issue_pairs = r.boolean("issue_pairs");
+  d.issue_pass = static_cast<int>(r.opt_integer("issue_pass", 1, 64).value_or(1));
+  d.issue_pass_from = static_cast<int>(r.opt_integer("issue_pass_from", 0, 1 << 20).value_or(0));
+  if (!d.issue_pairs && (d.issue_pass != 1 || d.issue_pass_from != 0))
+    r.fail(d.issue_pass != 1 ? "issue_pass" : "issue_pass_from",
+           "groups pair decisions into hand-out passes, so it needs \"issue_pairs\": true");
   return d;
+}
+
+std::string Device::architecture() const {
+  int major = 0, minor = 0;
+  std::sscanf(cc.c_str(), "%d.%d", &major, &minor);
+  switch (major) {
+    case 1: return "Tesla";
+    case 2: return "Fermi";
+    case 3: return "Kepler";
+    case 5: return "Maxwell";
+    case 6: return "Pascal";
+    case 7: return minor >= 5 ? "Turing" : "Volta";
+    case 8: return minor == 9 ? "Ada" : "Ampere";
+    case 9: return "Hopper";
+    default: return fmt::format("CC {}.x", major);
+  }
 }
 
 json Device::to_json() const {
@@ -94,6 +118,11 @@ json Device::to_json() const {
             {"max_smem_per_block", max_smem_per_block}};
   if (!description.empty()) j["description"] = description;
   if (!gpc_of_tpc.empty()) j["gpc_of_tpc"] = gpc_of_tpc;
+  if (issue_pairs) {
+    j["issue_pairs"] = true;
+    j["issue_pass"] = issue_pass;
+    j["issue_pass_from"] = issue_pass_from;
+  }
   return j;
 }
 

@@ -64,6 +64,9 @@ const std::vector<OptionInfo>& option_table() {
        "consecutive blocks on the chosen SM (the second only if it fits there at the same instant)"},
       {"issue", "paired-cc8", "tbcheck issue 6 (as paired; the V100 Test2 recordings show no pairs)",
        "paired on devices of compute capability 8.0 or later, single before"},
+      {"issue", "device", "tbcheck issue 14, from the ntbs recordings of V100, RTX 2080 Ti, RTX 3090 and A100 (Test2)",
+       "paired where the device file says issue_pairs (same leaders as paired), and the decisions from "
+       "issue_pass_from on handed out issue_pass at a time: their first blocks, then their second blocks"},
   };
   return table;
 }
@@ -91,7 +94,8 @@ const Names<Smem> kSmem{{{"counted", Smem::Counted}, {"contiguous-first-fit", Sm
 const Names<SmemConfig> kSmemConfig{{{"none", SmemConfig::None}, {"tpc", SmemConfig::Tpc}}};
 const Names<Local> kLocal{{{"ignore", Local::Ignore}, {"gpu-config", Local::GpuConfig}}};
 const Names<Capacity> kCapacity{{{"blocks", Capacity::Blocks}, {"literal", Capacity::Literal}}};
-const Names<Issue> kIssue{{{"single", Issue::Single}, {"paired", Issue::Paired}, {"paired-cc8", Issue::PairedCc8}}};
+const Names<Issue> kIssue{{{"single", Issue::Single}, {"paired", Issue::Paired}, {"paired-cc8", Issue::PairedCc8},
+                         {"device", Issue::FromDevice}}};
 
 template <typename E>
 void read_option(const ObjectReader& r, std::string_view key, const Names<E>& names, E& out) {
@@ -207,9 +211,42 @@ std::string_view to_string(Issue e) { return kIssue.name(e); }
 bool Hypothesis::leads_pair(const Device& d, int n, int b) const {
   if (issue == Issue::Single || b % 2 != 0) return false;
   if (issue == Issue::PairedCc8 && std::atof(d.cc.c_str()) < 8.0) return false;
+  if (issue == Issue::FromDevice && !d.issue_pairs) return false;
   // Fitted to the ntbs Test2 recordings (issue 6): N = 2M + 4 shows no pair and N = 2M + 5 two, and the
   // singles left at the end are 2M + 1 or 2M + 2 for every N >= 2M + 5 on RTX 3090 and A100.
   return n >= 2 * d.sms + 5 && n - b >= 2 * d.sms + 3;
+}
+
+std::vector<int> Hypothesis::hand_out_order(const Device& d, int n) const {
+  if (issue != Issue::FromDevice || !d.issue_pairs || d.issue_pass <= 1) return {};
+  // Issue 14 (RTX 2080 Ti Test2, 202-206 blocks: 0 0 2 2 4 4 6 8 6 8 10 12 10 12 ...): the decisions are
+  // the paired ones; a pass of issue_pass consecutive decisions hands out each one's first block, then
+  // each pair's second. Passes are aligned at issue_pass_from; the decisions before it go one at a time.
+  struct Decision {
+    int slot, size;
+  };
+  std::vector<Decision> dec;
+  bool any_pair = false;
+  for (int b = 0; b < n;) {
+    const int size = leads_pair(d, n, b) && b + 1 < n ? 2 : 1;
+    any_pair = any_pair || size == 2;
+    dec.push_back({b, size});
+    b += size;
+  }
+  if (!any_pair) return {};
+  std::vector<int> out(static_cast<size_t>(n));
+  int next = 0;
+  for (size_t j = 0; j < dec.size();) {
+    const size_t g = std::min(j < static_cast<size_t>(d.issue_pass_from) ? size_t{1} : static_cast<size_t>(d.issue_pass),
+                              dec.size() - j);
+    for (size_t i = j; i < j + g; ++i) out[static_cast<size_t>(dec[i].slot)] = next++;
+    for (size_t i = j; i < j + g; ++i)
+      if (dec[i].size == 2) out[static_cast<size_t>(dec[i].slot) + 1] = next++;
+    j += g;
+  }
+  for (int b = 0; b < n; ++b)
+    if (out[static_cast<size_t>(b)] != b) return out;
+  return {};  // passes of single decisions (or none) keep the order
 }
 
 json Hypothesis::to_json() const {

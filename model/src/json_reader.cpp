@@ -2,8 +2,16 @@
 // Every loader goes through ObjectReader, so error wording is uniform across the tool.
 #include "tbcheck/model/json_reader.hpp"
 
-#include <fstream>
-#include <sstream>
+#include "tbcheck/model/io.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,9 +28,67 @@ std::string json_type_name(const json& v) {
   return "an object";
 }
 
+namespace {
+
+// A duplicate key would otherwise let the last value win silently; the parser callback sees every
+// key with the object it belongs to, so the dotted path of the duplicate can be named.
+class DuplicateKeyCheck {
+ public:
+  explicit DuplicateKeyCheck(const std::string& where) : where_(where) {}
+  bool operator()(int, json::parse_event_t event, json&) {
+    using E = json::parse_event_t;
+    switch (event) {
+      case E::object_start: frames_.push_back({false, 0, {}, {}}); break;
+      case E::array_start: frames_.push_back({true, 0, {}, {}}); break;
+      case E::key: break;  // handled by key() below: the callback passes the key as `parsed`
+      case E::object_end:
+      case E::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        element_done();
+        break;
+      case E::value: element_done(); break;
+    }
+    return true;
+  }
+  void key(const std::string& k) {
+    if (frames_.empty()) return;
+    Frame& f = frames_.back();
+    if (!f.keys.insert(k).second)
+      throw InputError(where_, path_to(k), "duplicate key; each key may appear once in an object (no value wins silently)");
+    f.key = k;
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    size_t index;
+    std::string key;
+    std::set<std::string> keys;
+  };
+  void element_done() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+  std::string path_to(const std::string& k) const {
+    std::string p;
+    for (size_t i = 0; i + 1 < frames_.size(); ++i) {
+      if (frames_[i].array) p += fmt::format("[{}]", frames_[i].index);
+      else p += (p.empty() ? "" : ".") + frames_[i].key;
+    }
+    return p + (p.empty() ? "" : ".") + k;
+  }
+  std::string where_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
 json parse_json_text(const std::string& text, const std::string& where) {
+  DuplicateKeyCheck dup(where);
   try {
-    return json::parse(text);
+    return json::parse(text, [&](int depth, json::parse_event_t event, json& parsed) {
+      if (event == json::parse_event_t::key) dup.key(parsed.get<std::string>());
+      return dup(depth, event, parsed);
+    });
   } catch (const json::parse_error& e) {
     throw InputError(where, "", fmt::format("malformed JSON at byte {}: {}", e.byte, e.what()));
   } catch (const json::out_of_range& e) {  // 406: a number too large for a double, e.g. 6E5536
@@ -30,13 +96,62 @@ json parse_json_text(const std::string& text, const std::string& where) {
   }
 }
 
-json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open file for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), path);
+InputKind input_kind(const std::string& path, const std::string& flag) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return InputKind::Directory;
+    if (S_ISREG(st.st_mode)) return InputKind::File;
+    throw InputError(path, flag, "is not a regular file (a device, FIFO or socket)");
+  }
+  const int err = errno;
+  struct stat lst {};
+  if (err == ENOENT && ::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    std::error_code ec;
+    const auto to = std::filesystem::read_symlink(path, ec);
+    throw InputError(path, flag, fmt::format("dangling symbolic link (to '{}', which does not exist)", to.string()));
+  }
+  if (err == ENOENT) throw InputError(path, flag, "no such file or directory");
+  throw InputError(path, flag, std::strerror(err));  // ELOOP: "Too many levels of symbolic links", EACCES, ...
 }
+
+std::string read_input_file(const std::string& path, const std::string& flag) {
+  if (input_kind(path, flag) == InputKind::Directory) throw InputError(path, flag, "is a directory (a file is expected here)");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw InputError(path, flag, fmt::format("cannot open for reading: {}", std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw InputError(path, flag, "is not a regular file");
+  }
+  if (st.st_size > kMaxInputBytes) {
+    ::close(fd);
+    throw InputError(path, flag, fmt::format("is {} bytes; input files are limited to {} bytes (1 GiB)", st.st_size, kMaxInputBytes));
+  }
+  std::string text;
+  text.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (true) {
+    if (done == text.size()) text.resize(text.size() + 65536);  // the file may grow while read
+    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw InputError(path, flag, fmt::format("read failed: {}", std::strerror(err)));
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+    if (done > static_cast<size_t>(kMaxInputBytes)) {
+      ::close(fd);
+      throw InputError(path, flag, fmt::format("input files are limited to {} bytes (1 GiB)", kMaxInputBytes));
+    }
+  }
+  ::close(fd);
+  text.resize(done);
+  return text;
+}
+
+json read_json_file(const std::string& path) { return parse_json_text(read_input_file(path, ""), path); }
 
 ObjectReader::ObjectReader(const json& j, std::string where, std::string path, std::vector<std::string> allowed)
     : j_(j), where_(std::move(where)), path_(std::move(path)) {

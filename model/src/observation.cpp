@@ -2,6 +2,8 @@
 // kernel name, block index and SM id checked against the case's own scenario.
 #include "tbcheck/model/observation.hpp"
 
+#include "tbcheck/model/io.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <filesystem>
@@ -213,18 +215,35 @@ static void load_file_cases(const std::string& path, bool from_directory, std::v
 
 std::vector<Case> load_cases(const std::string& path) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw InputError(path, "", "no such file or directory");
   std::vector<Case> out;
-  if (fs::is_directory(path, ec)) {
-    std::vector<std::string> files;
-    for (const auto& e : fs::recursive_directory_iterator(path, ec))
-      if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) load_file_cases(f, true, out);
-  } else {
+  if (input_kind(path, "") == InputKind::File) {
     load_file_cases(path, false, out);
+    return out;
   }
+  // A folder: every *.json below it, in name order. Hidden names (write_file_atomic's temporaries
+  // among them) are never cases; a broken symbolic link or an unreadable folder is an error, not a
+  // silently smaller corpus. Linked folders are not followed, so a link loop cannot recurse.
+  std::vector<std::string> files;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(path, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    const std::string name = p.filename().string();
+    if (!name.empty() && name[0] == '.') {
+      if (it->is_directory(ec)) it.disable_recursion_pending();
+      ec.clear();
+      continue;
+    }
+    if (it->is_symlink(ec)) {
+      if (input_kind(p.string(), "") == InputKind::Directory) continue;  // throws for dangling links and loops
+    }
+    ec.clear();
+    if (p.extension() == ".json" && it->is_regular_file(ec)) files.push_back(p.string());
+    ec.clear();
+  }
+  if (ec) throw InputError(path, "", fmt::format("cannot list the folder: {}", ec.message()));
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) load_file_cases(f, true, out);
   return out;
 }
 

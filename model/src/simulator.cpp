@@ -168,7 +168,15 @@ StreamOrder stream_order(const Scenario& s) {
   return o;
 }
 
+// Most blocks one simulation takes: each block's placement is held in memory (about 24 bytes), so
+// 2^24 blocks stay well below a gigabyte; larger scenarios are refused before anything is allocated.
+constexpr int64_t kMaxSimulatedBlocks = int64_t{1} << 24;
+
 Schedule simulate(const Scenario& s, const Hypothesis& h) {
+  if (s.total_blocks() > kMaxSimulatedBlocks)  // before any per-block allocation
+    throw InputError("scenario", "kernels",
+                     fmt::format("{} blocks in total; the simulator takes at most {} (2^24) blocks per scenario",
+                                 s.total_blocks(), kMaxSimulatedBlocks));
   if (h.selection == Selection::GpcPriority) return simulate_fermi(s, h);  // seed 003: model/src/fermi.cpp
   check_feasible(s, h, "scenario");
   const Device& d = s.device;
@@ -353,6 +361,15 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
       break;
     }
     now = retiring.next_end();
+  }
+  // Issue device (issue 14): the decisions above are the paired ones; a hand-out pass only changes which
+  // block index each placement gets. Blocks of one kernel are alike, so this relabelling is all it takes.
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    const std::vector<int> label = h.hand_out_order(d, s.kernels[k].blocks);
+    if (label.empty()) continue;
+    auto& blocks = out.kernels[k].blocks;
+    const auto placed = blocks;
+    for (size_t t = 0; t < placed.size(); ++t) blocks[static_cast<size_t>(label[t])] = placed[t];
   }
   return out;
 }

@@ -243,6 +243,7 @@ class CudaOracle : public Oracle {
           model::Schedule sch = rs.schedule;
           sch.hypothesis = name();
           reps.push_back(std::move(sch));
+          repetition_done();
           break;
         }
         if (attempt >= o_.order_retries) {

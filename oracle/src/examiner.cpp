@@ -30,6 +30,7 @@ struct LoggedKernel {
   std::vector<double> start_s, end_s;   // per block
   std::vector<int> smids;
   int file = 0, order_in_file = 0;
+  std::string at;  // "times[i]", for errors found after reading
 };
 
 struct Log {
@@ -55,6 +56,7 @@ double as_seconds(const json& v, const std::string& file, const std::string& fie
 
 LoggedKernel read_kernel(const json& e, const std::string& file, const std::string& at) {
   LoggedKernel k;
+  k.at = at;
   auto need = [&](const char* key) -> const json& {
     auto it = e.find(key);
     if (it == e.end()) bad(file, at, fmt::format("a kernel entry has no \"{}\"", key));
@@ -136,8 +138,15 @@ std::string file_stem(const std::string& p) { return std::filesystem::path(p).st
 
 std::string id_safe(const std::string& s) { return model::file_safe(s); }
 
+// Longest time span an import takes (about 11.5 days): beyond it nanoseconds leave uint64 arithmetic
+// safely and a log is surely not one examiner run.
+constexpr double kMaxSpanSeconds = 1e6;
+
 // Half up, as the cuda oracle maps nanoseconds (cuda_host ns_to_units).
-int64_t seconds_to_units(double seconds_since_origin, uint64_t unit) {
+int64_t seconds_to_units(double seconds_since_origin, uint64_t unit, const std::string& file, const std::string& field) {
+  if (!(seconds_since_origin <= kMaxSpanSeconds))
+    bad(file, field, fmt::format("{} s after the earliest block start; a log spans at most {:g} s", seconds_since_origin,
+                                 kMaxSpanSeconds));
   const double ns = std::max(0.0, std::round(seconds_since_origin * 1e9));
   return cuda::ns_to_units(static_cast<uint64_t>(ns), 0, unit);
 }
@@ -190,7 +199,14 @@ std::vector<model::Case> import_logs(const std::vector<std::string>& files, cons
       std::vector<double> runs;
       for (size_t b = 0; b < k.start_s.size(); ++b) runs.push_back(k.end_s[b] - k.start_s[b]);
       std::nth_element(runs.begin(), runs.begin() + static_cast<long>(runs.size() / 2), runs.end());
-      const int64_t duration = std::max<int64_t>(1, seconds_to_units(runs[runs.size() / 2], unit));
+      const int64_t duration =
+          std::max<int64_t>(1, seconds_to_units(runs[runs.size() / 2], unit, l.path, k.at + ".block_times"));
+      if (k.threads > o.device.max_threads_per_block)
+        bad(l.path, k.at + ".thread_count",
+            fmt::format("{} threads per block; {} allows at most {}", k.threads, o.device.name, o.device.max_threads_per_block));
+      if (k.smem > o.device.max_smem_per_block)
+        bad(l.path, k.at + ".shared_memory",
+            fmt::format("{} bytes per block; {} allows at most {}", k.smem, o.device.name, o.device.max_smem_per_block));
       json kj = {{"name", name}, {"blocks", k.blocks}, {"threads", k.threads}, {"regs", o.regs},
                  {"smem", k.smem}, {"duration", duration}};
       if (kernels_per_file[k.file] > 1) kj["stream"] = k.file;
@@ -201,7 +217,9 @@ std::vector<model::Case> import_logs(const std::vector<std::string>& files, cons
                                   fmt::format("kernel {} block {} is on SM {}, outside {}'s {} SMs; is --device right?",
                                               name, b, k.smids[b], o.device.name, o.device.sms));
         sm_of_block[name].push_back(k.smids[b]);
-        start_of_block[name].push_back(seconds_to_units(k.start_s[b] - origin, unit));
+        start_of_block[name].push_back(
+            seconds_to_units(k.start_s[b] - origin, unit, l.path, fmt::format("{}.block_times[{}]", k.at, 2 * b)));
+        seconds_to_units(k.end_s[b] - origin, unit, l.path, fmt::format("{}.block_times[{}]", k.at, 2 * b + 1));
       }
     }
     json cj = {{"id", fmt::format("examiner-{}{}", id_safe(scenario_name), iterations > 1 ? fmt::format(".it{}", it + 1) : "")},

@@ -73,6 +73,7 @@ class SimOracle : public Oracle {
       sch.hypothesis = name();
       if (rng.unit() < noise_) perturbations.push_back({{"repetition", i}, {"perturbation", perturb(sch, rng)}});
       reps.push_back(std::move(sch));
+      repetition_done();
     }
     nlohmann::json meta = base_metadata(name(), repetitions);
     meta["hypothesis"] = h_.name;

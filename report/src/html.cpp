@@ -183,16 +183,25 @@ std::string render_validation_html(const model::ValidationRun& run, const std::v
         fmt::format_to(w, "<p>not simulated: {}</p></div>\n", esc(e.reason()));
         continue;
       }
-      fmt::format_to(w, "<div class=\"pair\"><div>{}</div>",
-                     inline_svg(render_timeline_svg(predicted, cs.scenario, "predicted by " + run.hypotheses[h].name)));
-      if (recorded(cs))
-        fmt::format_to(w, "<div>{}</div>", inline_svg(render_timeline_svg(observed_schedule(cs), cs.scenario, "observed")));
-      fmt::format_to(w, "</div>\n");
+      // A recording: one difference picture, predicted above observed per SM, the differing blocks marked.
+      // Where the recording has no start times only SMs are compared (its bars then all start at 0).
+      if (recorded(cs)) {
+        const bool times = !cs.observation->start_of_block.empty();
+        fmt::format_to(w, "<div class=\"pair\"><div>{}</div></div>\n",
+                       inline_svg(render_diff_svg(predicted, observed_schedule(cs), cs.scenario,
+                                                  fmt::format("predicted by {} vs observed{}", run.hypotheses[h].name,
+                                                              times ? "" : " (SMs only: no start times recorded)"),
+                                                  {}, times)));
+      } else {
+        fmt::format_to(w, "<div class=\"pair\"><div>{}</div></div>\n",
+                       inline_svg(render_timeline_svg(predicted, cs.scenario, "predicted by " + run.hypotheses[h].name)));
+      }
       fmt::format_to(w, "</div>\n");
     }
   if (sections == 0) fmt::format_to(w, "<p>None.</p>\n");
   if (listed_only)
     fmt::format_to(w, "<h3>{} more failure(s), without timelines</h3><ul>\n{}</ul>\n", listed_only, overflow);
+  for (const auto& [heading, text] : o.text_sections) fmt::format_to(w, "<h2>{}</h2>\n<pre>{}</pre>\n", esc(heading), esc(text));
   fmt::format_to(w, "</body></html>\n");
   return out;
 }

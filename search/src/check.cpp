@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/simulator.hpp"
@@ -124,6 +125,9 @@ nlohmann::json CheckReport::to_json() const {
     }
     j["pairs"].push_back(std::move(x));
   }
+  j["neighbours"] = nlohmann::json::array();
+  for (const auto& n : neighbours)
+    j["neighbours"].push_back({{"name", n.name}, {"differences", n.differences}, {"separating_cases", n.cases}});
   j["solver_seconds"] = solver_seconds;
   return j;
 }
@@ -166,6 +170,19 @@ CheckReport check_hypothesis(const model::Hypothesis& h, const std::vector<model
       mine[c] = model::simulate(corpus[c].scenario, h);
     } catch (const model::InputError&) {
     }
+  // The neighbours in the composition space, each with the first corpus cases that tell it apart.
+  for (const auto& n : model::neighbours(h, 2)) {
+    NeighbourSeparation ns{n.name, option_differences(h, n), {}};
+    for (size_t c = 0; c < corpus.size() && ns.cases.size() < 3; ++c) {
+      if (!mine[c]) continue;
+      try {
+        if (!first_difference(*mine[c], model::simulate(corpus[c].scenario, n)).empty()) ns.cases.push_back(corpus[c].id);
+      } catch (const model::InputError&) {
+        ns.cases.push_back(corpus[c].id);  // the neighbour cannot run a case the checked one runs
+      }
+    }
+    r.neighbours.push_back(std::move(ns));
+  }
   const model::Device& device = model::builtin_device(o.device, "check", "--device");
   for (const auto& other : against) {
     if (on_pair) on_pair(other.name);

@@ -1,25 +1,41 @@
-// `learn`: pick the case whose predictions split the survivors most evenly, run it on the oracle,
-// drop the refuted hypotheses; corpus cases first (moved to the device by TPC scaling), Z3 synthesis after.
+// `learn`: a version space over hypotheses. Each step runs the case whose predictions split the consistent
+// candidates best (corpus first, Z3 between class representatives after); a survivor is accepted only after
+// predicting the cases that separate it from its neighbours in the composition space (model/compositions.hpp).
 #include "tbcheck/search/learn.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <map>
+#include <numeric>
+#include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "tbcheck/model/compare.hpp"
+#include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/simulator.hpp"
+#include "tbcheck/search/check.hpp"
 
 namespace tbcheck::search {
+
+std::string_view to_string(LearnSpace s) {
+  switch (s) {
+    case LearnSpace::Compositions: return "compositions";
+    case LearnSpace::List: return "list";
+  }
+  return "?";
+}
 
 std::string_view to_string(LearnOutcome o) {
   switch (o) {
     case LearnOutcome::Identified: return "identified";
     case LearnOutcome::Equivalent: return "equivalent";
+    case LearnOutcome::Unconfirmed: return "unconfirmed";
     case LearnOutcome::Undecided: return "undecided";
     case LearnOutcome::NoneSurvives: return "none-survives";
     case LearnOutcome::Unstable: return "unstable";
@@ -29,26 +45,128 @@ std::string_view to_string(LearnOutcome o) {
   return "?";
 }
 
+std::string_view to_string(StepPurpose p) {
+  switch (p) {
+    case StepPurpose::Split: return "split";
+    case StepPurpose::Confirm: return "confirm";
+  }
+  return "?";
+}
+
+std::string_view to_string(NeighbourVerdict v) {
+  switch (v) {
+    case NeighbourVerdict::Separated: return "separated";
+    case NeighbourVerdict::Equivalent: return "equivalent";
+    case NeighbourVerdict::NotSeparated: return "not-separated";
+  }
+  return "?";
+}
+
+std::string_view to_string(Settledness s) {
+  switch (s) {
+    case Settledness::Settled: return "settled";
+    case Settledness::Open: return "open";
+  }
+  return "?";
+}
+
+DistinguishBounds learn_bounds() {
+  DistinguishBounds b;
+  b.max_kernels = 2;
+  b.max_blocks_per_kernel = 2;
+  b.max_total_blocks = 3;
+  b.params.max_duration = 2;
+  b.params.max_local = 4096;  // local memory is what separates local: gpu-config from ignore
+  b.timeout_ms = 2000;
+  b.pair_budget_ms = 5000;
+  b.lemma_timeout_ms = 2000;
+  b.reduced_tpcs = {1, 2};
+  b.sim_samples = 400;
+  b.deep_samples = 2000;
+  b.wide_samples = 2000;
+  return b;
+}
+
+size_t Confirmation::count(NeighbourVerdict v) const {
+  return static_cast<size_t>(
+      std::count_if(neighbours.begin(), neighbours.end(), [&](const NeighbourCheck& n) { return n.verdict == v; }));
+}
+
+std::vector<std::string> Confirmation::not_separated() const {
+  std::vector<std::string> out;
+  for (const auto& n : neighbours)
+    if (n.verdict == NeighbourVerdict::NotSeparated) out.push_back(n.name);
+  return out;
+}
+
+std::string Confirmation::summary() const {
+  std::string s = fmt::format("{} agrees with {} case(s); separated from {} of its {} neighbours", survivor,
+                              cases_agreed, count(NeighbourVerdict::Separated), neighbours.size());
+  if (const size_t e = count(NeighbourVerdict::Equivalent)) s += fmt::format("; {} proved equivalent on this device", e);
+  const auto open = not_separated();
+  if (!open.empty()) s += fmt::format("; not yet separated from: {}", fmt::join(open, ", "));
+  return s;
+}
+
 nlohmann::json LearnResult::to_json() const {
   nlohmann::json steps_j = nlohmann::json::array();
   for (const auto& s : steps)
     steps_j.push_back({{"step", s.index},
+                       {"purpose", to_string(s.purpose)},
                        {"case", s.case_id},
                        {"origin", s.origin},
                        {"kernels", s.kernels},
                        {"blocks", s.blocks},
+                       {"group_sizes", s.group_sizes},
                        {"groups", s.groups},
                        {"oracle_status", oracle::to_string(s.status)},
                        {"oracle_note", s.oracle_note},
+                       {"dropped_count", s.dropped_count},
                        {"dropped", s.dropped},
+                       {"survivor_count", s.survivor_count},
                        {"survivors", s.survivors},
+                       {"confirms", s.confirms},
                        {"oracle_seconds", s.oracle_seconds},
                        {"device_seconds", s.device_seconds}});
-  nlohmann::json j = {{"outcome", to_string(outcome)},   {"reason", reason},
-                      {"survivors", survivors},          {"steps", steps_j},
-                      {"oracle_runs", oracle_runs},      {"oracle_seconds", oracle_seconds},
-                      {"device_seconds", device_seconds}, {"synthesis_seconds", synthesis_seconds},
+  nlohmann::json mech = nlohmann::json::array();
+  for (const auto& m : mechanisms)
+    mech.push_back({{"mechanism", m.mechanism},
+                    {"state", to_string(m.state)},
+                    {"values", m.values},
+                    {"settled_by", m.settled_by.empty() ? nlohmann::json() : nlohmann::json(m.settled_by)}});
+  nlohmann::json open = nlohmann::json::array();
+  for (const auto& p : open_pairs) open.push_back({{"a", p.a}, {"b", p.b}, {"why", p.why}});
+  nlohmann::json j = {{"space", to_string(space)},
+                      {"outcome", to_string(outcome)},
+                      {"reason", reason},
+                      {"candidates", candidates},
+                      {"survivors", survivors},
+                      {"equivalence", equivalence},
+                      {"open_pairs", open},
+                      {"mechanisms", mech},
+                      {"steps", steps_j},
+                      {"oracle_runs", oracle_runs},
+                      {"oracle_seconds", oracle_seconds},
+                      {"device_seconds", device_seconds},
+                      {"synthesis_seconds", synthesis_seconds},
                       {"not_applicable", not_applicable}};
+  if (confirmation) {
+    nlohmann::json nb = nlohmann::json::array();
+    for (const auto& n : confirmation->neighbours)
+      nb.push_back({{"name", n.name},
+                    {"differences", n.differences},
+                    {"verdict", to_string(n.verdict)},
+                    {"case", n.case_id},
+                    {"detail", n.detail}});
+    j["confirmation"] = {{"survivor", confirmation->survivor},
+                         {"cases_agreed", confirmation->cases_agreed},
+                         {"neighbours", confirmation->neighbours.size()},
+                         {"separated", confirmation->count(NeighbourVerdict::Separated)},
+                         {"equivalent", confirmation->count(NeighbourVerdict::Equivalent)},
+                         {"not_separated", confirmation->not_separated()},
+                         {"summary", confirmation->summary()},
+                         {"checks", nb}};
+  }
   if (open_question) {
     j["open_question"] = open_question->to_json();
     j["closest"] = closest;
@@ -78,55 +196,99 @@ std::optional<model::Scenario> retarget(const model::Scenario& s, const model::D
 
 namespace {
 
-struct Candidate {
-  std::string id, origin;
-  model::Scenario scenario;
-  bool used = false;
-};
+std::string file_of(const model::Case& c) { return c.file.empty() ? c.id : c.file; }
 
-struct Split {
-  std::vector<model::Schedule> schedules;  // one per group
-  std::vector<std::vector<size_t>> groups;  // survivor indices per group
-  std::vector<size_t> group_of;             // per survivor
-  int64_t cost = 0;                          // the longest predicted makespan
-};
+}  // namespace
 
+std::vector<DeviceCase> device_cases(const std::vector<model::Case>& corpus, const model::Device& d) {
+  std::vector<DeviceCase> out;
+  std::set<std::string> seen;  // scenario JSON: the corpus repeats scenarios
+  for (const auto& c : corpus) {
+    auto s = retarget(c.scenario, d);
+    if (!s) continue;
+    if (!seen.insert(s->to_json().dump()).second) continue;
+    std::string origin = c.scenario.device.name == d.name
+                             ? "corpus " + file_of(c)
+                             : fmt::format("corpus {} retargeted from {} (blocks x {}/{})", file_of(c),
+                                           c.scenario.device.name, d.tpcs(), c.scenario.device.tpcs());
+    out.push_back({c.id, std::move(origin), std::move(*s)});
+  }
+  return out;
+}
+
+namespace {
+
+constexpr int kNotSimulated = -1, kCannotRun = -2;
+
+// Placements as Exact comparison sees them: SM and start of every block.
 bool same_placements(const model::Schedule& a, const model::Schedule& b) {
   if (a.kernels.size() != b.kernels.size()) return false;
-  for (size_t k = 0; k < a.kernels.size(); ++k)
-    if (a.kernels[k].blocks != b.kernels[k].blocks) return false;
+  for (size_t k = 0; k < a.kernels.size(); ++k) {
+    const auto &x = a.kernels[k].blocks, &y = b.kernels[k].blocks;
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (x[i].sm != y[i].sm || x[i].start != y[i].start) return false;
+  }
   return true;
 }
 
-// Survivors grouped by their predicted schedule; nullopt when some survivor cannot run the scenario.
-std::optional<Split> split_of(const model::Scenario& s, const std::vector<model::Hypothesis>& hs) {
-  Split sp;
-  for (size_t i = 0; i < hs.size(); ++i) {
-    model::Schedule sch;
+size_t placement_hash(const model::Schedule& s) {
+  size_t h = 1469598103934665603ull;
+  auto mix = [&](int64_t v) { h = (h ^ static_cast<size_t>(v)) * 1099511628211ull; };
+  for (const auto& k : s.kernels)
+    for (const auto& b : k.blocks) {
+      mix(b.sm);
+      mix(b.start);
+    }
+  return h;
+}
+
+// One case, the schedules its candidates predict, shared by the candidates predicting the same placements:
+// a candidate is simulated at most once per case, and a class is compared with an observation once.
+struct CaseEntry {
+  CaseEntry(std::string i, std::string o, model::Scenario s) : id(std::move(i)), origin(std::move(o)), scenario(std::move(s)) {}
+  std::string id, origin;
+  model::Scenario scenario;
+  bool used = false;
+  std::vector<int> cls;                   // per candidate: kNotSimulated, kCannotRun or a class
+  std::vector<model::Schedule> schedule;  // per class
+  std::unordered_map<size_t, std::vector<int>> by_hash;
+
+  int classify(const std::vector<model::Hypothesis>& hs, size_t i) {
+    if (cls.empty()) cls.assign(hs.size(), kNotSimulated);
+    if (cls[i] != kNotSimulated) return cls[i];
+    model::Schedule s;
     try {
-      sch = model::simulate(s, hs[i]);
+      s = model::simulate(scenario, hs[i]);
     } catch (const model::InputError&) {
-      return std::nullopt;
+      return cls[i] = kCannotRun;
     }
-    sp.cost = std::max(sp.cost, sch.makespan());
-    size_t g = 0;
-    while (g < sp.schedules.size() && !same_placements(sp.schedules[g], sch)) ++g;
-    if (g == sp.schedules.size()) {
-      sp.schedules.push_back(std::move(sch));
-      sp.groups.emplace_back();
-    }
-    sp.groups[g].push_back(i);
-    sp.group_of.push_back(g);
+    auto& bucket = by_hash[placement_hash(s)];
+    for (int c : bucket)
+      if (same_placements(schedule[static_cast<size_t>(c)], s)) return cls[i] = c;
+    schedule.push_back(std::move(s));
+    bucket.push_back(static_cast<int>(schedule.size() - 1));
+    return cls[i] = static_cast<int>(schedule.size() - 1);
   }
-  return sp;
-}
+};
 
-size_t largest_group(const Split& s) {
-  size_t m = 0;
-  for (const auto& g : s.groups) m = std::max(m, g.size());
-  return m;
-}
+struct SplitScore {
+  size_t largest = 0, groups = 0;
+  int64_t cost = 0;  // longest predicted makespan: oracle time
+};
 
+// How `members` fall apart on case `c` (classes counted; kCannotRun is a class of its own).
+SplitScore score_of(CaseEntry& c, const std::vector<model::Hypothesis>& hs, const std::vector<size_t>& members) {
+  std::map<int, size_t> count;
+  for (size_t i : members) ++count[c.classify(hs, i)];
+  SplitScore s;
+  s.groups = count.size();
+  for (const auto& [k, n] : count) {
+    s.largest = std::max(s.largest, n);
+    if (k >= 0) s.cost = std::max(s.cost, c.schedule[static_cast<size_t>(k)].makespan());
+  }
+  return s;
+}
 
 int matching_blocks(const model::Schedule& a, const model::Schedule& b) {
   int n = 0;
@@ -153,241 +315,641 @@ std::optional<model::Schedule> majority(const std::vector<model::Schedule>& reps
   return std::nullopt;
 }
 
-std::vector<std::string> names(const std::vector<model::Hypothesis>& hs) {
+// Options that cannot matter on `d` set to one value, so candidates that differ only there are one machine
+// (no solver needed): the order on at most 2 SMs; the issue rule's compute-capability switch; and the
+// capacity rule's value, which only ranks SMs for most-room (round-robin and gpc-priority ask only whether
+// a block fits, which capacity blocks and literal answer alike: resources.cpp sm_capacity).
+model::Hypothesis canonical(model::Hypothesis h, const model::Device& d) {
+  if (d.sms <= 2) h.order = model::Order::Natural;
+  if (h.issue == model::Issue::PairedCc8)
+    h.issue = std::atof(d.cc.c_str()) >= 8.0 ? model::Issue::Paired : model::Issue::Single;
+  if (h.selection != model::Selection::MostRoom) h.capacity = model::Capacity::Blocks;
+  h.name.clear();
+  h.source.clear();
+  h.description.clear();
+  h.file.clear();
+  return h;
+}
+
+std::string machine_key(const model::Hypothesis& h, const model::Device& d) { return canonical(h, d).to_json().dump(); }
+
+std::vector<std::string> field_values(const model::Hypothesis& h, const std::vector<std::string>& fields) {
+  const auto j = h.to_json();
   std::vector<std::string> v;
-  for (const auto& h : hs) v.push_back(h.name);
+  for (const auto& f : fields) {
+    const auto& x = j.contains(f) ? j[f] : model::json();
+    v.push_back(x.is_string() ? x.get<std::string>() : x.is_null() ? "off" : x.dump());
+  }
   return v;
 }
 
-std::string file_of(const model::Case& c) { return c.file.empty() ? c.id : c.file; }
+struct UnionFind {
+  std::vector<size_t> parent;
+  explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  size_t find(size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void unite(size_t a, size_t b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  }
+};
 
-}  // namespace
+template <class T>
+std::vector<T> first_n(const std::vector<T>& v, size_t n) {
+  return std::vector<T>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size())));
+}
 
-LearnResult learn(const std::vector<model::Hypothesis>& hypotheses, const model::Device& device,
-                  const std::vector<model::Case>& corpus, const LearnOptions& o,
-                  const std::function<void(const LearnStep&)>& on_step) {
-  if (o.oracle_spec.rfind("replay", 0) == 0)
-    throw model::InputError("--oracle", "", "learn needs an oracle that runs new scenarios: sim:<hypothesis> or cuda");
-  if (hypotheses.empty()) throw model::InputError("--hypotheses", "", "no hypotheses to learn from");
-  LearnResult res;
-  // A hypothesis that cannot place one small block on this device (e.g. gpc-priority without a GPC map)
-  // does not describe it: set aside up front, with the reason, rather than blocking every case.
-  std::vector<model::Hypothesis> alive;
-  {
+struct Observed {
+  size_t case_index;
+  model::Observation obs;
+};
+
+class Learner {
+ public:
+  Learner(const std::vector<model::Hypothesis>& candidates, const model::Device& device,
+          const std::vector<model::Case>& corpus, const LearnOptions& o,
+          const std::function<void(const LearnStep&)>& on_step)
+      : device_(device), o_(o), on_step_(on_step), uf_(0) {
+    if (o.oracle_spec.rfind("replay", 0) == 0)
+      throw model::InputError("--oracle", "", "learn needs an oracle that runs new scenarios: sim:<hypothesis> or cuda");
+    if (candidates.empty()) throw model::InputError("--hypotheses", "", "no hypotheses to learn from");
+    res_.space = o.space;
+    // A candidate that cannot place one small block on this device (e.g. gpc-priority without a GPC map)
+    // does not describe it: set aside up front, with the reason, rather than blocking every case.
     model::json probe = {{"device", device.to_json()},
                          {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32}, {"smem", 0},
                                        {"duration", 1}}}}};
     const model::Scenario s = model::scenario_from_json(probe, "learn probe");
-    for (const auto& h : hypotheses) {
+    for (const auto& h : candidates) {
       try {
         (void)model::simulate(s, h);
-        alive.push_back(h);
+        hs_.push_back(h);
       } catch (const model::InputError& e) {
-        res.not_applicable.push_back(fmt::format("{}: {}", h.name, e.reason()));
+        res_.not_applicable.push_back(fmt::format("{}: {}", h.name, e.reason()));
       }
     }
-  }
-  if (alive.empty()) throw model::InputError("--hypotheses", "", "none of the hypotheses applies to " + device.name);
-
-  std::vector<Candidate> cands;
-  std::map<std::string, bool> seen;  // scenario JSON -> present (the corpus repeats scenarios)
-  for (const auto& c : corpus) {
-    auto s = retarget(c.scenario, device);
-    if (!s) continue;
-    const std::string key = s->to_json().dump();
-    if (seen[key]) continue;
-    seen[key] = true;
-    std::string origin = c.scenario.device.name == device.name
-                             ? "corpus " + file_of(c)
-                             : fmt::format("corpus {} retargeted from {} (blocks x {}/{})", file_of(c),
-                                           c.scenario.device.name, device.tpcs(), c.scenario.device.tpcs());
-    cands.push_back({c.id, origin, std::move(*s), false});
-  }
-  std::map<std::pair<std::string, std::string>, PairResult> tried;  // synthesis results per pair
-
-  int unstable_in_a_row = 0, unsupported_in_a_row = 0;
-  for (int step = 1; step <= o.max_steps; ++step) {
-    if (alive.size() == 1) break;
-    // The unused case whose predictions leave the fewest survivors in the worst case, then the cheapest.
-    std::optional<size_t> best;
-    Split best_split;
-    for (size_t i = 0; i < cands.size(); ++i) {
-      if (cands[i].used) continue;
-      auto sp = split_of(cands[i].scenario, alive);
-      if (!sp || sp->groups.size() < 2) continue;
-      if (!best || largest_group(*sp) < largest_group(best_split) ||
-          (largest_group(*sp) == largest_group(best_split) &&
-           (sp->cost < best_split.cost ||
-            (sp->cost == best_split.cost && cands[i].scenario.total_blocks() < cands[*best].scenario.total_blocks())))) {
-        best = i;
-        best_split = std::move(*sp);
+    if (hs_.empty()) throw model::InputError("--hypotheses", "", "none of the hypotheses applies to " + device.name);
+    res_.candidates = hs_.size();
+    alive_.resize(hs_.size());
+    std::iota(alive_.begin(), alive_.end(), 0);
+    uf_ = UnionFind(hs_.size());
+    std::map<std::string, size_t> by_key;
+    for (size_t i = 0; i < hs_.size(); ++i) {
+      auto [it, fresh] = by_key.emplace(machine_key(hs_[i], device), i);
+      if (!fresh) {
+        uf_.unite(it->second, i);
+        proof_[i] = "the same options where they can matter on " + device.name;
       }
     }
-    if (!best && o.synthesize) {
-      // No corpus case splits them: ask Z3 for one pair at a time; each separating witness is re-verified.
-      for (size_t a = 0; a < alive.size() && !best; ++a)
-        for (size_t b = a + 1; b < alive.size() && !best; ++b) {
-          auto key = std::make_pair(alive[a].name, alive[b].name);
-          if (tried.count(key)) continue;
-          PairResult pr;
-          try {
-            pr = distinguish_pair(alive[a], alive[b], device, o.bounds);
-          } catch (const std::exception& e) {
-            // A solver failure (e.g. z3::exception under memory or time pressure) leaves this pair
-            // undecided; it must not end the whole loop.
-            pr.h1 = alive[a].name;
-            pr.h2 = alive[b].name;
-            pr.outcome = PairOutcome::Unknown;
-            pr.reason = std::string("synthesis failed: ") + e.what();
-          }
-          res.synthesis_seconds += pr.solver_seconds;
-          tried[key] = pr;
-          if (pr.outcome != PairOutcome::Separated || !pr.witness) continue;
-          auto sp = split_of(pr.witness->scenario, alive);
-          if (!sp || sp->groups.size() < 2) continue;
-          cands.push_back({pr.witness->id, fmt::format("synthesized ({} vs {}; {})", key.first, key.second, pr.route),
-                           pr.witness->scenario, false});
-          best = cands.size() - 1;
-          best_split = std::move(*sp);
-        }
+    for (auto& c : device_cases(corpus, device)) cases_.emplace_back(c.id, c.origin, std::move(c.scenario));
+    fields_ = model::mechanism_fields();
+    for (const auto& h : hs_) {
+      values_.push_back(field_values(h, fields_));
+      canon_values_.push_back(field_values(canonical(h, device), fields_));
     }
-    if (!best) {
-      bool all_proved = true;
-      std::vector<std::string> why;
-      for (size_t a = 0; a < alive.size(); ++a)
-        for (size_t b = a + 1; b < alive.size(); ++b) {
-          auto it = tried.find({alive[a].name, alive[b].name});
-          all_proved = all_proved && it != tried.end() && it->second.outcome == PairOutcome::Inseparable;
-          if (it == tried.end())
-            why.push_back(fmt::format("{} / {}: no unused corpus case splits them{}", alive[a].name, alive[b].name,
-                                      o.synthesize ? "" : " (synthesis off)"));
-          else
-            why.push_back(fmt::format("{} / {}: {}{}", alive[a].name, alive[b].name, to_string(it->second.outcome),
-                                      it->second.reason.empty() ? "" : " (" + it->second.reason + ")"));
-        }
-      res.outcome = unstable_in_a_row > 0       ? LearnOutcome::Unstable
-                    : unsupported_in_a_row > 0 ? LearnOutcome::Unsupported
-                    : all_proved               ? LearnOutcome::Equivalent
-                                               : LearnOutcome::Undecided;
-      res.reason = unstable_in_a_row > 0     ? "the oracle gave no majority on the last splitting cases; "
-                   : unsupported_in_a_row > 0 ? "the oracle could not run the last splitting cases; "
-                                              : "";
-      res.reason += fmt::format("{}", fmt::join(why, "; "));
-      break;
-    }
+    settled_by_.assign(fields_.size(), "");
+    was_settled_.assign(fields_.size(), false);
+    for (size_t f = 0; f < fields_.size(); ++f) was_settled_[f] = values_left(f).size() == 1;
+  }
 
-    Candidate& cand = cands[*best];
-    cand.used = true;
-    LearnStep st;
-    st.index = step;
-    st.case_id = cand.id;
-    st.origin = cand.origin;
-    st.kernels = static_cast<int>(cand.scenario.kernels.size());
-    st.blocks = cand.scenario.total_blocks();
-    for (const auto& g : best_split.groups) {
-      std::vector<std::string> gn;
-      for (size_t i : g) gn.push_back(alive[i].name);
-      st.groups.push_back(gn);
-    }
+  LearnResult run();
 
-    auto oracle = oracle::make_oracle(o.oracle_spec, o.noise, o.seed + static_cast<unsigned>(step), nullptr);
+ private:
+  enum class Ran { Observed, NoObservation, NoDevice };
+
+  // Values of field f left among the consistent candidates, as written or as they act on the device.
+  std::set<std::string> values_left(size_t f, bool as_acting = true) const {
+    std::set<std::string> v;
+    for (size_t i : alive_) v.insert(as_acting ? canon_values_[i][f] : values_[i][f]);
+    return v;
+  }
+
+  double synthesis_left() const { return o_.synthesis_budget_s - res_.synthesis_seconds; }
+
+  // A witness by simulation alone: random kernels of small structures, scaled by the TPC count (how
+  // distinguish lifts a reduced device's witness) and unscaled, run on both simulators. Learn needs a
+  // separating case, not a minimal one, and this finds most in milliseconds where Z3 takes seconds.
+  std::optional<model::Case> quick_witness(const model::Hypothesis& a, const model::Hypothesis& b) {
+    static const std::vector<std::vector<int>> shapes = {{1}, {2}, {1, 1}, {1, 2}, {2, 1}, {2, 2}, {3}, {1, 1, 1}, {3, 2}};
+    unsigned k = 0;
+    for (int scale : {device_.tpcs(), 2 * device_.tpcs(), 1})
+      for (const auto& shape : shapes) {
+        std::vector<int> blocks;
+        for (int x : shape) blocks.push_back(x * scale);
+        auto found = simulator_search(a, b, device_, blocks, o_.bounds.params, 150, o_.seed + 7919u * ++k);
+        if (!found) continue;
+        model::Case c;
+        c.id = fmt::format("simulated-witness-{}", ++witnesses_);
+        c.source = "learn: simulator search";
+        c.scenario = std::move(*found);
+        c.scenario.device = device_;
+        c.scenario.device_builtin = true;
+        return c;
+      }
+    return std::nullopt;
+  }
+
+  // Z3 (with its simulator pre-pass) on one pair, its wall time charged to the run's budget; a quick
+  // simulated witness first.
+  PairResult synthesize(const model::Hypothesis& a, const model::Hypothesis& b) {
+    if (auto w = quick_witness(a, b)) {
+      PairResult pr;
+      pr.h1 = a.name;
+      pr.h2 = b.name;
+      pr.outcome = PairOutcome::Separated;
+      pr.witness = std::move(w);
+      pr.route = "simulator search on " + device_.name;
+      return pr;
+    }
+    DistinguishBounds bounds = o_.bounds;
+    const double left_ms = synthesis_left() * 1000.0;
+    if (bounds.pair_budget_ms == 0 || bounds.pair_budget_ms > left_ms)
+      bounds.pair_budget_ms = static_cast<unsigned>(std::max(1.0, left_ms));
+    PairResult pr;
     const auto t0 = std::chrono::steady_clock::now();
-    oracle::RunResult r = oracle->run(cand.scenario, o.repetitions);
-    st.oracle_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    st.status = r.status;
-    res.oracle_runs += static_cast<int>(r.repetitions.size());
-    res.oracle_seconds += st.oracle_seconds;
+    try {
+      pr = distinguish_pair(a, b, device_, bounds, &lemmas_);
+    } catch (const std::exception& e) {
+      // A solver failure (e.g. z3::exception under memory or time pressure) leaves this pair
+      // undecided; it must not end the whole loop.
+      pr.h1 = a.name;
+      pr.h2 = b.name;
+      pr.outcome = PairOutcome::Unknown;
+      pr.reason = std::string("synthesis failed: ") + e.what();
+    }
+    res_.synthesis_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return pr;
+  }
 
-    if (r.status == oracle::RunStatus::NoDevice) {
-      res.outcome = LearnOutcome::NoDevice;
-      res.reason = r.reason;
-      st.oracle_note = r.reason;
-      st.survivors = names(alive);
-      res.steps.push_back(st);
-      if (on_step) on_step(st);
+  size_t add_case(const model::Case& w, std::string origin) {
+    cases_.emplace_back(w.id, std::move(origin), w.scenario);
+    return cases_.size() - 1;
+  }
+
+  std::map<size_t, std::vector<size_t>> groups_of_alive() {
+    std::map<size_t, std::vector<size_t>> g;
+    for (size_t i : alive_) g[uf_.find(i)].push_back(i);
+    return g;
+  }
+
+  std::optional<size_t> best_split();
+  bool split_by_synthesis(size_t& chosen);
+  Ran run_case(size_t ci, StepPurpose purpose, const std::vector<std::string>& confirms);
+  // Confirmation of the one group left: true when finished (outcome set), false when a step changed the set.
+  bool confirm(bool& stop);
+  void finish_undecided();
+
+  const model::Device& device_;
+  LearnOptions o_;
+  std::function<void(const LearnStep&)> on_step_;
+  std::vector<model::Hypothesis> hs_;
+  std::vector<size_t> alive_;
+  std::vector<CaseEntry> cases_;
+  std::vector<Observed> history_;
+  UnionFind uf_;
+  std::map<size_t, std::string> proof_;  // why a candidate joined its group
+  std::map<std::pair<size_t, size_t>, PairResult> tried_;
+  LemmaCache lemmas_;
+  std::vector<std::string> fields_;
+  std::vector<std::vector<std::string>> values_, canon_values_;  // per candidate, per field
+  std::vector<std::string> settled_by_;
+  std::vector<bool> was_settled_;
+  int unstable_in_a_row_ = 0, unsupported_in_a_row_ = 0, step_ = 0;
+  LearnResult res_;
+  // Confirmation state, per representative.
+  std::optional<size_t> confirming_;
+  std::vector<model::Hypothesis> nbrs_;
+  std::vector<NeighbourCheck> nchecks_;
+  std::set<size_t> nbr_synth_tried_;
+  int confirm_synth_used_ = 0;
+  int witnesses_ = 0;
+};
+
+std::optional<size_t> Learner::best_split() {
+  // Estimate on an evenly spread sample when there are many; fall back to all when the sample splits nowhere.
+  std::vector<size_t> sample = alive_;
+  if (alive_.size() > o_.split_sample) {
+    sample.clear();
+    for (size_t k = 0; k < o_.split_sample; ++k) sample.push_back(alive_[k * alive_.size() / o_.split_sample]);
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    std::optional<size_t> best;
+    SplitScore bs;
+    for (size_t ci = 0; ci < cases_.size(); ++ci) {
+      if (cases_[ci].used) continue;
+      SplitScore s = score_of(cases_[ci], hs_, sample);
+      if (s.groups < 2) continue;
+      const int blocks = cases_[ci].scenario.total_blocks();
+      if (!best || s.largest < bs.largest ||
+          (s.largest == bs.largest &&
+           (s.cost < bs.cost || (s.cost == bs.cost && blocks < cases_[*best].scenario.total_blocks())))) {
+        best = ci;
+        bs = s;
+      }
+    }
+    if (best || sample.size() == alive_.size()) return best;
+    sample = alive_;
+  }
+  return std::nullopt;
+}
+
+bool Learner::split_by_synthesis(size_t& chosen) {
+  if (!o_.synthesize) return false;
+  auto groups = groups_of_alive();
+  std::vector<std::vector<size_t>> gs;
+  for (auto& [r, m] : groups) gs.push_back(m);
+  // Representatives of the largest groups first: a witness between them splits the most.
+  std::stable_sort(gs.begin(), gs.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  for (size_t x = 0; x < gs.size(); ++x)
+    for (size_t y = x + 1; y < gs.size(); ++y) {
+      const size_t a = gs[x].front(), b = gs[y].front();
+      if (uf_.find(a) == uf_.find(b)) continue;  // merged by a proof found in this loop
+      const auto key = std::minmax(a, b);
+      if (tried_.count(key)) continue;
+      if (synthesis_left() <= 0) return false;
+      PairResult pr = synthesize(hs_[a], hs_[b]);
+      tried_[key] = pr;
+      if (pr.outcome == PairOutcome::Inseparable) {
+        uf_.unite(a, b);
+        proof_[std::max(a, b)] = fmt::format("Z3: inseparable from {} ({})", hs_[std::min(a, b)].name, pr.reason);
+        continue;
+      }
+      if (pr.outcome != PairOutcome::Separated || !pr.witness) continue;
+      const size_t ci = add_case(*pr.witness, fmt::format("synthesized ({} vs {}; {})", hs_[a].name, hs_[b].name, pr.route));
+      if (score_of(cases_[ci], hs_, alive_).groups < 2) continue;
+      chosen = ci;
+      return true;
+    }
+  return false;
+}
+
+Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector<std::string>& confirms) {
+  CaseEntry& cand = cases_[ci];
+  cand.used = true;
+  LearnStep st;
+  st.index = ++step_;
+  st.purpose = purpose;
+  st.case_id = cand.id;
+  st.origin = cand.origin;
+  st.kernels = static_cast<int>(cand.scenario.kernels.size());
+  st.blocks = cand.scenario.total_blocks();
+  st.confirms = confirms;
+  std::map<int, std::vector<size_t>> by_class;
+  for (size_t i : alive_) by_class[cand.classify(hs_, i)].push_back(i);
+  for (const auto& [k, members] : by_class) {
+    st.group_sizes.push_back(members.size());
+    std::vector<std::string> names;
+    for (size_t i : first_n(members, 8)) names.push_back(hs_[i].name);
+    st.groups.push_back(std::move(names));
+  }
+
+  auto oracle = oracle::make_oracle(o_.oracle_spec, o_.noise, o_.seed + static_cast<unsigned>(step_), nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  oracle::RunResult r = oracle->run(cand.scenario, o_.repetitions);
+  st.oracle_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  st.status = r.status;
+  res_.oracle_runs += static_cast<int>(r.repetitions.size());
+  res_.oracle_seconds += st.oracle_seconds;
+  auto emit = [&] {
+    std::vector<std::string> names;
+    for (size_t i : first_n(alive_, 20)) names.push_back(hs_[i].name);
+    st.survivors = std::move(names);
+    st.survivor_count = alive_.size();
+    res_.steps.push_back(st);
+    if (on_step_) on_step_(st);
+  };
+
+  if (r.status == oracle::RunStatus::NoDevice) {
+    res_.outcome = LearnOutcome::NoDevice;
+    res_.reason = r.reason;
+    st.oracle_note = r.reason;
+    emit();
+    return Ran::NoDevice;
+  }
+  std::optional<model::Schedule> observed;
+  if (r.status == oracle::RunStatus::Unsupported) {
+    st.oracle_note = "the oracle cannot run this case: " + r.reason;
+    ++unsupported_in_a_row_;
+  } else if (r.status == oracle::RunStatus::Timeout || r.status == oracle::RunStatus::OrderUnconfirmed ||
+             r.status == oracle::RunStatus::DeviceError) {
+    // No trustworthy observation of this case: nobody is dropped; another case is tried.
+    st.oracle_note = fmt::format("{}: {}; nobody dropped", oracle::to_string(r.status), r.reason);
+    ++unsupported_in_a_row_;
+  } else if (r.status == oracle::RunStatus::Ok) {
+    observed = r.repetitions.front();
+  } else {
+    int votes = 0;
+    observed = majority(r.repetitions, votes);
+    st.oracle_note = observed ? fmt::format("unstable; {} of {} repetitions agree and are used", votes,
+                                            r.repetitions.size())
+                              : fmt::format("unstable with no majority ({} of {} at most); nobody dropped", votes,
+                                            r.repetitions.size());
+    if (!r.unstable_blocks.empty())
+      st.oracle_note += fmt::format(" ({} unstable placement(s), first: {})", r.unstable_blocks.size(),
+                                    r.unstable_blocks.front());
+    if (!observed) ++unstable_in_a_row_;
+  }
+  if (!observed) {
+    emit();
+    return Ran::NoObservation;
+  }
+  unstable_in_a_row_ = unsupported_in_a_row_ = 0;
+  st.device_seconds = static_cast<double>(observed->makespan()) * o_.time_unit_ms / 1000.0 *
+                      static_cast<double>(r.repetitions.size());
+  res_.device_seconds += st.device_seconds;
+  const model::Observation obs = oracle::observation_of(*observed, model::ObservationKind::Synthetic);
+  history_.push_back({ci, obs});
+
+  std::vector<size_t> keep;
+  int closest_match = -1;
+  size_t closest = 0;
+  for (const auto& [k, members] : by_class) {
+    // A class that predicts the kernels cannot run is refuted by any observation of them running.
+    const bool pass = k >= 0 && model::compare_recording(obs, cand.scenario, cand.schedule[static_cast<size_t>(k)],
+                                                         model::Level::Exact)
+                                        .verdict == model::Verdict::Pass;
+    if (pass) {
+      keep.insert(keep.end(), members.begin(), members.end());
+      continue;
+    }
+    st.dropped_count += members.size();
+    for (size_t i : members)
+      if (st.dropped.size() < 20) st.dropped.push_back(hs_[i].name);
+    const int m = k >= 0 ? matching_blocks(cand.schedule[static_cast<size_t>(k)], *observed) : 0;
+    if (m > closest_match) {
+      closest_match = m;
+      closest = members.front();
+    }
+  }
+  std::sort(keep.begin(), keep.end());
+  if (keep.empty()) {
+    res_.outcome = LearnOutcome::NoneSurvives;
+    res_.closest = hs_[closest].name;
+    model::Case q;
+    q.id = "open-" + cand.id;
+    q.source = "learn: oracle " + oracle->name();
+    q.scenario = cand.scenario;
+    q.observation = obs;
+    q.observation->kind = o_.oracle_spec == "cuda" ? model::ObservationKind::Hardware : model::ObservationKind::Synthetic;
+    std::vector<std::string> refuted;
+    for (size_t i : first_n(alive_, 12)) refuted.push_back(hs_[i].name);
+    q.notes = fmt::format("refutes every candidate still consistent ({}{}); closest: {} with {} of {} blocks on the "
+                          "observed SM",
+                          fmt::join(refuted, ", "), alive_.size() > refuted.size() ? ", ..." : "", res_.closest,
+                          closest_match, cand.scenario.total_blocks());
+    res_.open_question = std::move(q);
+    res_.reason = "none fits: " + res_.open_question->notes;
+  }
+  alive_ = std::move(keep);
+  for (size_t f = 0; f < fields_.size(); ++f) {
+    const bool now = values_left(f).size() <= 1;
+    if (now && !was_settled_[f]) settled_by_[f] = cand.id;
+    was_settled_[f] = now;
+  }
+  emit();
+  return Ran::Observed;
+}
+
+bool Learner::confirm(bool& stop) {
+  auto groups = groups_of_alive();
+  const std::vector<size_t>& group = groups.begin()->second;
+  const size_t rep = group.front();
+  const model::Hypothesis& h = hs_[rep];
+  if (confirming_ != rep) {
+    confirming_ = rep;
+    nbr_synth_tried_.clear();
+    nbrs_.clear();
+    nchecks_.clear();
+    for (auto& n : model::neighbours(h, o_.neighbour_distance)) {
+      NeighbourCheck c;
+      c.name = n.name;
+      c.differences = option_differences(h, n);
+      // A neighbour that is itself a consistent candidate is in the group (one group is left).
+      for (size_t i : group)
+        if (hs_[i].same_options(n) && i != rep) {
+          c.verdict = NeighbourVerdict::Equivalent;
+          c.detail = proof_.count(i) ? proof_[i] : "in the consistent set's equivalence group";
+        }
+      if (c.verdict != NeighbourVerdict::Equivalent && machine_key(n, device_) == machine_key(h, device_)) {
+        c.verdict = NeighbourVerdict::Equivalent;
+        c.detail = "the same options where they can matter on " + device_.name;
+      }
+      nbrs_.push_back(std::move(n));
+      nchecks_.push_back(std::move(c));
+    }
+  }
+  // What the observations so far say about each neighbour still open.
+  for (size_t k = 0; k < nbrs_.size(); ++k) {
+    if (nchecks_[k].verdict != NeighbourVerdict::NotSeparated) continue;
+    for (const auto& ob : history_) {
+      const CaseEntry& c = cases_[ob.case_index];
+      model::Schedule s;
+      try {
+        s = model::simulate(c.scenario, nbrs_[k]);
+      } catch (const model::InputError&) {
+        nchecks_[k].verdict = NeighbourVerdict::Separated;  // predicts the observed case cannot run
+        nchecks_[k].case_id = c.id;
+        break;
+      }
+      if (model::compare_recording(ob.obs, c.scenario, s, model::Level::Exact).verdict != model::Verdict::Pass) {
+        nchecks_[k].verdict = NeighbourVerdict::Separated;
+        nchecks_[k].case_id = c.id;
+        break;
+      }
+    }
+  }
+  auto finish = [&] {
+    Confirmation cf;
+    cf.survivor = h.name;
+    cf.cases_agreed = static_cast<int>(history_.size());
+    cf.neighbours = nchecks_;
+    const bool complete = cf.not_separated().empty();
+    res_.outcome = !complete ? LearnOutcome::Unconfirmed
+                   : group.size() == 1 ? LearnOutcome::Identified
+                                       : LearnOutcome::Equivalent;
+    res_.reason = cf.summary();
+    res_.confirmation = std::move(cf);
+    stop = true;
+    return true;
+  };
+  if (!o_.confirm) return finish();
+  std::vector<size_t> open;
+  for (size_t k = 0; k < nbrs_.size(); ++k)
+    if (nchecks_[k].verdict == NeighbourVerdict::NotSeparated) open.push_back(k);
+  if (open.empty()) return finish();
+
+  // The unused corpus case that separates the survivor from the most open neighbours (then the cheapest).
+  std::optional<size_t> best;
+  std::vector<size_t> best_cover;
+  int64_t best_cost = 0;
+  for (size_t ci = 0; ci < cases_.size(); ++ci) {
+    CaseEntry& c = cases_[ci];
+    if (c.used) continue;
+    const int mine = c.classify(hs_, rep);
+    if (mine < 0) continue;
+    const model::Schedule& ms = c.schedule[static_cast<size_t>(mine)];
+    std::vector<size_t> cover;
+    for (size_t k : open) {
+      model::Schedule s;
+      try {
+        s = model::simulate(c.scenario, nbrs_[k]);
+      } catch (const model::InputError&) {
+        cover.push_back(k);
+        continue;
+      }
+      if (!same_placements(s, ms)) cover.push_back(k);
+    }
+    if (cover.empty()) continue;
+    if (!best || cover.size() > best_cover.size() || (cover.size() == best_cover.size() && ms.makespan() < best_cost)) {
+      best = ci;
+      best_cover = std::move(cover);
+      best_cost = ms.makespan();
+    }
+  }
+  if (!best && o_.synthesize) {
+    // No corpus case: a synthesized witness against one open neighbour at a time, within the budget.
+    for (size_t k : open) {
+      if (confirm_synth_used_ >= o_.confirm_synthesis_pairs || synthesis_left() <= 0) break;
+      if (nbr_synth_tried_.count(k)) continue;
+      nbr_synth_tried_.insert(k);
+      ++confirm_synth_used_;
+      PairResult pr = synthesize(h, nbrs_[k]);
+      if (pr.outcome == PairOutcome::Inseparable) {
+        nchecks_[k].verdict = NeighbourVerdict::Equivalent;
+        nchecks_[k].detail = "Z3: inseparable (" + pr.reason + ")";
+        continue;
+      }
+      if (pr.outcome != PairOutcome::Separated || !pr.witness) {
+        nchecks_[k].detail = fmt::format("Z3: {}{}", to_string(pr.outcome), pr.reason.empty() ? "" : " (" + pr.reason + ")");
+        continue;
+      }
+      best = add_case(*pr.witness, fmt::format("synthesized ({} vs {}; {})", h.name, nbrs_[k].name, pr.route));
+      best_cover = {k};
       break;
     }
-    std::optional<model::Schedule> observed;
-    if (r.status == oracle::RunStatus::Unsupported) {
-      st.oracle_note = "the oracle cannot run this case: " + r.reason;
-      ++unsupported_in_a_row;
-    } else if (r.status == oracle::RunStatus::Timeout || r.status == oracle::RunStatus::OrderUnconfirmed ||
-               r.status == oracle::RunStatus::DeviceError) {
-      // No trustworthy observation of this case: nobody is dropped; another splitting case is tried.
-      st.oracle_note = fmt::format("{}: {}; nobody dropped", oracle::to_string(r.status), r.reason);
-      ++unsupported_in_a_row;
-    } else if (r.status == oracle::RunStatus::Ok) {
-      observed = r.repetitions.front();
-    } else {
-      int votes = 0;
-      observed = majority(r.repetitions, votes);
-      st.oracle_note = observed ? fmt::format("unstable; {} of {} repetitions agree and are used", votes,
-                                              r.repetitions.size())
-                                : fmt::format("unstable with no majority ({} of {} at most); nobody dropped", votes,
-                                              r.repetitions.size());
-      if (!r.unstable_blocks.empty())
-        st.oracle_note += fmt::format(" ({} unstable placement(s), first: {})", r.unstable_blocks.size(),
-                                      r.unstable_blocks.front());
+  }
+  if (!best) {
+    for (size_t k : open)
+      if (nchecks_[k].detail.empty())
+        nchecks_[k].detail = o_.synthesize ? "no corpus case separates them; synthesis budget spent"
+                                           : "no corpus case separates them (synthesis off)";
+    return finish();
+  }
+  std::vector<std::string> names;
+  for (size_t k : best_cover) names.push_back(nbrs_[k].name);
+  const Ran ran = run_case(*best, StepPurpose::Confirm, names);
+  if (ran == Ran::NoDevice || alive_.empty()) {
+    stop = true;
+    return true;
+  }
+  if (ran == Ran::NoObservation)
+    for (size_t k : best_cover)
+      nchecks_[k].detail = "the confirming case " + cases_[*best].id + " gave no observation";
+  return false;
+}
+
+void Learner::finish_undecided() {
+  auto groups = groups_of_alive();
+  std::vector<std::string> why;
+  res_.open_pairs.clear();
+  std::vector<size_t> reps;
+  for (const auto& [r, m] : groups) reps.push_back(m.front());
+  for (size_t x = 0; x < reps.size(); ++x)
+    for (size_t y = x + 1; y < reps.size(); ++y) {
+      OpenPair p{hs_[reps[x]].name, hs_[reps[y]].name, ""};
+      auto it = tried_.find(std::minmax(reps[x], reps[y]));
+      if (it == tried_.end())
+        p.why = !o_.synthesize         ? "no unused corpus case splits them (synthesis off)"
+                : synthesis_left() <= 0 ? "no unused corpus case splits them; synthesis budget spent"
+                                        : "no unused corpus case splits them";
+      else
+        p.why = fmt::format("no corpus case splits them; Z3: {}{}", to_string(it->second.outcome),
+                            it->second.reason.empty() ? "" : " (" + it->second.reason + ")");
+      res_.open_pairs.push_back(std::move(p));
     }
-    if (observed) {
-      st.device_seconds = static_cast<double>(observed->makespan()) * o.time_unit_ms / 1000.0 *
-                          static_cast<double>(r.repetitions.size());
-      res.device_seconds += st.device_seconds;
-      const model::Observation obs = oracle::observation_of(*observed, model::ObservationKind::Synthetic);
-      std::vector<model::Hypothesis> keep;
-      const model::Hypothesis* closest = nullptr;
-      int closest_match = -1;
-      for (size_t i = 0; i < alive.size(); ++i) {
-        const model::Schedule& pred = best_split.schedules[best_split.group_of[i]];
-        const model::Check c = model::compare_recording(obs, cand.scenario, pred, model::Level::Exact);
-        if (c.verdict == model::Verdict::Pass) {
-          keep.push_back(alive[i]);
-        } else {
-          st.dropped.push_back(alive[i].name);
-          const int m = matching_blocks(pred, *observed);
-          if (m > closest_match) {
-            closest_match = m;
-            closest = &alive[i];
-          }
-        }
-      }
-      unstable_in_a_row = unsupported_in_a_row = 0;
-      if (keep.empty()) {
-        res.outcome = LearnOutcome::NoneSurvives;
-        res.closest = closest ? closest->name : "";
-        model::Case q;
-        q.id = "open-" + cand.id;
-        q.source = "learn: oracle " + oracle->name();
-        q.scenario = cand.scenario;
-        q.observation = obs;
-        q.observation->kind =
-            o.oracle_spec == "cuda" ? model::ObservationKind::Hardware : model::ObservationKind::Synthetic;
-        q.notes = fmt::format("refutes every survivor ({}); closest: {} with {} of {} blocks on the observed SM",
-                              fmt::join(names(alive), ", "), res.closest, closest_match, cand.scenario.total_blocks());
-        res.open_question = std::move(q);
-        res.reason = res.open_question->notes;
-        alive.clear();
-      } else {
-        alive = std::move(keep);
-      }
-    } else if (r.status == oracle::RunStatus::Unstable) {
-      ++unstable_in_a_row;
+  res_.outcome = unstable_in_a_row_ > 0     ? LearnOutcome::Unstable
+                 : unsupported_in_a_row_ > 0 ? LearnOutcome::Unsupported
+                                             : LearnOutcome::Undecided;
+  res_.reason = unstable_in_a_row_ > 0     ? "the oracle gave no majority on the last splitting cases; "
+                : unsupported_in_a_row_ > 0 ? "the oracle could not run the last splitting cases; "
+                                            : "";
+  res_.reason += fmt::format("{} groups of consistent candidates that no case splits ({} pair(s) open)", groups.size(),
+                             res_.open_pairs.size());
+}
+
+LearnResult Learner::run() {
+  bool stop = false;
+  while (!stop && !alive_.empty()) {
+    if (step_ >= o_.max_steps) {
+      res_.outcome = groups_of_alive().size() == 1 ? LearnOutcome::Unconfirmed : LearnOutcome::Undecided;
+      res_.reason = fmt::format("stopped after {} steps", o_.max_steps);
+      break;
     }
-    st.survivors = names(alive);
-    res.steps.push_back(st);
-    if (on_step) on_step(st);
-    if (alive.empty()) break;
+    std::optional<size_t> ci = best_split();
+    size_t synth_ci = 0;
+    if (!ci && groups_of_alive().size() > 1 && split_by_synthesis(synth_ci)) ci = synth_ci;
+    if (ci) {
+      if (run_case(*ci, StepPurpose::Split, {}) == Ran::NoDevice) break;
+      continue;
+    }
+    if (groups_of_alive().size() > 1) {
+      finish_undecided();
+      break;
+    }
+    confirm(stop);
   }
-  res.survivors = names(alive);
-  if (alive.size() == 1 && res.outcome != LearnOutcome::NoDevice) {
-    res.outcome = LearnOutcome::Identified;
-    res.reason.clear();
+  for (size_t i : alive_) {
+    res_.survivors.push_back(hs_[i].name);
+    res_.consistent.push_back(hs_[i]);
   }
-  if (alive.size() > 1 && res.reason.empty() && res.outcome == LearnOutcome::Equivalent) {
-    res.outcome = LearnOutcome::Undecided;
-    res.reason = fmt::format("stopped after {} steps", o.max_steps);
+  for (const auto& [r, m] : groups_of_alive()) {
+    std::vector<std::string> names;
+    for (size_t i : m) names.push_back(hs_[i].name);
+    res_.equivalence.push_back(std::move(names));
   }
-  return res;
+  for (size_t f = 0; f < fields_.size() && !alive_.empty(); ++f) {
+    MechanismStatus m;
+    m.mechanism = fields_[f];
+    auto left = values_left(f, false);
+    m.values.assign(left.begin(), left.end());
+    m.state = values_left(f).size() == 1 ? Settledness::Settled : Settledness::Open;
+    m.settled_by = m.state == Settledness::Settled ? settled_by_[f] : "";
+    res_.mechanisms.push_back(std::move(m));
+  }
+  return std::move(res_);
+}
+
+}  // namespace
+
+std::string_view to_string(AnswerGrade g) {
+  switch (g) {
+    case AnswerGrade::Named: return "named";
+    case AnswerGrade::NoneFits: return "none-fits";
+    case AnswerGrade::Wrong: return "WRONG";
+    case AnswerGrade::Open: return "open";
+  }
+  return "?";
+}
+
+AnswerGrade grade_answer(const LearnResult& r, const model::Hypothesis& truth) {
+  if (r.outcome == LearnOutcome::NoneSurvives) return AnswerGrade::NoneFits;
+  if (r.outcome != LearnOutcome::Identified && r.outcome != LearnOutcome::Equivalent) return AnswerGrade::Open;
+  for (const auto& h : r.consistent)
+    if (h.same_options(truth)) return AnswerGrade::Named;
+  // The truth as a neighbour proved to make the same decisions on this device is named too.
+  if (r.confirmation)
+    for (const auto& n : r.confirmation->neighbours)
+      if (n.verdict == NeighbourVerdict::Equivalent && n.name == model::composition_name(truth)) return AnswerGrade::Named;
+  return AnswerGrade::Wrong;
+}
+
+LearnResult learn(const std::vector<model::Hypothesis>& candidates, const model::Device& device,
+                  const std::vector<model::Case>& corpus, const LearnOptions& o,
+                  const std::function<void(const LearnStep&)>& on_step) {
+  return Learner(candidates, device, corpus, o, on_step).run();
 }
 
 }  // namespace tbcheck::search

@@ -30,7 +30,8 @@ z3::solver make_solver(z3::context& c, unsigned timeout_ms, unsigned arith_solve
 }
 
 void check_encodable(const Hypothesis& h) {
-  // Every option has an encoding: issue paired / paired-cc8 in Encoder::block(), selection gpc-priority
+  // Every option has an encoding: issue paired / paired-cc8 / device in Encoder::block() (device's hand-out
+  // passes in pick_order), selection gpc-priority
   // in Encoder::fermi_pick() (it needs the device's GPC map, checked when a scenario is encoded).
   (void)h;
 }
@@ -40,7 +41,10 @@ std::vector<int> pick_order(const SymbolicScenario& s, const Hypothesis& h) {
   int first = 0;
   for (size_t k = 0; k < s.blocks.size(); first += s.blocks[k], ++k) {
     if (h.selection != model::Selection::GpcPriority) {
-      for (int b = 0; b < s.blocks[k]; ++b) out.push_back(first + b);
+      // Issue device (issue 14): the p-th placement is the block its hand-out pass gives it, so the
+      // encoder's picks stay the paired decisions (leader, follower, ...) and only the labels move.
+      const std::vector<int> index = h.hand_out_order(s.device, s.blocks[k]);
+      for (int b = 0; b < s.blocks[k]; ++b) out.push_back(first + (index.empty() ? b : index[static_cast<size_t>(b)]));
       continue;
     }
     // seed 003 Section 4.2 (pick_block): 1-D grids in block order, 2-D grids along the multirows.

@@ -27,6 +27,16 @@ struct Device {
   int smem_reserved_per_block = 0;  // bytes the runtime adds to every block
   int max_smem_per_block = 0;       // bytes, excluding the reserved part
   std::vector<int> gpc_of_tpc;      // optional
+  // How the front end issues the blocks of a large grid (issue 14; read by hypotheses with `issue: device`,
+  // optional in files): whether a decision places a pair of blocks, and how many consecutive decisions
+  // are handed out as one pass (their first blocks, then their second blocks) from which decision on.
+  bool issue_pairs = false;
+  int issue_pass = 1;
+  int issue_pass_from = 0;
+
+  // The architecture a compute capability belongs to ("Volta" for 7.0 and 7.2, "Turing" for 7.5, ...):
+  // what `predict` falls back to when a device has no recording of its own.
+  std::string architecture() const;
 
   int tpcs() const { return sms / sms_per_tpc; }
   int tpc_of(int sm) const { return sm / sms_per_tpc; }

@@ -20,7 +20,7 @@ enum class Smem { Counted, ContiguousFirstFit };
 enum class SmemConfig { None, Tpc };
 enum class Local { Ignore, GpuConfig };
 enum class Capacity { Blocks, Literal };
-enum class Issue { Single, Paired, PairedCc8 };
+enum class Issue { Single, Paired, PairedCc8, FromDevice };
 
 struct Hypothesis {
   std::string name;
@@ -48,6 +48,10 @@ struct Hypothesis {
   // Block b + 1 then goes to the leader's SM if it fits there at the leader's instant. The set of leaders
   // depends only on (n, b), so both engines know it before placing anything.
   bool leads_pair(const Device& d, int n, int b) const;
+  // The block index each placement of a kernel of `n` blocks gets, in placement order (issue device on a
+  // device with issue_pass > 1: a pass hands out its decisions' first blocks, then their second blocks).
+  // Empty when it is the identity (no pass holds a pair). Like the leaders, it depends only on (d, n).
+  std::vector<int> hand_out_order(const Device& d, int n) const;
   json to_json() const;  // the hypothesis-file shape, every field present
   // True when the two choose the same option for every mechanism (names may differ).
   bool same_options(const Hypothesis& o) const;

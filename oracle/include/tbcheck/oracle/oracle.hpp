@@ -1,6 +1,7 @@
 // The oracle interface: run a scenario R times on something that schedules blocks (a GPU, a
 // recording, a hypothesis playing the device) and return the schedules, their agreement and metadata.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,6 +39,16 @@ class Oracle {
   virtual ~Oracle();
   virtual std::string name() const = 0;
   virtual RunResult run(const model::Scenario& s, int repetitions) = 0;
+  // Called once per finished repetition (the CLI draws progress on a terminal with it).
+  void set_progress(std::function<void()> tick) { progress_ = std::move(tick); }
+
+ protected:
+  void repetition_done() const {
+    if (progress_) progress_();
+  }
+
+ private:
+  std::function<void()> progress_;
 };
 
 // The recording of one schedule (sm_of_block, start_of_block per kernel) as an observation of `kind`.

@@ -49,6 +49,13 @@ struct PairCheck {
   std::optional<PairResult> synthesis;
 };
 
+// A composition one or two option changes from the checked one, and corpus cases on which they differ.
+struct NeighbourSeparation {
+  std::string name;
+  std::vector<std::string> differences;
+  std::vector<std::string> cases;  // the first few separating corpus cases, in corpus order; empty: none
+};
+
 struct LevelTally {
   model::Level level = model::Level::Exact;
   size_t pass = 0, fail = 0, other = 0;
@@ -66,6 +73,7 @@ struct CheckReport {
   std::vector<Failure> failures;  // at the strictest failing level, one per failing case
   std::vector<std::string> expectation_mismatches;  // a case's `expect` for this hypothesis' name contradicted
   std::vector<PairCheck> pairs;
+  std::vector<NeighbourSeparation> neighbours;
   double solver_seconds = 0;
   nlohmann::json to_json() const;
 };

@@ -1,5 +1,6 @@
-// `learn`: the refutation loop. Run, on an oracle, the case that best splits the surviving hypotheses,
-// drop every hypothesis the observation refutes, and repeat until one survives, none can be split, or none survives.
+// `learn`: the refutation loop over a version space. Run, on an oracle, the case that best splits the
+// candidates still consistent with every observation, drop the refuted, and accept a survivor only once it
+// has predicted a confirmation suite that separates it from its neighbours in the composition space.
 #pragma once
 #include <functional>
 #include <optional>
@@ -14,6 +15,14 @@
 
 namespace tbcheck::search {
 
+// Where the candidates come from: every valid composition (model/compositions.hpp), or a given list.
+enum class LearnSpace { Compositions, List };
+std::string_view to_string(LearnSpace);
+
+// Small synthesis bounds for learn (1-2 TPCs, up to 2 kernels of 2 blocks, local memory varied, 2 s per
+// query, 5 s per pair); learn tries a simulated witness before asking Z3.
+DistinguishBounds learn_bounds();
+
 struct LearnOptions {
   std::string oracle_spec;  // "sim:<h>", "cuda", ...
   double noise = 0.0;       // sim only
@@ -21,40 +30,103 @@ struct LearnOptions {
   int repetitions = 3;
   int max_steps = 100;
   double time_unit_ms = 20.0;  // device seconds = observed makespan x unit x repetitions
-  bool synthesize = true;      // ask Z3 for a splitting case when the corpus has none
-  DistinguishBounds bounds;
+  bool synthesize = true;      // ask Z3 for a splitting or confirming case when the corpus has none
+  DistinguishBounds bounds = learn_bounds();  // of each synthesis
+  LearnSpace space = LearnSpace::List;  // labels the result; the candidates are what the caller passes
+  // Confirmation: neighbours are the valid compositions this many option changes away.
+  bool confirm = true;
+  int neighbour_distance = 2;
+  int confirm_synthesis_pairs = 12;  // neighbours Z3 is asked about when no corpus case separates them
+  double synthesis_budget_s = 120;   // Z3 wall time of the whole run (splitting and confirming)
+  // With more consistent candidates than this, a case's split is estimated on an evenly spread sample
+  // of them (the chosen case is then simulated for all); keeps a step cheap over thousands.
+  size_t split_sample = 96;
 };
 
-// Identified: one survivor. Equivalent: every pair of survivors is proved inseparable within bounds.
-// Undecided: some pair has no splitting case in the corpus and Z3 found none (gave up, or synthesis is off).
-// NoneSurvives: the last observation refutes every survivor (an open question). Unstable: the oracle never
+// Identified: one survivor that predicted its confirmation suite and is separated from every neighbour.
+// Equivalent: as Identified, for a set of survivors proved to make the same decisions on this device.
+// Unconfirmed: survivors agree with every observation, but some neighbour is not yet separated (no case
+// within the budget). Undecided: survivors that no case splits and Z3 did not prove equivalent.
+// NoneSurvives: an observation refutes every candidate (an open question). Unstable: the oracle never
 // agreed with itself on the cases left. NoDevice / Unsupported: the oracle could not run at all.
-enum class LearnOutcome { Identified, Equivalent, Undecided, NoneSurvives, Unstable, NoDevice, Unsupported };
+enum class LearnOutcome { Identified, Equivalent, Unconfirmed, Undecided, NoneSurvives, Unstable, NoDevice, Unsupported };
 std::string_view to_string(LearnOutcome);
+
+// Why a step ran: to split the consistent set, or to confirm a survivor against its neighbours.
+enum class StepPurpose { Split, Confirm };
+std::string_view to_string(StepPurpose);
 
 struct LearnStep {
   int index = 0;
+  StepPurpose purpose = StepPurpose::Split;
   std::string case_id;
-  std::string origin;  // "corpus <file>", "retargeted from <device> (blocks x a/b)", "synthesized (<pair>)"
+  std::string origin;  // "corpus <file>", "... retargeted from <device> (blocks x a/b)", "synthesized (<pair>)"
   int kernels = 0, blocks = 0;
-  std::vector<std::vector<std::string>> groups;  // survivors grouped by identical prediction
+  std::vector<size_t> group_sizes;               // consistent candidates per predicted schedule
+  std::vector<std::vector<std::string>> groups;  // their names, each group cut to its first 8
   oracle::RunStatus status = oracle::RunStatus::Ok;
   std::string oracle_note;  // majority used, unstable blocks, reason
-  std::vector<std::string> dropped, survivors;
+  size_t dropped_count = 0, survivor_count = 0;
+  std::vector<std::string> dropped, survivors;  // names, each cut to its first 20
+  std::vector<std::string> confirms;            // Confirm: the neighbours this case was chosen to separate
   double oracle_seconds = 0;  // wall clock of the oracle run
   double device_seconds = 0;  // modelled GPU time: makespan x unit x repetitions
 };
 
+// A neighbour of the accepted survivor, and what confirmation learned about it.
+enum class NeighbourVerdict { Separated, Equivalent, NotSeparated };
+std::string_view to_string(NeighbourVerdict);
+struct NeighbourCheck {
+  std::string name;
+  std::vector<std::string> differences;  // "registers: pb vs pb-contiguous"
+  NeighbourVerdict verdict = NeighbourVerdict::NotSeparated;
+  std::string case_id;  // the observed case its prediction contradicts
+  std::string detail;   // equivalent: how proved; not separated: why
+};
+
+struct Confirmation {
+  std::string survivor;  // the representative confirmed
+  int cases_agreed = 0;  // observed cases it predicted
+  std::vector<NeighbourCheck> neighbours;
+  size_t count(NeighbourVerdict v) const;
+  std::vector<std::string> not_separated() const;
+  std::string summary() const;  // "agrees with N cases; separated from K of its M neighbours; ..."
+};
+
+// Per mechanism field: settled (the consistent candidates left act alike on it on this device, e.g. issue
+// paired and paired-cc8 on a compute capability 8.x device) or open.
+enum class Settledness { Settled, Open };
+std::string_view to_string(Settledness);
+struct MechanismStatus {
+  std::string mechanism;
+  Settledness state = Settledness::Open;
+  std::vector<std::string> values;  // left among the consistent candidates, as written ("off": no threshold)
+  std::string settled_by;           // the case after which one value was left ("" if the list had one)
+};
+
+// Two consistent candidates no case separated, and what Z3 said.
+struct OpenPair {
+  std::string a, b;
+  std::string why;
+};
+
 struct LearnResult {
-  LearnOutcome outcome = LearnOutcome::Equivalent;
+  LearnSpace space = LearnSpace::List;
+  LearnOutcome outcome = LearnOutcome::Undecided;
   std::string reason;
+  size_t candidates = 0;  // at the start, after those not applicable to the device
   std::vector<std::string> survivors;
+  std::vector<model::Hypothesis> consistent;          // every survivor, in candidate order
+  std::vector<std::vector<std::string>> equivalence;  // survivors grouped: proved equivalent on this device
+  std::vector<OpenPair> open_pairs;                   // undecided: representatives of groups left apart
+  std::optional<Confirmation> confirmation;
+  std::vector<MechanismStatus> mechanisms;
   std::vector<std::string> not_applicable;  // "<name>: <reason>": cannot run on the device at all
   std::vector<LearnStep> steps;
   int oracle_runs = 0;  // repetitions summed over steps
   double oracle_seconds = 0, device_seconds = 0, synthesis_seconds = 0;
   std::optional<model::Case> open_question;  // NoneSurvives: the contradicting case with its observation
-  std::string closest;                       // NoneSurvives: the survivor that matched the most blocks
+  std::string closest;                       // NoneSurvives: the candidate that matched the most blocks
   nlohmann::json to_json() const;
 };
 
@@ -63,8 +135,22 @@ struct LearnResult {
 // count), other kernels keep their blocks. nullopt when some kernel is not valid on `d`.
 std::optional<model::Scenario> retarget(const model::Scenario& s, const model::Device& d);
 
-LearnResult learn(const std::vector<model::Hypothesis>& hypotheses, const model::Device& device,
+// The corpus moved to `d` (retarget), scenarios deduplicated: the cases learn and check draw from.
+struct DeviceCase {
+  std::string id, origin;
+  model::Scenario scenario;
+};
+std::vector<DeviceCase> device_cases(const std::vector<model::Case>& corpus, const model::Device& d);
+
+LearnResult learn(const std::vector<model::Hypothesis>& candidates, const model::Device& device,
                   const std::vector<model::Case>& corpus, const LearnOptions& o,
                   const std::function<void(const LearnStep&)>& on_step = {});
+
+// How an answer stands against the composition that played the device (sim oracle; for tests and benches):
+// Named: identified or equivalent with the truth among the survivors; NoneFits: none survives; Wrong:
+// identified or equivalent without the truth; Open: unconfirmed, undecided or the oracle failed.
+enum class AnswerGrade { Named, NoneFits, Wrong, Open };
+std::string_view to_string(AnswerGrade);
+AnswerGrade grade_answer(const LearnResult& r, const model::Hypothesis& truth);
 
 }  // namespace tbcheck::search

@@ -88,7 +88,8 @@ struct SharedTerms {
 };
 
 // The block (global index in list order) of each dispatch, in dispatch order: list order, except that
-// under gpc-priority a kernel's blocks are picked in fermi_block_order of its grid.
+// under gpc-priority a kernel's blocks are picked in fermi_block_order of its grid, and under issue device a
+// kernel's placements are labelled by Hypothesis::hand_out_order.
 std::vector<int> pick_order(const SymbolicScenario& s, const model::Hypothesis& h);
 
 // Constraints that hold exactly when `d` is the schedule hypothesis `h` gives the scenario

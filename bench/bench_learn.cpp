@@ -1,0 +1,164 @@
+// bench_learn: steps and oracle device-seconds for `learn` to reach its answer when a composition two or three
+// options from alg1 plays the device: the composition-space learner beside the shipped-list learner, clean and noisy.
+// Usage: bench_learn [--devices rtx3090,h100-sxm] [--seed 1] [--per-distance 3] [--noise 0.1] [--reps 5]
+//                    [--budget 30] [--distances 2,3] [--no-noise] [--check]
+// --check (scripts/long.sh, the acceptance run of issue 13): exit 1 unless every clean composition-space run
+// names the composition or says none fits, and no run of either learner names a wrong one.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/device.hpp"
+#include "tbcheck/model/io.hpp"
+#include "tbcheck/search/learn.hpp"
+
+using namespace tbcheck;
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t c = s.find(',', pos);
+    if (c == std::string::npos) c = s.size();
+    if (c > pos) out.push_back(s.substr(pos, c - pos));
+    pos = c + 1;
+  }
+  return out;
+}
+
+struct Cell {
+  std::string grade;
+  size_t steps = 0;
+  double device_s = 0, wall_s = 0;
+};
+
+Cell run(const std::vector<model::Hypothesis>& candidates, search::LearnSpace space, const model::Device& d,
+         const std::vector<model::Case>& corpus, const std::string& oracle, const model::Hypothesis& truth, double noise,
+         int reps, double budget, unsigned seed) {
+  search::LearnOptions o;
+  o.oracle_spec = oracle;
+  o.space = space;
+  o.noise = noise;
+  o.repetitions = reps;
+  o.seed = seed;
+  o.synthesis_budget_s = budget;
+  const auto t0 = std::chrono::steady_clock::now();
+  search::LearnResult r = search::learn(candidates, d, corpus, o);
+  Cell c;
+  c.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  c.grade = fmt::format("{}/{}", search::to_string(search::grade_answer(r, truth)), search::to_string(r.outcome));
+  c.steps = r.steps.size();
+  c.device_s = r.device_seconds;
+  return c;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> devices = {"rtx3090", "h100-sxm"};
+  std::vector<int> distances = {2, 3};
+  uint64_t seed = 1;
+  int per_distance = 3, reps = 5;
+  double noise = 0.1, budget = 30;
+  bool with_noise = true, check = false;
+  int failures = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "bench_learn: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--devices") devices = split(next());
+    else if (a == "--seed") seed = std::strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--per-distance") per_distance = std::atoi(next().c_str());
+    else if (a == "--noise") noise = std::atof(next().c_str());
+    else if (a == "--reps") reps = std::atoi(next().c_str());
+    else if (a == "--budget") budget = std::atof(next().c_str());
+    else if (a == "--distances") {
+      distances.clear();
+      for (const auto& x : split(next())) distances.push_back(std::atoi(x.c_str()));
+    } else if (a == "--no-noise") with_noise = false;
+    else if (a == "--check") check = true;
+    else {
+      std::fprintf(stderr, "bench_learn: unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  std::vector<model::Case> corpus = model::load_cases(std::string(TBCHECK_SOURCE_DIR) + "/corpus");
+  const std::string shared = std::string(TBCHECK_SOURCE_DIR) + "/../shared/external";
+  const bool have_shared = std::filesystem::exists(shared);
+  if (have_shared) {
+    auto more = model::load_cases(shared);
+    corpus.insert(corpus.end(), more.begin(), more.end());
+  }
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("tbcheck-bench-learn-{}", seed);
+  std::filesystem::create_directories(dir);
+  const model::Hypothesis& alg1 = *model::find_builtin_hypothesis("alg1");
+  const auto& space = model::all_compositions();
+  const auto& shipped = model::builtin_hypotheses();
+  fmt::print("corpus: {} cases (repository corpus{}); {} compositions, {} shipped; seed {}; noise {} over {} repetitions; "
+             "Z3 budget {} s per run\n",
+             corpus.size(), have_shared ? " and ../shared/external" : " only", space.size(), shipped.size(), seed, noise,
+             reps, budget);
+  fmt::print("cell: grade/outcome steps device-s wall-s\n\n");
+  fmt::print("{:<9} {:<62} {:>1} | {:<30} | {:<30} | {:<30} | {:<30}\n", "device", "composition (seed " + std::to_string(seed) + ")",
+             "d", "space, clean", "shipped list, clean", "space, noisy", "shipped list, noisy");
+  struct Sum {
+    size_t steps = 0, named = 0, wrong = 0, n = 0;
+    double device_s = 0, wall_s = 0;
+  };
+  Sum sums[4];
+  for (const auto& dn : devices) {
+    const model::Device& d = model::builtin_device(dn, "bench_learn", "--devices");
+    for (int dist : distances) {
+      for (const auto& truth : model::sample_compositions(alg1, seed + static_cast<uint64_t>(dist), per_distance, dist, dist)) {
+        const auto path = (dir / (truth.name + ".json")).string();
+        model::write_file_atomic(path, truth.to_json().dump(2) + "\n");
+        const std::string oracle = "sim:" + path;
+        Cell cells[4];
+        cells[0] = run(space, search::LearnSpace::Compositions, d, corpus, oracle, truth, 0.0, 1, budget, 1);
+        cells[1] = run(shipped, search::LearnSpace::List, d, corpus, oracle, truth, 0.0, 1, budget, 1);
+        if (with_noise) {
+          cells[2] = run(space, search::LearnSpace::Compositions, d, corpus, oracle, truth, noise, reps, budget, 7);
+          cells[3] = run(shipped, search::LearnSpace::List, d, corpus, oracle, truth, noise, reps, budget, 7);
+        }
+        std::string row = fmt::format("{:<9} {:<62} {:>1}", dn, truth.name, dist);
+        for (int k = 0; k < (with_noise ? 4 : 2); ++k) {
+          const Cell& c = cells[k];
+          row += fmt::format(" | {:<17} {:>2} {:>5.1f} {:>4.1f}", c.grade, c.steps, c.device_s, c.wall_s);
+          sums[k].steps += c.steps;
+          sums[k].device_s += c.device_s;
+          sums[k].wall_s += c.wall_s;
+          sums[k].named += c.grade.rfind("named", 0) == 0 ? 1 : 0;
+          sums[k].wrong += c.grade.rfind("WRONG", 0) == 0 ? 1 : 0;
+          ++sums[k].n;
+        }
+        fmt::print("{}\n", row);
+        for (int k = 0; k < (with_noise ? 4 : 2); ++k)
+          failures += cells[k].grade.rfind("WRONG", 0) == 0 ? 1 : 0;
+        if (cells[0].grade.rfind("named", 0) != 0 && cells[0].grade.rfind("none-fits", 0) != 0) ++failures;
+        std::fflush(stdout);
+      }
+    }
+  }
+  fmt::print("\ntotals (named / wrong of runs; steps; device-s; wall-s):\n");
+  const char* labels[4] = {"space, clean", "shipped list, clean", "space, noisy", "shipped list, noisy"};
+  for (int k = 0; k < (with_noise ? 4 : 2); ++k)
+    fmt::print("  {:<20} {:>2} / {:>2} of {:>2}; {:>4} steps; {:>7.1f} device-s; {:>6.1f} s wall\n", labels[k],
+               sums[k].named, sums[k].wrong, sums[k].n, sums[k].steps, sums[k].device_s, sums[k].wall_s);
+  std::filesystem::remove_all(dir);
+  if (check) fmt::print("check: {}\n", failures == 0 ? "every answer named the composition or said none fits; none wrong"
+                                                      : fmt::format("{} failing answer(s)", failures));
+  return check && failures > 0 ? 1 : 0;
+}

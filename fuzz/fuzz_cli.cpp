@@ -1,0 +1,259 @@
+// libFuzzer target on the command line itself: the input picks a subcommand and a sequence of its
+// flags with values (edge numbers, names, small generated files, raw bytes) and runs tbcheck_main.
+// Exit 3 (an internal error) is a finding; so is any crash or sanitizer report.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tbcheck_main.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// One option of a subcommand and the values worth trying for it (beside the shared pool).
+struct Opt {
+  const char* name;  // "" for a positional argument, a flag when `values` is empty and `is_flag`
+  bool is_flag;
+  std::vector<const char*> values;
+};
+struct Sub {
+  const char* name;
+  std::vector<Opt> opts;
+  std::vector<const char*> fixed;  // bounds that keep one execution short (solver time, search size)
+};
+
+const std::vector<const char*> kNumbers = {"0", "1", "2", "3", "-1", "nan", "inf", "-inf", "1e300", "0.5", "1e-9",
+                                           "10001", "2147483648", "0x10", "", "abc"};
+const std::vector<const char*> kFiles = {"case.json", "rec.json", "coll.json", "hyp.json", "dev.json", "log.json",
+                                         "bad.json", "dup.json", "big.json", "dir", "loop.json", "dangling.json",
+                                         "empty.json", "id.json", "nosuch.json", "corpus/hw/x.json", "/dev/null",
+                                         "out", "out/sub/f.json"};
+const std::vector<const char*> kHyps = {"alg1", "round-robin", "alg1,round-robin", "fermi", "nosuch", "hyp.json",
+                                        "alg1,alg1", "alg1,hyp.json", "sim:alg1", ","};
+
+const std::vector<Sub>& subs() {
+  static const std::vector<Sub> s = {
+      {"devices", {{"--json", true, {}}}, {}},
+      {"hypotheses", {{"--json", true, {}}, {"--options", true, {}}}, {}},
+      {"predict",
+       {{"", false, kFiles},
+        {"-H", false, {"alg1", "all", "fermi", "hyp.json", "nosuch", "alg1,round-robin"}},
+        {"--json", true, {}},
+        {"--svg", false, kFiles},
+        {"--trace", false, kFiles},
+        {"--us-per-unit", false, kNumbers},
+        {"--force", true, {}}},
+       {}},
+      {"validate",
+       {{"", false, kFiles},
+        {"-H", false, {"alg1", "all", "fermi", "hyp.json", "nosuch"}},
+        {"--level", false, {"exact", "counts", "sms", "all", "x"}},
+        {"--json", true, {}},
+        {"--all-rows", true, {}},
+        {"--details", true, {}},
+        {"--report", false, kFiles},
+        {"--force", true, {}}},
+       {}},
+      {"distinguish",
+       {{"--device", false, {"rtx3090", "v100", "nosuch", "dev.json"}},
+        {"-H", false, kHyps},
+        {"--out", false, kFiles},
+        {"--samples", false, kNumbers},
+        {"--json", true, {}},
+        {"--force", true, {}}},
+       {"--max-kernels", "2", "--max-blocks", "2", "--max-blocks-per-kernel", "2", "--max-duration", "2", "--timeout",
+        "0.2", "--pair-budget", "0.4", "-j", "1"}},
+      {"suite", {{"", false, kFiles}, {"-H", false, kHyps}, {"--json", true, {}}}, {}},
+      {"run",
+       {{"", false, kFiles},
+        {"--case", false, {"a", "b", "case-3", ""}},
+        {"--oracle", false, {"sim:alg1", "sim:nosuch", "sim:", "replay", "cuda", "sim:hyp.json", "x"}},
+        {"--noise", false, kNumbers},
+        {"--repeat", false, kNumbers},
+        {"--seed", false, kNumbers},
+        {"--out", false, kFiles},
+        {"--time-unit-ms", false, kNumbers},
+        {"--force-device", true, {}},
+        {"--dry-run", true, {}},
+        {"--json", true, {}}},
+       {}},
+      {"learn",
+       {{"--device", false, {"rtx3090", "v100", "nosuch"}},
+        {"--hypotheses", false, kHyps},
+        {"--oracle", false, {"sim:alg1", "sim:round-robin", "cuda", "sim:nosuch"}},
+        {"--corpus", false, kFiles},
+        {"--noise", false, kNumbers},
+        {"--repeat", false, {"1", "2", "0", "nan"}},
+        {"--seed", false, kNumbers},
+        {"--max-steps", false, {"1", "2", "0", "-1"}},
+        {"--time-unit-ms", false, kNumbers},
+        {"--json", true, {}}},
+       {"--no-synthesis", "--timeout", "0.2"}},
+      {"random",
+       {{"--device", false, {"rtx3090", "xavier", "nosuch"}},
+        {"--count", false, {"0", "1", "3", "-1", "10000001", "nan"}},
+        {"--seed", false, kNumbers},
+        {"--out", false, kFiles},
+        {"--max-blocks", false, {"0", "1", "4", "-1", "1048577"}},
+        {"--max-duration", false, {"1", "3", "0", "nan"}},
+        {"--judge", false, {"alg1", "round-robin", "nosuch", "all", "hyp.json", "fermi"}},
+        {"--must-run", false, {"all", "none", "alg1", "nosuch", "hyp.json"}},
+        {"--force", true, {}},
+        {"--json", true, {}}},
+       {}},
+      {"minimize",
+       {{"", false, kFiles},
+        {"--case", false, {"a", "b", "case-3"}},
+        {"--keep-disagreement", false, kHyps},
+        {"--keep-failure", false, kHyps},
+        {"--level", false, {"exact", "counts", "sms", "x"}},
+        {"--out", false, kFiles},
+        {"--force", true, {}},
+        {"--json", true, {}}},
+       {}},
+      {"check",
+       {{"", false, kHyps},
+        {"--corpus", false, kFiles},
+        {"-H", false, {"alg1", "round-robin", "alg1,round-robin", "nosuch", "hyp.json"}},
+        {"--device", false, {"rtx3090", "nosuch"}},
+        {"--timeout", false, kNumbers},
+        {"--json", true, {}}},
+       {"--synthesize", "none"}},
+      {"import-examiner",
+       {{"", false, kFiles},
+        {"--device", false, {"rtx3090", "v100", "nosuch", "dev.json", "dir", "bad.json"}},
+        {"--out", false, kFiles},
+        {"--time-unit-ms", false, kNumbers},
+        {"--regs", false, kNumbers},
+        {"--json", true, {}}},
+       {}},
+      {"export-examiner",
+       {{"", false, kFiles},
+        {"--case", false, {"a", "b"}},
+        {"--out", false, kFiles},
+        {"--time-unit-ms", false, kNumbers},
+        {"--iterations", false, kNumbers},
+        {"--plugin", false, {"x.so", ""}},
+        {"--force", true, {}}},
+       {}},
+  };
+  return s;
+}
+
+// The small files every execution starts from (recreated each time: a command may replace them).
+const std::map<std::string, std::string>& fixtures() {
+  static const std::map<std::string, std::string> f = {
+      {"case.json",
+       R"({"id": "a", "device": "rtx3090", "kernels": [{"name": "k1", "blocks": 3, "threads": 256, "regs": 32, "smem": 0, "duration": 2},
+          {"name": "k2", "blocks": 2, "threads": 64, "regs": 32, "smem": 1024, "duration": 1}]})"},
+      {"rec.json",
+       R"({"id": "b", "device": "rtx3090", "kernels": [{"name": "k1", "blocks": 2, "threads": 32, "regs": 32, "smem": 0, "duration": 1}],
+          "observation": {"kind": "hardware", "sm_of_block": {"k1": [0, 2]}, "start_of_block": {"k1": [0, 0]}}})"},
+      {"coll.json",
+       R"({"cases": [{"id": "a", "device": "v100", "kernels": [{"name": "k", "blocks": 2, "threads": 32, "regs": 32, "smem": 0, "duration": 1}]},
+          {"id": "b", "device": "rtx3090", "kernels": [{"name": "k", "blocks": 1, "threads": 32, "regs": 32, "smem": 0, "duration": 1}]}]})"},
+      {"hyp.json", R"({"name": "mine", "base": "alg1", "order": "natural"})"},
+      {"dev.json",
+       R"({"name": "mini", "cc": "8.6", "sms": 2, "sms_per_tpc": 2, "pbs_per_sm": 4, "max_blocks_per_sm": 16, "max_warps_per_sm": 48,
+          "max_threads_per_block": 1024, "regs_per_sm": 65536, "reg_alloc_unit": 256, "max_regs_per_thread": 255,
+          "smem_configs_kb": [0, 8, 16, 32, 64, 100], "smem_alloc_unit": 128, "smem_reserved_per_block": 1024, "max_smem_per_block": 101376})"},
+      {"log.json",
+       R"({"scenario_name": "s", "times": [{}, {"cpu_times": [0.1, 0.2]},
+          {"kernel_name": "K1", "block_count": 2, "thread_count": 256, "block_times": [0.1, 0.12, 0.1, 0.12], "block_smids": [0, 2]}]})"},
+      {"bad.json", R"({"device": "rtx3090", "kernels": [)"},
+      {"dup.json", R"({"device": "rtx3090", "device": "v100", "kernels": []})"},
+      {"big.json",
+       R"({"device": "rtx3090", "kernels": [{"name": "k1", "blocks": 16777216, "threads": 32, "regs": 32, "smem": 0, "duration": 1},
+          {"name": "k2", "blocks": 16777216, "threads": 32, "regs": 32, "smem": 0, "duration": 1}]})"},
+      {"id.json",
+       R"({"id": "../../escape", "device": "rtx3090", "kernels": [{"name": "k", "blocks": 1, "threads": 32, "regs": 32, "smem": 0, "duration": 1}]})"},
+      {"empty.json", ""},
+      {"dir/c.json",
+       R"({"device": "rtx3090", "kernels": [{"name": "k", "blocks": 1, "threads": 32, "regs": 32, "smem": 0, "duration": 1}]})"},
+  };
+  return f;
+}
+
+fs::path g_root;
+
+void reset_work() {
+  std::error_code ec;
+  fs::current_path(g_root, ec);
+  fs::remove_all(g_root / "w", ec);
+  fs::create_directories(g_root / "w/dir", ec);
+  fs::current_path(g_root / "w", ec);
+  for (const auto& [name, text] : fixtures()) std::ofstream(name) << text;
+  fs::create_symlink("loop.json", "loop.json", ec);
+  fs::create_symlink("gone.json", "dangling.json", ec);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  g_root = fs::temp_directory_path() / ("tbcheck-fuzz-cli-" + std::to_string(::getpid()));
+  fs::create_directories(g_root);
+  // The commands print tables and JSON; only findings matter here.
+  if (std::FILE* f = std::freopen("/dev/null", "w", stdout); !f) std::abort();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  size_t at = 0;
+  auto next = [&]() -> int { return at < size ? data[at++] : -1; };
+  const Sub& sub = subs()[static_cast<size_t>(next()) % subs().size()];
+  std::vector<std::string> positionals;
+  std::map<std::string, std::string> options;  // one value per option: a repeated one is a parse error only
+  std::vector<std::string> flags;
+  for (int steps = 0; steps < 12; ++steps) {
+    const int o = next();
+    if (o < 0) break;
+    const Opt& opt = sub.opts[static_cast<size_t>(o) % sub.opts.size()];
+    if (opt.is_flag) {
+      flags.push_back(opt.name);
+      continue;
+    }
+    const int v = next();
+    if (v < 0) break;
+    std::string value;
+    if (v & 0x80) {  // raw bytes from the input
+      const size_t n = std::min<size_t>(static_cast<size_t>(v & 0x0f), size - at);
+      value.assign(reinterpret_cast<const char*>(data + at), n);
+      at += n;
+      if (value.find('\0') != std::string::npos) value.resize(value.find('\0'));  // argv strings end at NUL
+    } else if (!opt.values.empty()) {
+      value = opt.values[static_cast<size_t>(v) % opt.values.size()];
+    }
+    if (*opt.name == '\0') positionals.push_back(value);
+    else options[opt.name] = value;
+  }
+  std::vector<std::string> args = {"tbcheck", sub.name};
+  for (const auto& p : positionals) args.push_back(p);
+  for (const auto& [k, v] : options) {
+    args.push_back(k);
+    args.push_back(v);
+  }
+  for (const auto& f : flags) args.push_back(f);
+  for (const char* f : sub.fixed) args.emplace_back(f);
+
+  reset_work();
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int rc = tbcheck::cli::tbcheck_main(static_cast<int>(args.size()), argv.data());
+  if (rc < 0 || rc > 2) {
+    std::fprintf(stderr, "fuzz_cli: exit %d from:", rc);
+    for (const auto& a : args) std::fprintf(stderr, " '%s'", a.c_str());
+    std::fprintf(stderr, "\n");
+    std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,45 @@
+// The space of mechanism compositions: every valid choice of one option per mechanism of option_table(),
+// with thresholds from a small documented set, and the neighbours of a composition (one or two changes).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tbcheck/model/hypothesis.hpp"
+
+namespace tbcheck::model {
+
+// The values a numeric or flag mechanism takes in the enumerated space. option_table() lists such a
+// mechanism with the value "<int>" (a threshold) or "true" (a flag); "off" (null / false) is always in.
+// The thresholds are the ones the papers name: 32 registers per thread and 3 KB of shared memory (seed 002
+// Section III-C2). A file may use any other value; the enumeration stays small on purpose.
+struct ThresholdChoices {
+  std::string mechanism;
+  std::vector<json> values;  // null / false first
+};
+const std::vector<ThresholdChoices>& threshold_set();
+
+// The mechanism fields of the hypothesis-file shape, in option_table() order.
+std::vector<std::string> mechanism_fields();
+
+// Every valid composition (hypothesis_from_json accepts it), in a fixed order. A composition with the same
+// options as a shipped hypothesis carries the shipped name; the others are named by their changes from
+// alg1 ("alg1+registers=pb-contiguous+smem=counted"), so the name says what it is.
+const std::vector<Hypothesis>& all_compositions();
+
+// The canonical name of h's options in that scheme (ignores h.name).
+std::string composition_name(const Hypothesis& h);
+
+// Number of mechanism fields on which the two choose differently.
+int option_distance(const Hypothesis& a, const Hypothesis& b);
+
+// Valid compositions 1..max_distance option changes away from h (h itself excluded), nearest first.
+std::vector<Hypothesis> neighbours(const Hypothesis& h, int max_distance = 2);
+
+// `count` distinct valid compositions that are not shipped and lie min..max option changes from `from`,
+// drawn with std::mt19937_64 seeded by `seed` (its output sequence is fixed by the standard, so a seed
+// names the same compositions everywhere). Fewer when the space has fewer.
+std::vector<Hypothesis> sample_compositions(const Hypothesis& from, uint64_t seed, int count, int min_distance,
+                                            int max_distance);
+
+}  // namespace tbcheck::model

@@ -1,0 +1,132 @@
+// The composition space (compositions.hpp): the cartesian product of option_table()'s options, each
+// candidate validated by hypothesis_from_json so that what it rejects is never enumerated.
+#include "tbcheck/model/compositions.hpp"
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "tbcheck/model/error.hpp"
+
+namespace tbcheck::model {
+
+const std::vector<ThresholdChoices>& threshold_set() {
+  static const std::vector<ThresholdChoices> set = {
+      {"registers_ignore_at_or_below", {json(), json(32)}},  // seed 002 Section III-C2 (32 registers)
+      {"smem_ignore_below", {json(), json(3072)}},           // seed 002 Section III-C2 (3 KB)
+      {"skip_on_multiple_of_4", {json(false), json(true)}},  // seed 000 Mechanism 2.2
+  };
+  return set;
+}
+
+std::vector<std::string> mechanism_fields() {
+  std::vector<std::string> out;
+  for (const auto& row : option_table())
+    if (std::find(out.begin(), out.end(), row.mechanism) == out.end()) out.emplace_back(row.mechanism);
+  return out;
+}
+
+namespace {
+
+// The values of one mechanism field in the enumerated space.
+std::vector<json> values_of(const std::string& field) {
+  for (const auto& t : threshold_set())
+    if (t.mechanism == field) return t.values;
+  std::vector<json> out;
+  for (const auto& row : option_table())
+    if (row.mechanism == field) {
+      // A threshold or flag the set above does not know: only "off", so the space stays valid.
+      if (row.value == "<int>") return {json()};
+      if (row.value == "true") return {json(false)};
+      out.emplace_back(std::string(row.value));
+    }
+  return out;
+}
+
+std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+}  // namespace
+
+std::string composition_name(const Hypothesis& h) {
+  for (const auto& b : builtin_hypotheses())
+    if (b.same_options(h)) return b.name;
+  const Hypothesis* base = find_builtin_hypothesis("alg1");
+  if (!base) return "composition";
+  const json a = base->to_json(), mine = h.to_json();
+  std::string name = "alg1";
+  for (const auto& f : mechanism_fields())
+    if (a.value(f, json()) != mine.value(f, json())) name += fmt::format("+{}={}", f, value_text(mine.value(f, json())));
+  return name;
+}
+
+const std::vector<Hypothesis>& all_compositions() {
+  static const std::vector<Hypothesis> all = [] {
+    const auto fields = mechanism_fields();
+    std::vector<std::vector<json>> values;
+    for (const auto& f : fields) values.push_back(values_of(f));
+    std::vector<Hypothesis> out;
+    std::vector<size_t> idx(fields.size(), 0);
+    while (true) {
+      json j = {{"name", "candidate"}, {"source", "composition space (tbcheck learn)"}};
+      for (size_t i = 0; i < fields.size(); ++i) j[fields[i]] = values[i][idx[i]];
+      try {
+        Hypothesis h = hypothesis_from_json(j, "composition");
+        h.name = composition_name(h);
+        h.file = "composition:" + h.name;
+        out.push_back(std::move(h));
+      } catch (const InputError&) {
+        // A combination no engine gives a meaning to (the loader says why): not part of the space.
+      }
+      size_t i = fields.size();
+      while (i > 0) {
+        --i;
+        if (++idx[i] < values[i].size()) break;
+        idx[i] = 0;
+        if (i == 0) return out;
+      }
+      if (fields.empty()) return out;
+    }
+  }();
+  return all;
+}
+
+int option_distance(const Hypothesis& a, const Hypothesis& b) {
+  const json ja = a.to_json(), jb = b.to_json();
+  int d = 0;
+  for (const auto& f : mechanism_fields()) d += ja.value(f, json()) != jb.value(f, json()) ? 1 : 0;
+  return d;
+}
+
+std::vector<Hypothesis> neighbours(const Hypothesis& h, int max_distance) {
+  std::vector<std::pair<int, const Hypothesis*>> near;
+  for (const auto& c : all_compositions()) {
+    const int d = option_distance(h, c);
+    if (d >= 1 && d <= max_distance) near.emplace_back(d, &c);
+  }
+  std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<Hypothesis> out;
+  for (const auto& [d, c] : near) out.push_back(*c);
+  return out;
+}
+
+std::vector<Hypothesis> sample_compositions(const Hypothesis& from, uint64_t seed, int count, int min_distance,
+                                            int max_distance) {
+  std::vector<const Hypothesis*> pool;
+  for (const auto& c : all_compositions()) {
+    if (find_builtin_hypothesis(c.name)) continue;  // shipped: named by its own file
+    const int d = option_distance(from, c);
+    if (d >= min_distance && d <= max_distance) pool.push_back(&c);
+  }
+  std::mt19937_64 rng(seed);
+  std::vector<Hypothesis> out;
+  while (static_cast<int>(out.size()) < count && !pool.empty()) {
+    const size_t k = static_cast<size_t>(rng() % pool.size());
+    out.push_back(*pool[k]);
+    pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  return out;
+}
+
+}  // namespace tbcheck::model

@@ -1,0 +1,196 @@
+// The conventions every command shares (cli/common.*), checked across the command table read from
+// `tbcheck --help`: --json envelope first, one hypothesis option, required flags marked, exit status 1.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "helpers.hpp"
+
+using tbcheck::test::run_tbcheck;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Every subcommand listed by `tbcheck --help`.
+std::vector<std::string> commands() {
+  auto r = run_tbcheck("--help");
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> out;
+  std::istringstream in(r.out.substr(r.out.find("Subcommands:")));
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, std::regex(R"(^  ([a-z][a-z-]*)\s)"))) out.push_back(m[1]);
+  }
+  REQUIRE(out.size() >= 10);
+  return out;
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("tbcheck-common-" + std::to_string(::getpid()) + "-" + std::to_string(rand()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("every --json document starts with schema_version, then tool", "[cli][json]") {
+  TempDir t;
+  const std::string out = "'" + t.path.string() + "'";
+  // One quick invocation per command that has --json; a command added with --json and no line here fails.
+  const std::map<std::string, std::vector<std::string>> runs = {
+      {"devices", {"devices --json"}},
+      {"hypotheses", {"hypotheses --json", "hypotheses --options --json"}},
+      {"predict",
+       {"predict corpus/paper/000-wang/case-4.2.json --json",
+        "predict corpus/paper/000-wang/case-4.2.json -H alg1,alg1-paired --json"}},
+      {"validate", {"validate corpus/paper/000-wang -H alg1 --json"}},
+      {"distinguish", {"distinguish -H round-robin,most-room --max-kernels 1 --max-blocks 2 --timeout 1 --json"}},
+      {"suite", {"suite corpus/paper/000-wang -H alg1,round-robin --json"}},
+      {"run", {"run corpus/paper/000-wang/case-4.2.json --oracle sim:alg1 --repeat 1 --out " + out + " --json"}},
+      {"learn",
+       {"learn --device rtx3090 -H alg1,round-robin --oracle sim:alg1 --corpus corpus/paper/000-wang --no-synthesis --json"}},
+      {"random", {"random --out " + out + "/random --count 2 --json"}},
+      {"minimize", {"minimize corpus/paper/000-wang/case-4.2.json --keep-disagreement alg1,alg1-counted-smem --json"}},
+      {"check",
+       {"check tests/data/check-no-skip-counted-smem.json --corpus corpus/paper/000-wang -H round-robin --synthesize none "
+        "--json"}},
+      {"import-examiner",
+       {"import-examiner tests/data/examiner/pair_stream0.json tests/data/examiner/pair_stream1.json --device rtx3090 --out " +
+        out + "/examiner --json"}},
+  };
+  size_t with_json = 0;
+  for (const auto& cmd : commands()) {
+    const bool has_json = run_tbcheck(cmd + " --help").out.find("--json") != std::string::npos;
+    INFO(cmd);
+    if (!has_json) {
+      CHECK(runs.count(cmd) == 0);
+      continue;
+    }
+    ++with_json;
+    REQUIRE(runs.count(cmd) == 1);
+    for (const auto& args : runs.at(cmd)) {
+      auto r = run_tbcheck(args);
+      INFO(args << "\n" << r.out.substr(0, 400));
+      CHECK((r.exit_code == 0 || r.exit_code == 1));
+      // The raw text, not the parsed object: nlohmann::json would sort the keys again.
+      CHECK(r.out.rfind("{\n  \"schema_version\": 1,\n  \"tool\": {\n    \"name\": \"tbcheck\",", 0) == 0);
+      CHECK_NOTHROW(nlohmann::json::parse(r.out));
+    }
+  }
+  CHECK(with_json == runs.size());
+}
+
+TEST_CASE("every command that takes hypotheses spells the option -H, --hypothesis, --hypotheses", "[cli]") {
+  size_t taking = 0;
+  for (const auto& cmd : commands()) {
+    const std::string help = run_tbcheck(cmd + " --help").out;
+    INFO(cmd << "\n" << help);
+    const bool any = help.find("--hypothes") != std::string::npos;
+    if (!any) continue;
+    ++taking;
+    CHECK(help.find("-H,--hypothesis,--hypotheses") != std::string::npos);
+  }
+  CHECK(taking >= 6);  // predict, validate, distinguish, suite, learn, check
+  // Both spellings are accepted and mean the same.
+  auto one = run_tbcheck("validate corpus/paper/000-wang --hypothesis alg1,round-robin --json");
+  auto other = run_tbcheck("validate corpus/paper/000-wang --hypotheses alg1,round-robin --json");
+  auto dash = run_tbcheck("validate corpus/paper/000-wang -H alg1,round-robin --json");
+  CHECK(one.exit_code == 0);
+  CHECK(one.out == other.out);
+  CHECK(one.out == dash.out);
+  CHECK(run_tbcheck("suite corpus/paper/000-wang --hypothesis alg1,round-robin").out ==
+        run_tbcheck("suite corpus/paper/000-wang --hypotheses alg1,round-robin").out);
+}
+
+TEST_CASE("an option a command cannot run without is marked REQUIRED in its --help", "[cli]") {
+  for (const auto& cmd : commands()) {
+    // Run with nothing: CLI11 names the first missing required option or positional.
+    auto r = run_tbcheck(cmd);
+    INFO(cmd << ": " << r.out);
+    std::smatch m;
+    if (!std::regex_search(r.out, m, std::regex(R"(([-a-z]+) is required)"))) continue;
+    CHECK(r.exit_code == 2);
+    const std::string help = run_tbcheck(cmd + " --help").out;
+    std::string name = m[1];
+    CHECK(std::regex_search(help, std::regex("(^|\\n)  (\\S+,)?" + name + "( [A-Z]+)*( \\.\\.\\.)? REQUIRED")));
+  }
+  // minimize needs exactly one of two predicates; its help says so on both.
+  const std::string help = run_tbcheck("minimize --help").out;
+  CHECK(std::regex_search(help, std::regex(R"(--keep-disagreement[^\n]*\n?[^\n]*required)")));
+  CHECK(std::regex_search(help, std::regex(R"(--keep-failure[^\n]*\n?[^\n]*required)")));
+}
+
+TEST_CASE("validate and check mean the same by exit 1, and say so", "[cli]") {
+  // A hypothesis no case names (round-robin under a new name) fails some of Wang's cases: findings, exit 0.
+  TempDir t;
+  const std::string mine = (t.path / "mine.json").string();
+  std::ofstream(mine) << R"({"name": "mine", "base": "round-robin"})";
+  auto v = run_tbcheck("validate corpus/paper/000-wang -H '" + mine + "'");
+  INFO(v.out);
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.find("All expectations met (0") == std::string::npos);
+  CHECK(std::regex_search(v.out, std::regex(R"(No case states an expectation for these hypotheses; the [1-9][0-9]* )"
+                                            R"(failure\(s\) above are findings, not contradicted expectations \(exit 0\)\.)")));
+  // With expectations judged, the line counts them.
+  auto e = run_tbcheck("validate corpus/paper/000-wang -H alg1");
+  CHECK(e.exit_code == 0);
+  CHECK(std::regex_search(e.out, std::regex(R"(All [1-9][0-9]* expectation\(s\) met\.)")));
+  // check: the same hypothesis, the same corpus, the same exit status.
+  auto c = run_tbcheck("check '" + mine + "' --corpus corpus/paper/000-wang -H alg1 --synthesize none");
+  INFO(c.out);
+  CHECK(c.exit_code == v.exit_code);
+  CHECK(c.out.find("No case's expectation for mine is contradicted") != std::string::npos);
+  // An expectation contradicted is exit 1 in both.
+  const std::string wrong = (t.path / "case.json").string();
+  std::ofstream(wrong) << R"({"id": "x", "device": "rtx3090", "kernels": [
+    {"name": "k1", "blocks": 2, "threads": 32, "regs": 32, "duration": 1}],
+    "observation": {"kind": "paper", "facts": [{"kernel": "k1", "on_sms": [0, 1]}]},
+    "expect": {"mine": "fail"}})";  // round-robin does put the two blocks on SMs 0 and 1
+  auto v1 = run_tbcheck("validate '" + wrong + "' -H '" + mine + "'");
+  INFO(v1.out);
+  auto c1 = run_tbcheck("check '" + mine + "' --corpus '" + wrong + "' -H alg1 --synthesize none");
+  INFO(c1.out);
+  CHECK(v1.exit_code == 1);
+  CHECK(c1.exit_code == 1);
+  for (const char* cmd : {"validate", "check"})
+    CHECK(run_tbcheck(std::string(cmd) + " --help").out.find("1 an expectation is contradicted") != std::string::npos);
+}
+
+TEST_CASE("the hypotheses table has a column per mechanism, so no two shipped rows read alike", "[cli]") {
+  const std::string out = run_tbcheck("hypotheses").out;
+  const std::string header = out.substr(0, out.find('\n'));
+  std::set<std::string> mechanisms;
+  for (const auto& o : tbcheck::model::option_table()) mechanisms.insert(std::string(o.mechanism));
+  for (const char* m : {"selection", "order", "warps", "registers", "smem", "smem config", "local", "capacity", "issue"})
+    CHECK(header.find(m) != std::string::npos);
+  CHECK(mechanisms.count("issue") == 1);
+  // Rows minus the name: every shipped hypothesis differs from every other in some column.
+  std::set<std::string> rows;
+  std::istringstream in(out);
+  std::string line;
+  std::getline(in, line);
+  std::getline(in, line);  // the rule under the header
+  size_t n = 0;
+  while (std::getline(in, line) && !line.empty()) {
+    rows.insert(line.substr(header.find("selection")));
+    ++n;
+  }
+  CHECK(n == tbcheck::model::builtin_hypotheses().size());
+  CHECK(rows.size() == n);
+  CHECK(out.find("paired-cc8") != std::string::npos);
+  CHECK(out.find("pb-strict-rr +skip") != std::string::npos);
+  CHECK(out.find("sm (ignore at or below 32)") != std::string::npos);
+}

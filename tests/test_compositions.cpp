@@ -1,0 +1,96 @@
+// Tests of model/compositions.cpp: the enumerated space holds only valid compositions, every option of the
+// table and every shipped hypothesis; neighbours are one or two changes away; seeded samples are stable.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "helpers.hpp"
+#include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/error.hpp"
+
+using namespace tbcheck;
+using tbcheck::test::hyp;
+
+TEST_CASE("the composition space is every valid combination, shipped ones under their names", "[compositions]") {
+  const auto& all = model::all_compositions();
+  REQUIRE(all.size() > 1000);  // thousands: the product of the options less what the loader rejects
+  std::set<std::string> names;
+  for (const auto& h : all) {
+    CHECK(names.insert(h.name).second);  // names are unique, so each is a usable file name
+    // Each one reads back through the loader with the same options.
+    auto j = h.to_json();
+    const model::Hypothesis back = model::hypothesis_from_json(j, "test");
+    CHECK(back.same_options(h));
+    // The loader's rule that PB registers need PB warps holds throughout.
+    CHECK(!(h.pb_registers() && !h.pb_warps()));
+  }
+  for (const auto& s : model::builtin_hypotheses()) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const model::Hypothesis& h) { return h.same_options(s); });
+    REQUIRE(it != all.end());
+    CHECK(it->name == s.name);
+  }
+  // Every named option of the table is used by some composition.
+  for (const auto& row : model::option_table()) {
+    if (row.value == "<int>" || row.value == "true") continue;
+    const bool used = std::any_of(all.begin(), all.end(), [&](const model::Hypothesis& h) {
+      auto j = h.to_json();
+      return j.contains(std::string(row.mechanism)) && j[std::string(row.mechanism)] == std::string(row.value);
+    });
+    INFO(row.mechanism << ": " << row.value);
+    CHECK(used);
+  }
+  // The documented thresholds appear, and a threshold outside the set does not.
+  CHECK(std::any_of(all.begin(), all.end(), [](const auto& h) { return h.registers_ignore_at_or_below == 32; }));
+  CHECK(std::any_of(all.begin(), all.end(), [](const auto& h) { return h.smem_ignore_below == 3072; }));
+  CHECK(std::none_of(all.begin(), all.end(), [](const auto& h) { return h.smem_ignore_below == 1024; }));
+}
+
+TEST_CASE("composition names say the changes from alg1", "[compositions]") {
+  model::Hypothesis h = hyp("alg1");
+  h.registers = model::Registers::PbContiguous;
+  h.smem = model::Smem::Counted;
+  CHECK(model::composition_name(h) == "alg1+registers=pb-contiguous+smem=counted");
+  CHECK(model::composition_name(hyp("alg1-contiguous-regs")) == "alg1-contiguous-regs");
+  CHECK(model::option_distance(h, hyp("alg1")) == 2);
+  CHECK(model::option_distance(h, hyp("alg1-contiguous-regs")) == 1);
+}
+
+TEST_CASE("neighbours are the valid compositions one or two changes away, nearest first", "[compositions]") {
+  const auto& h = hyp("alg1-contiguous-regs");
+  auto n = model::neighbours(h, 2);
+  REQUIRE(!n.empty());
+  int last = 1;
+  for (const auto& x : n) {
+    const int d = model::option_distance(h, x);
+    CHECK(d >= 1);
+    CHECK(d <= 2);
+    CHECK(d >= last);
+    last = d;
+  }
+  auto has = [&](const std::string& name) {
+    return std::any_of(n.begin(), n.end(), [&](const auto& x) { return x.name == name; });
+  };
+  CHECK(has("alg1"));                                                // registers back to pb
+  CHECK(has("alg1+registers=pb-contiguous+smem=counted"));           // one change: smem
+  CHECK(has("alg1+warps=pb-any+skip_on_multiple_of_4=false+registers=pb-contiguous"));  // two: warps and skip
+  CHECK(model::neighbours(h, 1).size() < n.size());
+}
+
+TEST_CASE("seeded samples of non-shipped compositions are stable and at the asked distance", "[compositions]") {
+  const auto& alg1 = hyp("alg1");
+  auto a = model::sample_compositions(alg1, 5, 6, 2, 3);
+  auto b = model::sample_compositions(alg1, 5, 6, 2, 3);
+  REQUIRE(a.size() == 6);
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].name == b[i].name);
+    CHECK(model::find_builtin_hypothesis(a[i].name) == nullptr);
+    const int d = model::option_distance(alg1, a[i]);
+    CHECK(d >= 2);
+    CHECK(d <= 3);
+  }
+  auto c = model::sample_compositions(alg1, 6, 6, 2, 3);
+  bool differs = false;
+  for (size_t i = 0; i < c.size(); ++i) differs = differs || c[i].name != a[i].name;
+  CHECK(differs);
+}
