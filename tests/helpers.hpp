@@ -76,5 +76,4 @@ struct RunResult {
 // Runs the tbcheck binary with the given arguments (a shell string), from the repository root.
 RunResult run_tbcheck(const std::string& args);
 
-
 }  // namespace tbcheck::test
