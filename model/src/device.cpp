@@ -21,7 +21,14 @@ std::optional<int> Device::config_at_least(int64_t bytes) const {
 static const std::vector<std::string> kDeviceKeys = {
     "name", "description", "cc", "sms", "sms_per_tpc", "pbs_per_sm", "max_blocks_per_sm", "max_warps_per_sm",
     "max_threads_per_block", "regs_per_sm", "reg_alloc_unit", "max_regs_per_thread", "smem_configs_kb",
-    "smem_alloc_unit", "smem_reserved_per_block", "max_smem_per_block", "gpc_of_tpc"};
+    "smem_alloc_unit", "smem_reserved_per_block", "max_smem_per_block", "gpc_of_tpc", "gpc_source",
+    "stream_priorities"};
+
+int Device::cc_major() const {
+  int major = 0;
+  std::sscanf(cc.c_str(), "%d", &major);
+  return major;
+}
 
 Device device_from_json(const json& j, const std::string& where, const std::string& path) {
   ObjectReader r(j, where, path, kDeviceKeys);
@@ -73,6 +80,24 @@ Device device_from_json(const json& j, const std::string& where, const std::stri
     if (static_cast<int>(d.gpc_of_tpc.size()) != d.tpcs())
       r.fail("gpc_of_tpc", fmt::format("lists {} TPCs but the device has {}", d.gpc_of_tpc.size(), d.tpcs()));
   }
+  if (r.has("gpc_source")) {
+    if (!r.has("gpc_of_tpc")) r.fail("gpc_source", "given without gpc_of_tpc");
+    d.gpc_source = r.string("gpc_source");
+    if (d.gpc_source.empty()) r.fail("gpc_source", "must not be empty");
+  }
+  if (r.has("stream_priorities")) {
+    ObjectReader p(r.require("stream_priorities"), where, r.field("stream_priorities"), {"least", "greatest", "source"});
+    PriorityRange pr;
+    pr.least = static_cast<int>(p.integer("least", -1024, 1024));
+    pr.greatest = static_cast<int>(p.integer("greatest", -1024, 1024));
+    if (pr.greatest > pr.least)
+      p.fail("greatest", fmt::format("{} is a lower priority than least {} (CUDA: the highest priority is the lower "
+                                     "number)",
+                                     pr.greatest, pr.least));
+    pr.source = p.string("source");
+    if (pr.source.empty()) p.fail("source", "must not be empty");
+    d.stream_priorities = pr;
+  }
   return d;
 }
 
@@ -94,6 +119,11 @@ json Device::to_json() const {
             {"max_smem_per_block", max_smem_per_block}};
   if (!description.empty()) j["description"] = description;
   if (!gpc_of_tpc.empty()) j["gpc_of_tpc"] = gpc_of_tpc;
+  if (!gpc_source.empty()) j["gpc_source"] = gpc_source;
+  if (stream_priorities)
+    j["stream_priorities"] = {{"least", stream_priorities->least},
+                              {"greatest", stream_priorities->greatest},
+                              {"source", stream_priorities->source}};
   return j;
 }
 
