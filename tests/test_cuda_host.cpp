@@ -356,10 +356,10 @@ TEST_CASE("run --dry-run prints the cuda launch plan without a GPU", "[cuda-host
 TEST_CASE("the launch plan carries priorities, releases, clusters and partitions", "[cuda][controls]") {
   using namespace tbcheck::oracle::cuda;
   auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [
-      {"name": "lo", "blocks": 4, "threads": 128, "regs": 32, "stream": 0, "priority": 0, "tpcs": [0, 1]},
-      {"name": "hi", "blocks": 4, "threads": 128, "regs": 32, "stream": 1, "priority": -5, "release_time": 3,
+      {"name": "lo", "blocks": 4, "threads": 128, "regs": 32, "duration": 1, "stream": 0, "priority": 0, "tpcs": [0, 1]},
+      {"name": "hi", "blocks": 4, "threads": 128, "regs": 32, "duration": 1, "stream": 1, "priority": -5, "release_time": 3,
        "tpcs": [2]},
-      {"name": "x", "blocks": 2, "threads": 128, "regs": 32, "release_time": 3, "tpcs": [1, 0]}]})");
+      {"name": "x", "blocks": 2, "threads": 128, "regs": 32, "duration": 1, "release_time": 3, "tpcs": [1, 0]}]})");
   CudaOptions o;
   const PlanResult r = build_launch_plan(s, nominal_variants(), o);
   REQUIRE(r.status == PlanStatus::Ok);
@@ -383,7 +383,7 @@ TEST_CASE("the launch plan carries priorities, releases, clusters and partitions
   CHECK(bad.status == PlanStatus::Unsupported);
   CHECK_THAT(bad.reason, Catch::Contains("overlap partition 0"));
 
-  auto cl = test::scenario(R"({"device": "h100-sxm", "kernels": [{"grid": [4, 2], "threads": 64, "regs": 32, "cluster": [2, 2]}]})");
+  auto cl = test::scenario(R"({"device": "h100-sxm", "kernels": [{"grid": [4, 2], "threads": 64, "regs": 32, "duration": 1, "cluster": [2, 2]}]})");
   const PlanResult c = build_launch_plan(cl, nominal_variants(), o);
   CHECK(c.plan.kernels[0].cluster == std::array<int, 3>{2, 2, 1});
   CHECK_THAT(c.plan.to_text(), Catch::Contains("clusters 2x2x1 (cudaLaunchKernelEx)"));
@@ -400,9 +400,9 @@ TEST_CASE("priority ranges, green-context support and the launch order with rele
   CHECK(green_context_support(13000, false).status == GreenContexts::Unsupported);
   // A later-released kernel that starts first is no launch-order violation; a simultaneous one is.
   auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [
-      {"name": "a", "blocks": 1, "threads": 32, "regs": 32},
-      {"name": "b", "blocks": 1, "threads": 32, "regs": 32, "release_time": 1},
-      {"name": "c", "blocks": 1, "threads": 32, "regs": 32, "release_time": 1}]})");
+      {"name": "a", "blocks": 1, "threads": 32, "regs": 32, "duration": 1},
+      {"name": "b", "blocks": 1, "threads": 32, "regs": 32, "duration": 1, "release_time": 1},
+      {"name": "c", "blocks": 1, "threads": 32, "regs": 32, "duration": 1, "release_time": 1}]})");
   std::vector<KernelRecord> recs = {{"a", {{500, 900, 0, 0}}}, {"b", {{400, 800, 1, 1}}}, {"c", {{450, 850, 2, 2}}}};
   CHECK(check_launch_order(s, recs).status == OrderCheck::Confirmed);
   recs[2].blocks[0].start_ns = 300;  // c launched with b but started before it

@@ -115,7 +115,7 @@ TEST_CASE("the priority and cluster cases load and are refused by name", "[paper
 }
 
 TEST_CASE("the cluster fact checks co-start and one GPC", "[paper][controls]") {
-  auto s = test::scenario(R"({"device": "h100-sxm", "kernels": [{"name": "k", "grid": [4, 2], "threads": 64, "regs": 32, "cluster": [2, 2]}]})");
+  auto s = test::scenario(R"({"device": "h100-sxm", "kernels": [{"name": "k", "grid": [4, 2], "threads": 64, "regs": 32, "duration": 1, "cluster": [2, 2]}]})");
   CHECK(cluster_of_blocks(s.kernels[0]) == std::vector<int>{0, 0, 1, 1, 0, 0, 1, 1});
   Fact f;
   f.kind = Fact::Kind::ClustersCoscheduled;

@@ -250,8 +250,8 @@ TEST_CASE("scenario: errors name the device field path of an inline device", "[l
 // Issue 17: the controls users set (priority, release_time, tpcs, cluster) and their input errors.
 TEST_CASE("controls load, write back, and impossible values name the field", "[scenario][controls]") {
   auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [
-      {"name": "a", "blocks": 4, "threads": 128, "regs": 32, "stream": 0, "priority": 0},
-      {"name": "b", "blocks": 4, "threads": 128, "regs": 32, "stream": 1, "priority": -5, "release_time": 7,
+      {"name": "a", "blocks": 4, "threads": 128, "regs": 32, "duration": 1, "stream": 0, "priority": 0},
+      {"name": "b", "blocks": 4, "threads": 128, "regs": 32, "duration": 1, "stream": 1, "priority": -5, "release_time": 7,
        "tpcs": [3, 1]}]})");
   CHECK(s.kernels[0].priority == 0);
   CHECK(s.kernels[1].priority == -5);
@@ -263,7 +263,7 @@ TEST_CASE("controls load, write back, and impossible values name the field", "[s
   auto err = [](const std::string& kernels, const std::string& device = "\"rtx2080ti\"") {
     return scenario_error(R"({"device": )" + device + R"(, "kernels": [)" + kernels + "]}");
   };
-  const std::string k = R"("blocks": 4, "threads": 128, "regs": 32)";
+  const std::string k = R"("blocks": 4, "threads": 128, "regs": 32, "duration": 1)";
   auto e = err("{" + k + R"(, "priority": -6})");
   CHECK(e.field() == "kernels[0].priority");
   CHECK_THAT(e.reason(), Catch::Contains("outside rtx2080ti's range [0 (least), -5 (greatest)]"));
@@ -280,16 +280,16 @@ TEST_CASE("controls load, write back, and impossible values name the field", "[s
   CHECK_THAT(order.reason(), Catch::Contains("launch order"));
   auto shared = err(R"({"name": "x", "stream": 1, "priority": 0, )" + k + R"(}, {"name": "y", "stream": 1, )" + k + "}");
   CHECK(shared.field() == "kernels[1].priority");
-  auto ok = test::scenario(R"({"device": "h100-sxm", "kernels": [{"grid": [8, 4], "threads": 64, "regs": 32, "cluster": [4, 2]}]})");
+  auto ok = test::scenario(R"({"device": "h100-sxm", "kernels": [{"grid": [8, 4], "threads": 64, "regs": 32, "duration": 1, "cluster": [4, 2]}]})");
   CHECK(ok.kernels[0].cluster_size() == 8);
 }
 
 TEST_CASE("a control no hypothesis models is refused by name; release_time alone is modelled", "[scenario][controls]") {
   CHECK(unmodelled_control(test::scenario(R"({"device": "rtx2080ti", "kernels": [
-      {"blocks": 1, "threads": 32, "regs": 32, "release_time": 3}]})")) == "");
-  for (const std::string& field : {R"("priority": -1)", R"("tpcs": [0])"}) {
-    auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [{"blocks": 1, "threads": 32, "regs": 32},
-        {"blocks": 1, "threads": 32, "regs": 32, )" + field + "}]}");
+      {"blocks": 1, "threads": 32, "regs": 32, "duration": 1, "release_time": 3}]})")) == "");
+  for (const char* field : {R"("priority": -1)", R"("tpcs": [0])"}) {
+    auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "duration": 1},
+        {"blocks": 1, "threads": 32, "regs": 32, "duration": 1, )" + std::string(field) + "}]}");
     auto e = error_of([&] { check_controls_modelled(s, "f.json"); });
     CHECK(e.where() == "f.json");
     CHECK_THAT(e.field(), Catch::StartsWith("kernels[1]."));

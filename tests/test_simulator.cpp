@@ -398,11 +398,11 @@ TEST_CASE("release_time: kernels become eligible at their launch instant", "[sim
   CHECK(sch.kernels[0].blocks[1].start == 0);   // a fills both SMs at 0
   CHECK(sch.kernels[1].blocks[0].start == 10);  // released at 4, room at 10
   CHECK(sch.kernels[2].blocks[0].start == 25);  // the GPU is idle from 20: c waits for its release
-  // Without releases c follows b in launch order, beside b's blocks at 10: the release is what moves it.
+  // Without releases c follows b in launch order and starts when b's blocks end: the release moves it to 25.
   auto plain = s;
   plain.kernels[2].release = 0;
   plain.kernels[1].release = 0;
-  CHECK(simulate(plain, test::hyp("alg1")).kernels[2].blocks[0].start == 10);
+  CHECK(simulate(plain, test::hyp("alg1")).kernels[2].blocks[0].start == 20);
   // A released kernel behind a stream predecessor waits for both.
   auto st = test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [
       {"name": "a", "blocks": 1, "threads": 32, "regs": 32, "duration": 10, "stream": 0},
@@ -414,10 +414,10 @@ TEST_CASE("release_time: kernels become eligible at their launch instant", "[sim
 }
 
 TEST_CASE("the simulator refuses priorities, partitions and clusters by name", "[simulator][controls]") {
-  auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "priority": 0}]})");
+  auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "duration": 1, "priority": 0}]})");
   auto e = test::error_of([&] { simulate(s, test::hyp("alg1")); });
   CHECK(e.field() == "kernels[0].priority");
   CHECK_THAT(e.reason(), Catch::StartsWith("unsupported"));
-  auto f = test::scenario(R"({"device": "quadro6000", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "release_time": 2}]})");
+  auto f = test::scenario(R"({"device": "quadro6000", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "duration": 1, "release_time": 2}]})");
   CHECK(test::error_of([&] { simulate(f, test::hyp("fermi")); }).field() == "kernels[0].release_time");
 }
