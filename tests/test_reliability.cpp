@@ -177,8 +177,7 @@ TEST_CASE("row 4: a corpus folder with a symbolic link loop is exit 2 naming the
 TEST_CASE("rows 5, 7, 16: floating flags reject nan, inf and meaningless values with a readable range", "[reliability][cli]") {
   Tmp t;
   const std::string f = t.write("c.json", small_case("c"));
-  for (const std::string& cmd : std::vector<std::string>{
-        std::string("distinguish --timeout nan --pair-budget nan"), std::string("distinguish --timeout inf"),
+  for (const std::string& cmd : std::vector<std::string>{std::string("distinguish --timeout nan --pair-budget nan"), std::string("distinguish --timeout inf"),
         std::string("distinguish --pair-budget -1"), std::string("distinguish --timeout 0"),
         "check alg1 --timeout nan", "predict " + f + " --trace " + (t / "t.json") + " --us-per-unit nan",
         "run " + f + " --oracle sim:alg1 --noise nan", "run " + f + " --oracle sim:alg1 --repeat 0",
