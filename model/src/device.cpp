@@ -21,8 +21,14 @@ std::optional<int> Device::config_at_least(int64_t bytes) const {
 static const std::vector<std::string> kDeviceKeys = {
     "name", "description", "cc", "sms", "sms_per_tpc", "pbs_per_sm", "max_blocks_per_sm", "max_warps_per_sm",
     "max_threads_per_block", "regs_per_sm", "reg_alloc_unit", "max_regs_per_thread", "smem_configs_kb",
-    "smem_alloc_unit", "smem_reserved_per_block", "max_smem_per_block", "gpc_of_tpc",
-    "issue_pairs", "issue_pass", "issue_pass_from"};
+    "smem_alloc_unit", "smem_reserved_per_block", "max_smem_per_block", "gpc_of_tpc", "gpc_source",
+    "stream_priorities", "issue_pairs", "issue_pass", "issue_pass_from"};
+
+int Device::cc_major() const {
+  int major = 0;
+  std::sscanf(cc.c_str(), "%d", &major);
+  return major;
+}
 
 Device device_from_json(const json& j, const std::string& where, const std::string& path) {
   ObjectReader r(j, where, path, kDeviceKeys);
@@ -81,6 +87,24 @@ Device device_from_json(const json& j, const std::string& where, const std::stri
   if (!d.issue_pairs && (d.issue_pass != 1 || d.issue_pass_from != 0))
     r.fail(d.issue_pass != 1 ? "issue_pass" : "issue_pass_from",
            "groups pair decisions into hand-out passes, so it needs \"issue_pairs\": true");
+  if (r.has("gpc_source")) {
+    if (!r.has("gpc_of_tpc")) r.fail("gpc_source", "given without gpc_of_tpc");
+    d.gpc_source = r.string("gpc_source");
+    if (d.gpc_source.empty()) r.fail("gpc_source", "must not be empty");
+  }
+  if (r.has("stream_priorities")) {
+    ObjectReader p(r.require("stream_priorities"), where, r.field("stream_priorities"), {"least", "greatest", "source"});
+    PriorityRange pr;
+    pr.least = static_cast<int>(p.integer("least", -1024, 1024));
+    pr.greatest = static_cast<int>(p.integer("greatest", -1024, 1024));
+    if (pr.greatest > pr.least)
+      p.fail("greatest", fmt::format("{} is a lower priority than least {} (CUDA: the highest priority is the lower "
+                                     "number)",
+                                     pr.greatest, pr.least));
+    pr.source = p.string("source");
+    if (pr.source.empty()) p.fail("source", "must not be empty");
+    d.stream_priorities = pr;
+  }
   return d;
 }
 
@@ -123,6 +147,11 @@ json Device::to_json() const {
     j["issue_pass"] = issue_pass;
     j["issue_pass_from"] = issue_pass_from;
   }
+  if (!gpc_source.empty()) j["gpc_source"] = gpc_source;
+  if (stream_priorities)
+    j["stream_priorities"] = {{"least", stream_priorities->least},
+                              {"greatest", stream_priorities->greatest},
+                              {"source", stream_priorities->source}};
   return j;
 }
 

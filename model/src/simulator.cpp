@@ -3,6 +3,7 @@
 #include "tbcheck/model/simulator.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <queue>
 #include <stdexcept>
@@ -177,7 +178,16 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
     throw InputError("scenario", "kernels",
                      fmt::format("{} blocks in total; the simulator takes at most {} (2^24) blocks per scenario",
                                  s.total_blocks(), kMaxSimulatedBlocks));
-  if (h.selection == Selection::GpcPriority) return simulate_fermi(s, h);  // seed 003: model/src/fermi.cpp
+  check_controls_modelled(s, "scenario");  // priority, tpcs, cluster: refused until an option models them
+  if (h.selection == Selection::GpcPriority) {
+    for (size_t k = 0; k < s.kernels.size(); ++k)
+      if (s.kernels[k].release > 0)
+        throw InputError("scenario", fmt::format("kernels[{}].release_time", k),
+                         fmt::format("unsupported: {} under {}: the gpc-priority dispatcher (seed 003) plans waves "
+                                     "from time 0 and has no launch instants yet",
+                                     s.kernels[k].name, h.name));
+    return simulate_fermi(s, h);  // seed 003: model/src/fermi.cpp
+  }
   check_feasible(s, h, "scenario");
   const Device& d = s.device;
   const int nk = static_cast<int>(s.kernels.size());
@@ -208,8 +218,20 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
   CapacityIndex index(d.sms);
 
   std::priority_queue<int, std::vector<int>, std::greater<>> ready;  // eligible kernels with blocks left
+  // A kernel becomes eligible once launched (its release time: the list is in release order, so the
+  // ready queue's index order stays the launch order) and its stream predecessor has retired.
+  std::vector<int> waiting_for(static_cast<size_t>(nk), 0);  // 0: eligible; +1 release, +1 predecessor
+  std::vector<std::pair<int64_t, int>> releases;                // (instant, kernel) not yet launched
+  for (int k = nk - 1; k >= 0; --k) {
+    waiting_for[k] = int(!first_in_stream[k]) + int(s.kernels[k].release > 0);
+    if (s.kernels[k].release > 0) releases.emplace_back(s.kernels[k].release, k);  // latest first
+  }
+  std::sort(releases.begin(), releases.end(), std::greater<>());  // earliest at the back
   for (int k = 0; k < nk; ++k)
-    if (first_in_stream[k]) ready.push(k);
+    if (waiting_for[k] == 0) ready.push(k);
+  auto satisfied = [&](int k) {
+    if (--waiting_for[k] == 0) ready.push(k);
+  };
   std::vector<int> next_block(static_cast<size_t>(nk), 0), unretired(static_cast<size_t>(nk));
   for (int k = 0; k < nk; ++k) unretired[k] = s.kernels[k].blocks;
   // Allocations of resident blocks only, in slots reused as blocks retire (commit writes into a
@@ -280,8 +302,12 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
         g.release(a);
         touched(a.sm, tpc_coupled && g.tpc_idle(g.tpc_of(a.sm)));
         free_slots[n_free++] = r.slot;
-        if (--unretired[r.kernel] == 0 && successor[r.kernel] >= 0) ready.push(successor[r.kernel]);
+        if (--unretired[r.kernel] == 0 && successor[r.kernel] >= 0) satisfied(successor[r.kernel]);
       });
+    }
+    while (!releases.empty() && releases.back().first <= now) {
+      satisfied(releases.back().second);
+      releases.pop_back();
     }
     // 2. Dispatch from the head until the hypothesis answers CANNOT_SCHEDULE_NOW.
     while (!ready.empty()) {
@@ -355,12 +381,14 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
       --undispatched;
       if (next_block[k] == s.kernels[k].blocks) ready.pop();
     }
-    if (retiring.empty()) {
+    if (retiring.empty() && releases.empty()) {
       if (undispatched > 0)
         throw std::logic_error(fmt::format("dispatcher stalled at time {} with {} blocks undispatched", now, undispatched));
       break;
     }
-    now = retiring.next_end();
+    now = retiring.empty() ? releases.back().first
+          : releases.empty() ? retiring.next_end()
+                             : std::min(retiring.next_end(), releases.back().first);
   }
   // Issue device (issue 14): the decisions above are the paired ones; a hand-out pass only changes which
   // block index each placement gets. Blocks of one kernel are alike, so this relabelling is all it takes.
