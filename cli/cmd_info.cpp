@@ -47,17 +47,13 @@ struct Hypotheses : Command {
       print_json(j);
       return kExitOk;
     }
-    report::Table t({"name", "selection", "order", "warps", "registers", "smem", "smem config", "local", "capacity"});
+    std::vector<std::string> headers = {"name"};
+    for (const auto& c : model::option_columns(model::Hypothesis{})) headers.emplace_back(c.header);
+    report::Table t(headers);
     for (const auto& h : hs) {
-      std::string warps(model::to_string(h.warps));
-      if (h.skip_on_multiple_of_4) warps += " +skip";
-      std::string regs(model::to_string(h.registers));
-      if (h.registers_ignore_at_or_below) regs += fmt::format(" (ignored <= {})", *h.registers_ignore_at_or_below);
-      std::string smem(model::to_string(h.smem));
-      if (h.smem_ignore_below) smem += fmt::format(" (ignored < {} B)", *h.smem_ignore_below);
-      t.add({h.name, std::string(model::to_string(h.selection)), std::string(model::to_string(h.order)), warps, regs, smem,
-             std::string(model::to_string(h.smem_config)), std::string(model::to_string(h.local)),
-             std::string(model::to_string(h.capacity))});
+      std::vector<std::string> row = {h.name};
+      for (auto& c : model::option_columns(h)) row.push_back(std::move(c.cell));
+      t.add(row);
     }
     fmt::print("{}\nSources:\n", t.render());
     for (const auto& h : hs) fmt::print("  {:<22} {}\n", h.name, h.source);

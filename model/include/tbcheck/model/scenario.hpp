@@ -20,7 +20,7 @@ struct Kernel {
   std::optional<int> stream;
   int duration = 1;  // time units, every block of the kernel
 
-  int warps() const { return (threads + 31) / 32; }                 // W
+  int warps() const { return (threads + kThreadsPerWarp - 1) / kThreadsPerWarp; }                 // W
   int regs_per_warp(const Device& d) const;                           // R
   int smem_per_block(const Device& d) const;                          // S (rounded + reserved)
   json to_json() const;
