@@ -58,11 +58,8 @@ int probe_local_bytes(int regs) { return 4 * std::max(0, 256 - regs); }
 
 bool fits_empty_sm(const model::Kernel& k, const model::Scenario& base, const std::vector<model::Hypothesis>& hs) {
   model::Scenario one{base.device, base.device_builtin, {k}};
-  try {
-    for (const auto& h : hs) model::check_feasible(one, h, "random");
-  } catch (const model::InputError&) {
-    return false;
-  }
+  for (const auto& h : hs)
+    if (!model::check_feasibility(one, h).runs()) return false;
   return true;
 }
 
