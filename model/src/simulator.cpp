@@ -46,6 +46,25 @@ json FeasibilityCheck::to_json() const {
   return j;
 }
 
+namespace {
+
+// The first kernel one block of which fits no empty SM under h.
+FeasibilityCheck kernel_feasibility(const Scenario& s, const Hypothesis& h) {
+  FeasibilityCheck f;
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    std::string why = infeasibility_reason(s.kernels[i], s.device, h);
+    if (why.empty()) continue;
+    f.status = Feasibility::KernelNeverFits;
+    f.kernel = static_cast<int>(i);
+    f.field = fmt::format("kernels[{}]", i);
+    f.reason = fmt::format("kernel {} can never be placed on {} under {}: {}", s.kernels[i].name, s.device.name, h.name, why);
+    return f;
+  }
+  return f;
+}
+
+}  // namespace
+
 FeasibilityCheck check_feasibility(const Scenario& s, const Hypothesis& h) {
   FeasibilityCheck f;
   switch (h.selection) {
@@ -60,20 +79,11 @@ FeasibilityCheck check_feasibility(const Scenario& s, const Hypothesis& h) {
       }
       break;
   }
-  for (size_t i = 0; i < s.kernels.size(); ++i) {
-    std::string why = infeasibility_reason(s.kernels[i], s.device, h);
-    if (why.empty()) continue;
-    f.status = Feasibility::KernelNeverFits;
-    f.kernel = static_cast<int>(i);
-    f.field = fmt::format("kernels[{}]", i);
-    f.reason = fmt::format("kernel {} can never be placed on {} under {}: {}", s.kernels[i].name, s.device.name, h.name, why);
-    return f;
-  }
-  return f;
+  return kernel_feasibility(s, h);
 }
 
 void check_feasible(const Scenario& s, const Hypothesis& h, const std::string& where) {
-  FeasibilityCheck f = check_feasibility(s, h);
+  FeasibilityCheck f = kernel_feasibility(s, h);  // the GPC map is simulate_fermi's to check
   if (!f.runs()) throw InputError(where, f.field, f.reason);
 }
 

@@ -46,7 +46,8 @@ std::optional<Schedule> try_simulate(const Scenario& s, const Hypothesis& h, Fea
 // (from `where`, naming the field and the reason): for input a user gave.
 Schedule simulate(const Scenario& s, const Hypothesis& h);
 
-// Raises the InputError simulate() would raise for an infeasible scenario; `where` names the file.
+// Raises the InputError simulate() would raise for a kernel that never fits (KernelNeverFits; a missing
+// GPC map is raised by simulate itself); `where` names the file.
 void check_feasible(const Scenario& s, const Hypothesis& h, const std::string& where);
 
 }  // namespace tbcheck::model
