@@ -449,3 +449,33 @@ TEST_CASE("the simulator refuses priorities, partitions and clusters by name", "
   auto f = test::scenario(R"({"device": "quadro6000", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "duration": 1, "release_time": 2}]})");
   CHECK(test::error_of([&] { simulate(f, test::hyp("fermi")); }).field() == "kernels[0].release_time");
 }
+
+TEST_CASE("try_simulate answers infeasibility with a named result instead of an exception", "[simulator][errors]") {
+  Scenario s = mini(2, {kernel("fine", 1, 32, 1),
+                        R"({"name": "huge", "blocks": 1, "threads": 1024, "regs": 255, "smem": 0, "duration": 1})"});
+  FeasibilityCheck why;
+  CHECK_FALSE(try_simulate(s, test::hyp("alg1"), &why).has_value());
+  CHECK(why.status == Feasibility::KernelNeverFits);
+  CHECK(why.kernel == 1);
+  CHECK(why.field == "kernels[1]");
+  CHECK(to_string(why.status) == "kernel-never-fits");
+  CHECK(why.to_json()["status"] == "kernel-never-fits");
+  // The reason is the one simulate() raises, word for word.
+  try {
+    simulate(s, test::hyp("alg1"));
+    FAIL("no InputError");
+  } catch (const InputError& e) {
+    CHECK(e.reason() == why.reason);
+  }
+  // Without the huge kernel it runs, and gives simulate()'s schedule.
+  s.kernels.pop_back();
+  auto ok = try_simulate(s, test::hyp("alg1"), &why);
+  REQUIRE(ok.has_value());
+  CHECK(why.runs());
+  CHECK(ok->kernels.at(0).blocks == simulate(s, test::hyp("alg1")).kernels.at(0).blocks);
+  // gpc-priority on a device without a GPC map: NoGpcMap, blamed on the device.
+  CHECK_FALSE(try_simulate(s, test::hyp("fermi"), &why).has_value());
+  CHECK(why.status == Feasibility::NoGpcMap);
+  CHECK(why.field == "device");
+  CHECK_THAT(why.reason, Catch::Contains("GPC map"));
+}

@@ -53,15 +53,15 @@ Device device_from_json(const json& j, const std::string& where, const std::stri
   if (d.max_warps_per_sm % d.pbs_per_sm != 0)
     r.fail("max_warps_per_sm", fmt::format("{} warps cannot be split evenly among {} processing blocks",
                                            d.max_warps_per_sm, d.pbs_per_sm));
-  d.max_threads_per_block = static_cast<int>(r.integer("max_threads_per_block", 32, 2048));
+  d.max_threads_per_block = static_cast<int>(r.integer("max_threads_per_block", kThreadsPerWarp, 2048));
   d.regs_per_sm = static_cast<int>(r.integer("regs_per_sm", 1024, 1 << 20));
   if (d.regs_per_sm % d.pbs_per_sm != 0)
     r.fail("regs_per_sm", fmt::format("{} registers cannot be split evenly among {} processing blocks", d.regs_per_sm,
                                       d.pbs_per_sm));
-  d.reg_alloc_unit = static_cast<int>(r.integer("reg_alloc_unit", 32, 8192));
-  if (d.reg_alloc_unit % 32 != 0)
-    r.fail("reg_alloc_unit", fmt::format("{} is not a whole number of registers per thread of a warp (multiple of 32)",
-                                         d.reg_alloc_unit));
+  d.reg_alloc_unit = static_cast<int>(r.integer("reg_alloc_unit", kThreadsPerWarp, 8192));
+  if (d.reg_alloc_unit % kThreadsPerWarp != 0)
+    r.fail("reg_alloc_unit", fmt::format("{} is not a whole number of registers per thread of a warp (multiple of {})",
+                                         d.reg_alloc_unit, kThreadsPerWarp));
   d.max_regs_per_thread = static_cast<int>(r.integer("max_regs_per_thread", 1, 1024));
   for (int64_t kb : r.int_array("smem_configs_kb", 0, 4096)) d.smem_configs_kb.push_back(static_cast<int>(kb));
   if (d.smem_configs_kb.empty()) r.fail("smem_configs_kb", "must list at least one configuration");

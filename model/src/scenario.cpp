@@ -28,7 +28,7 @@ const std::vector<std::string> kCaseKeys = {"id",          "source", "device",  
 
 int Kernel::regs_per_warp(const Device& d) const {
   // Algorithm 1 line 5: ceil(regs x 32 / unit) x unit.
-  return (regs * 32 + d.reg_alloc_unit - 1) / d.reg_alloc_unit * d.reg_alloc_unit;
+  return (regs * kThreadsPerWarp + d.reg_alloc_unit - 1) / d.reg_alloc_unit * d.reg_alloc_unit;
 }
 
 int Kernel::smem_per_block(const Device& d) const {

@@ -108,7 +108,7 @@ DeviceIdentity identity_of(int dev) {
   id.cc = fmt::format("{}.{}", p.major, p.minor);
   id.sms = p.multiProcessorCount;
   id.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
-  id.max_warps_per_sm = p.maxThreadsPerMultiProcessor / 32;
+  id.max_warps_per_sm = p.maxThreadsPerMultiProcessor / model::kThreadsPerWarp;
   id.regs_per_sm = p.regsPerMultiprocessor;
   id.max_threads_per_block = p.maxThreadsPerBlock;
   id.smem_per_sm = static_cast<int64_t>(p.sharedMemPerMultiprocessor);

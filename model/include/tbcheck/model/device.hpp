@@ -9,6 +9,10 @@
 
 namespace tbcheck::model {
 
+// Threads in a warp on every GPU the seeds study (seed 000 Section II, seed 002 Equation 1): the unit of
+// W = ceil(threads / 32), of register allocation per warp and of every synthesized thread count.
+inline constexpr int kThreadsPerWarp = 32;
+
 // The stream priorities a device offers, as cudaDeviceGetStreamPriorityRange reports them: CUDA's
 // convention, `greatest` (the highest priority) is the lower number. Where the range comes from.
 struct PriorityRange {

@@ -30,7 +30,7 @@ struct Kernel {
 
   int cluster_size() const { return cluster ? (*cluster)[0] * (*cluster)[1] * (*cluster)[2] : 1; }
 
-  int warps() const { return (threads + 31) / 32; }                 // W
+  int warps() const { return (threads + kThreadsPerWarp - 1) / kThreadsPerWarp; }                 // W
   int regs_per_warp(const Device& d) const;                           // R
   int smem_per_block(const Device& d) const;                          // S (rounded + reserved)
   json to_json() const;
