@@ -327,7 +327,8 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
   switch (h.issue) {
     case Issue::Single: break;
     case Issue::Paired:
-    case Issue::PairedCc8: paired = true; break;
+    case Issue::PairedCc8:
+    case Issue::FromDevice: paired = true; break;  // issue 14: leads_pair reads the device's issue_pairs
   }
   std::vector<int> dirty(static_cast<size_t>(d.sms));  // dirty[0..n_dirty): each SM at most once
   int n_dirty = 0;

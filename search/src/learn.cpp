@@ -20,6 +20,7 @@
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/check.hpp"
+#include "tbcheck/search/lemma_cache.hpp"
 
 namespace tbcheck::search {
 
