@@ -46,6 +46,7 @@ TEST_CASE("every --json document starts with schema_version, then tool", "[cli][
   t.write("clone/my-result/V100/V100.log", rule + "\nTest2 " + std::string(74, '=') +
                                                "\nK1 = K(4, 32, 32, 0 Bytes), all blocks 1s, stream1\n" + rule +
                                                "\nK1 smid = 0, 2, 1, 3, \n" + rule + "\n");
+  t.write("merged/README", "merge writes into an existing folder\n");
   // One quick invocation per command that has --json; a command added with --json and no line here fails.
   const std::map<std::string, std::vector<std::string>> runs = {
       {"devices", {"devices --json"}},
@@ -54,7 +55,11 @@ TEST_CASE("every --json document starts with schema_version, then tool", "[cli][
        {"predict corpus/paper/000-wang/case-4.2.json --json",
         "predict corpus/paper/000-wang/case-4.2.json -H alg1,alg1-paired --json"}},
       {"validate", {"validate corpus/paper/000-wang -H alg1 --json"}},
-      {"distinguish", {"distinguish -H round-robin,most-room --max-kernels 1 --max-blocks 2 --timeout 1 --json"}},
+      {"distinguish",
+       {"distinguish -H round-robin,most-room --max-kernels 1 --max-blocks 2 --timeout 1 --json",
+        "distinguish -H round-robin,most-room --max-kernels 1 --max-blocks 2 --timeout 1 --shard 1/1 --out " + out +
+            "/shard --json"}},
+      {"merge", {"merge " + out + "/shard --out " + out + "/merged --json"}},  // after distinguish: the help lists it later
       {"suite", {"suite corpus/paper/000-wang -H alg1,round-robin --json"}},
       {"run", {"run corpus/paper/000-wang/case-4.2.json --oracle sim:alg1 --repeat 1 --out " + out + " --json"}},
       {"learn",
