@@ -213,7 +213,7 @@ TEST_CASE("device: an unknown built-in name lists the built-in ones", "[loaders]
   CHECK(e.field() == "device");
   CHECK(e.reason() ==
         "unknown device 'gtx480'; built-in devices are: a100, h100-pcie, h100-sxm, h200, quadro6000, rtx2080ti, "
-        "rtx3090, v100, xavier");
+        "rtx3090, tx2, v100, xavier");
 }
 
 // Issue 17: stream priority ranges and GPC maps carry their sources; bad ranges name the field.

@@ -121,7 +121,8 @@ TEST_CASE("scenario: unknown fields list the valid ones", "[loaders][scenario]")
   InputError e = kernel_error(R"("name": "b", "blocks": 1, "thread": 32, "regs": 32, "duration": 1)");
   CHECK(e.where() == "s.json");
   CHECK(e.field() == "kernels[1].thread");
-  CHECK(e.reason() == "unknown field; valid fields are: name, blocks, grid, threads, regs, smem, local, stream, duration");
+  CHECK(e.reason() == "unknown field; valid fields are: name, blocks, grid, threads, regs, smem, local, stream, duration, "
+                        "priority, release_time, tpcs, cluster");
   InputError top = scenario_error(R"({"device": "rtx3090", "kernel": []})");
   CHECK(top.field() == "kernels");  // "kernels" itself is missing
   // load_scenario_file rejects unknown top-level keys (it accepts the keys of a corpus case).
@@ -216,7 +217,7 @@ TEST_CASE("scenario: device names, kernel names and empty lists", "[loaders][sce
   CHECK(dev.field() == "device");
   CHECK(dev.reason() ==
         "unknown device 'rtx9090'; built-in devices are: a100, h100-pcie, h100-sxm, h200, quadro6000, rtx2080ti, "
-        "rtx3090, v100, xavier");
+        "rtx3090, tx2, v100, xavier");
 
   InputError dup = kernel_error(R"("name": "a", "blocks": 1, "threads": 32, "regs": 32, "duration": 1)");
   CHECK(dup.field() == "kernels[1].name");
