@@ -111,7 +111,15 @@ std::string_view to_string(Finder f) {
 bool same_machine_on(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& d,
                      int max_blocks_per_kernel) {
   model::Hypothesis a = h1, b = h2;
-  if (d.sms <= 2) a.order = b.order = model::Order::Natural;  // 0, 1 either way
+  // Orders that scan the SMs of `d` as the natural order does (a switch: a new order must say).
+  auto natural_on_d = [&](model::Order o) {
+    switch (o) {
+      case model::Order::Natural: return true;
+      case model::Order::EvenFirst: return d.sms <= 2;  // 0, 1 either way
+    }
+    return false;
+  };
+  if (natural_on_d(a.order) && natural_on_d(b.order)) a.order = b.order = model::Order::Natural;
   // The issue rule acts only on pair leaders, which exist only in kernels of >= 2 x SMs + 5 blocks.
   bool leaders = false;
   for (int n = 1; n <= max_blocks_per_kernel && !leaders; ++n)
