@@ -221,13 +221,19 @@ TEST_CASE("predict --contested: settled and contested blocks, sides, the settlin
   auto tj = tbcheck::model::json::parse(turing.out)["contested"];
   CHECK(tj["evidence"]["scope"] == "device");
   CHECK(tj["evidence"]["cases"] == 1024);
-  // A settling case written where asked; a missing directory or --settle-out alone is exit 2.
+  // A settling case written where asked (a missing folder is created, as every --out is); a folder that
+  // cannot be made (under a regular file) or --settle-out alone is exit 2.
   auto w = run_tbcheck("predict " + h100 + " --contested --against alg1-paired,most-room --settle-out '" + t.path.string() + "'");
   REQUIRE(w.exit_code == 0);
   CHECK(w.out.find("wrote ") != std::string::npos);
   CHECK(std::distance(fs::directory_iterator(t.path), fs::directory_iterator{}) == 1);
-  auto missing = run_tbcheck("predict " + h100 + " --contested --settle-out '" + (t.path / "nosuch").string() + "'");
-  CHECK(missing.exit_code == 2);
-  CHECK(missing.out.find("--settle-out") != std::string::npos);
+  auto made = run_tbcheck("predict " + h100 + " --contested --against alg1-paired,most-room --settle-out '" +
+                          (t.path / "new").string() + "'");
+  CHECK(made.exit_code == 0);
+  CHECK(fs::is_directory(t.path / "new"));
+  const std::string file = (t.path / "new").string() + "/" + fs::directory_iterator(t.path / "new")->path().filename().string();
+  auto bad = run_tbcheck("predict " + h100 + " --contested --settle-out '" + file + "/sub'");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.out.find("--settle-out") != std::string::npos);
   CHECK(run_tbcheck("predict " + h100 + " --settle-out '" + t.path.string() + "'").exit_code == 2);
 }

@@ -367,11 +367,11 @@ TEST_CASE("tbcheck predict --svg: zoom, folding and the difference picture from 
   REQUIRE(r.exit_code == 0);
   CHECK(row_labels(read()) == std::vector<std::string>{"SM 0-81 (82 SMs, same)"});
 
-  r = test::run_tbcheck("predict " + c42 + " --svg '" + svg + "' --sms 3-5 --no-fold");
+  r = test::run_tbcheck("predict " + c42 + " --svg '" + svg + "' --sms 3-5 --no-fold --force");
   REQUIRE(r.exit_code == 0);
   CHECK(row_labels(read()) == std::vector<std::string>{"SM 3", "SM 4", "SM 5"});
 
-  r = test::run_tbcheck("predict " + c42 + " -H alg1,alg1-counted-smem --svg '" + svg + "'");
+  r = test::run_tbcheck("predict " + c42 + " -H alg1,alg1-counted-smem --svg '" + svg + "' --force");
   REQUIRE(r.exit_code == 0);
   const std::string diff = read();
   CHECK(row_labels(diff) == std::vector<std::string>{"SM 0", "SM 1-81 (81 SMs, same)"});

@@ -36,6 +36,8 @@ std::string_view to_string(Feasibility f) {
     case Feasibility::Runs: return "runs";
     case Feasibility::KernelNeverFits: return "kernel-never-fits";
     case Feasibility::NoGpcMap: return "no-gpc-map";
+    case Feasibility::TooLarge: return "too-large";
+    case Feasibility::Unsupported: return "unsupported";
   }
   return "?";
 }
@@ -64,10 +66,52 @@ FeasibilityCheck kernel_feasibility(const Scenario& s, const Hypothesis& h) {
   return f;
 }
 
+// Most blocks one simulation takes: each block's placement is held in memory (about 24 bytes), so
+// 2^24 blocks stay well below a gigabyte; larger scenarios are refused before anything is allocated.
+constexpr int64_t kMaxSimulatedBlocks = int64_t{1} << 24;
+
+// What no hypothesis can run, whatever its resources: too many blocks, or a control no option models.
+FeasibilityCheck scenario_support(const Scenario& s, const Hypothesis& h) {
+  FeasibilityCheck f;
+  if (s.total_blocks() > kMaxSimulatedBlocks) {  // before any per-block allocation
+    f.status = Feasibility::TooLarge;
+    f.field = "kernels";
+    f.reason = fmt::format("{} blocks in total; the simulator takes at most {} (2^24) blocks per scenario",
+                           s.total_blocks(), kMaxSimulatedBlocks);
+    return f;
+  }
+  // priority, tpcs, cluster: refused until an option models them (issue 17)
+  if (std::string why = unmodelled_control(s); !why.empty()) {
+    const size_t colon = why.find(": ");
+    f.status = Feasibility::Unsupported;
+    f.field = why.substr(0, colon);
+    f.reason = "unsupported: " + why.substr(colon + 2);
+    return f;
+  }
+  switch (h.selection) {
+    case Selection::GpcPriority:
+      for (size_t k = 0; k < s.kernels.size(); ++k)
+        if (s.kernels[k].release > 0) {
+          f.status = Feasibility::Unsupported;
+          f.kernel = static_cast<int>(k);
+          f.field = fmt::format("kernels[{}].release_time", k);
+          f.reason = fmt::format("unsupported: {} under {}: the gpc-priority dispatcher (seed 003) plans waves "
+                                 "from time 0 and has no launch instants yet",
+                                 s.kernels[k].name, h.name);
+          return f;
+        }
+      break;
+    case Selection::RoundRobin:
+    case Selection::MostRoom: break;
+  }
+  return f;
+}
+
 }  // namespace
 
 FeasibilityCheck check_feasibility(const Scenario& s, const Hypothesis& h) {
-  FeasibilityCheck f;
+  FeasibilityCheck f = scenario_support(s, h);
+  if (!f.runs()) return f;
   switch (h.selection) {
     case Selection::RoundRobin:
     case Selection::MostRoom: break;
@@ -217,31 +261,6 @@ StreamOrder stream_order(const Scenario& s) {
     }
   }
   return o;
-}
-
-// Most blocks one simulation takes: each block's placement is held in memory (about 24 bytes), so
-// 2^24 blocks stay well below a gigabyte; larger scenarios are refused before anything is allocated.
-constexpr int64_t kMaxSimulatedBlocks = int64_t{1} << 24;
-
-// What no hypothesis can run, whatever its options: input errors, raised by simulate and try_simulate alike.
-void check_supported(const Scenario& s, const Hypothesis& h) {
-  if (s.total_blocks() > kMaxSimulatedBlocks)  // before any per-block allocation
-    throw InputError("scenario", "kernels",
-                     fmt::format("{} blocks in total; the simulator takes at most {} (2^24) blocks per scenario",
-                                 s.total_blocks(), kMaxSimulatedBlocks));
-  check_controls_modelled(s, "scenario");  // priority, tpcs, cluster: refused until an option models them
-  switch (h.selection) {
-    case Selection::GpcPriority:
-      for (size_t k = 0; k < s.kernels.size(); ++k)
-        if (s.kernels[k].release > 0)
-          throw InputError("scenario", fmt::format("kernels[{}].release_time", k),
-                           fmt::format("unsupported: {} under {}: the gpc-priority dispatcher (seed 003) plans waves "
-                                       "from time 0 and has no launch instants yet",
-                                       s.kernels[k].name, h.name));
-      break;
-    case Selection::RoundRobin:
-    case Selection::MostRoom: break;
-  }
 }
 
 namespace {
@@ -494,7 +513,6 @@ Schedule run_feasible(const Scenario& s, const Hypothesis& h) {
 }  // namespace
 
 std::optional<Schedule> try_simulate(const Scenario& s, const Hypothesis& h, FeasibilityCheck* why) {
-  check_supported(s, h);
   FeasibilityCheck f = check_feasibility(s, h);
   if (!f.runs()) {
     if (why) *why = std::move(f);
@@ -505,7 +523,7 @@ std::optional<Schedule> try_simulate(const Scenario& s, const Hypothesis& h, Fea
 }
 
 Schedule simulate(const Scenario& s, const Hypothesis& h) {
-  check_supported(s, h);
+  if (FeasibilityCheck f = scenario_support(s, h); !f.runs()) throw InputError("scenario", f.field, f.reason);
   check_feasible(s, h, "scenario");
   return run_feasible(s, h);
 }

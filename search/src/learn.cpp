@@ -317,13 +317,23 @@ std::optional<model::Schedule> majority(const std::vector<model::Schedule>& reps
 }
 
 // Options that cannot matter on `d` set to one value, so candidates that differ only there are one machine
-// (no solver needed): the order on at most 2 SMs; the issue rule's compute-capability switch; and the
+// (no solver needed): the order on at most 2 SMs; the issue rule's compute-capability switch and the device's
+// own issue rule where it reduces to single or paired; and the
 // capacity rule's value, which only ranks SMs for most-room (round-robin and gpc-priority ask only whether
 // a block fits, which capacity blocks and literal answer alike: resources.cpp sm_capacity).
 model::Hypothesis canonical(model::Hypothesis h, const model::Device& d) {
   if (d.sms <= 2) h.order = model::Order::Natural;
-  if (h.issue == model::Issue::PairedCc8)
-    h.issue = std::atof(d.cc.c_str()) >= 8.0 ? model::Issue::Paired : model::Issue::Single;
+  switch (h.issue) {
+    case model::Issue::Single:
+    case model::Issue::Paired: break;
+    case model::Issue::PairedCc8:
+      h.issue = std::atof(d.cc.c_str()) >= 8.0 ? model::Issue::Paired : model::Issue::Single;
+      break;
+    case model::Issue::FromDevice:  // issue 14: the device's own rule; passes of one decision are plain pairs
+      if (!d.issue_pairs) h.issue = model::Issue::Single;
+      else if (d.issue_pass <= 1) h.issue = model::Issue::Paired;
+      break;
+  }
   if (h.selection != model::Selection::MostRoom) h.capacity = model::Capacity::Blocks;
   h.name.clear();
   h.source.clear();

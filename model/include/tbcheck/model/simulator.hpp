@@ -26,7 +26,10 @@ StreamOrder stream_order(const Scenario& s);
 // Whether a scenario can run under a hypothesis at all, and if not, why: a kernel one block of which
 // fits no empty SM, or gpc-priority on a device without a GPC map. Search asks this of scenarios it
 // made up, where "cannot run" is an answer, not an error.
-enum class Feasibility { Runs, KernelNeverFits, NoGpcMap };
+// TooLarge: more blocks than the simulator holds; Unsupported: a control (priority, TPC mask, cluster,
+// or a release time under gpc-priority) that no option models yet. Both are the scenario's, whatever
+// the hypothesis' resources.
+enum class Feasibility { Runs, KernelNeverFits, NoGpcMap, TooLarge, Unsupported };
 std::string_view to_string(Feasibility);
 
 struct FeasibilityCheck {
