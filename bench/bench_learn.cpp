@@ -15,6 +15,8 @@
 
 #include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/simulator.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/search/learn.hpp"
 
@@ -107,22 +109,39 @@ int main(int argc, char** argv) {
   const model::Hypothesis& alg1 = *model::find_builtin_hypothesis("alg1");
   const auto& space = model::all_compositions();
   const auto& shipped = model::builtin_hypotheses();
+  fmt::print("compositions for device i (0-based in --devices) at distance d drawn with seed {} + d + 1000 i\n", seed);
   fmt::print("corpus: {} cases (repository corpus{}); {} compositions, {} shipped; seed {}; noise {} over {} repetitions; "
              "Z3 budget {} s per run\n",
              corpus.size(), have_shared ? " and ../shared/external" : " only", space.size(), shipped.size(), seed, noise,
              reps, budget);
   fmt::print("cell: grade/outcome steps device-s wall-s\n\n");
-  fmt::print("{:<9} {:<62} {:>1} | {:<30} | {:<30} | {:<30} | {:<30}\n", "device", "composition (seed " + std::to_string(seed) + ")",
+  fmt::print("{:<9} {:<80} {:>1} | {:<30} | {:<30} | {:<30} | {:<30}\n", "device", "composition (seed " + std::to_string(seed) + ")",
              "d", "space, clean", "shipped list, clean", "space, noisy", "shipped list, noisy");
   struct Sum {
     size_t steps = 0, named = 0, wrong = 0, n = 0;
     double device_s = 0, wall_s = 0;
   };
   Sum sums[4];
-  for (const auto& dn : devices) {
+  for (size_t di = 0; di < devices.size(); ++di) {
+    const std::string& dn = devices[di];
     const model::Device& d = model::builtin_device(dn, "bench_learn", "--devices");
     for (int dist : distances) {
-      for (const auto& truth : model::sample_compositions(alg1, seed + static_cast<uint64_t>(dist), per_distance, dist, dist)) {
+      // Each device and distance draws its own compositions: seed + distance + 1000 x device position.
+      const uint64_t draw = seed + static_cast<uint64_t>(dist) + 1000u * di;
+      // A composition that cannot place one block on the device (gpc-priority without a GPC map) cannot play it.
+      const model::Scenario probe = model::scenario_from_json(
+          {{"device", d.to_json()},
+           {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32}, {"smem", 0}, {"duration", 1}}}}},
+          "probe");
+      auto runs_on_device = [&](const model::Hypothesis& h) {
+        try {
+          (void)model::simulate(probe, h);
+          return true;
+        } catch (const model::InputError&) {
+          return false;
+        }
+      };
+      for (const auto& truth : model::sample_compositions(alg1, draw, per_distance, dist, dist, runs_on_device)) {
         const auto path = (dir / (truth.name + ".json")).string();
         model::write_file_atomic(path, truth.to_json().dump(2) + "\n");
         const std::string oracle = "sim:" + path;
@@ -133,7 +152,7 @@ int main(int argc, char** argv) {
           cells[2] = run(space, search::LearnSpace::Compositions, d, corpus, oracle, truth, noise, reps, budget, 7);
           cells[3] = run(shipped, search::LearnSpace::List, d, corpus, oracle, truth, noise, reps, budget, 7);
         }
-        std::string row = fmt::format("{:<9} {:<62} {:>1}", dn, truth.name, dist);
+        std::string row = fmt::format("{:<9} {:<80} {:>1}", dn, truth.name, dist);
         for (int k = 0; k < (with_noise ? 4 : 2); ++k) {
           const Cell& c = cells[k];
           row += fmt::format(" | {:<17} {:>2} {:>5.1f} {:>4.1f}", c.grade, c.steps, c.device_s, c.wall_s);

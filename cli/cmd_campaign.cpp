@@ -216,7 +216,8 @@ struct Campaign : Command {
     if (plan->parsed()) return run_plan();
     if (status->parsed()) return run_status();
     if (resume->parsed()) return run_resume();
-    return run_collect();
+    if (collect->parsed()) return run_collect();
+    throw model::InputError("campaign", "", "name what to do: plan, status, resume or collect (tbcheck campaign --help)");
   }
 };
 
@@ -225,7 +226,7 @@ struct Campaign : Command {
 std::unique_ptr<Command> make_campaign(CLI::App& app) {
   auto c = std::make_unique<Campaign>();
   c->app = app.add_subcommand("campaign", "Oracle campaigns on Slurm: plan job arrays, status, resume, collect");
-  c->app->require_subcommand(1);
+  c->app->require_subcommand(0, 1);  // none: an InputError naming the four (see run)
   c->plan = c->app->add_subcommand("plan", "Write a manifest and one sbatch job-array script per device");
   c->plan->add_option("--cases", c->opt.case_paths, "Case files and folders (each case runs on the device it names)")
       ->required();

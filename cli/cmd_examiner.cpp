@@ -14,7 +14,7 @@ namespace tbcheck::cli {
 namespace {
 
 struct ImportExaminer : Command {
-  std::vector<std::string> files;
+  std::vector<std::string> files, configs;
   std::string device, out_dir;
   double time_unit_ms = 20.0;
   int regs = 32;
@@ -35,7 +35,17 @@ struct ImportExaminer : Command {
     }
     o.time_unit_ms = time_unit_ms;
     o.regs = regs;
-    const auto cases = oracle::examiner::import_logs(files, o);
+    if (files.empty() == configs.empty())
+      throw model::InputError("import-examiner", configs.empty() ? "logs" : "--config",
+                              "give either result logs or --config files, not both and not neither");
+    std::vector<model::Case> cases;
+    if (!configs.empty()) {
+      for (const auto& f : configs) cases.push_back(oracle::examiner::import_config(f, o));
+      if (out_dir.empty())
+        throw model::InputError("--out", "", "configs are scenarios, not recordings: give --out <directory>");
+    } else {
+      cases = oracle::examiner::import_logs(files, o);
+    }
 
     const std::string dir = out_dir.empty() ? "corpus/hw/" + o.device.name : out_dir;
     // Every target is checked before the first is written: an import is all or nothing.
@@ -45,7 +55,7 @@ struct ImportExaminer : Command {
       paths.push_back((std::filesystem::path(dir) / (c.id + ".json")).string());
       std::error_code ec2;
       if (std::filesystem::exists(std::filesystem::symlink_status(paths.back(), ec2)))
-        throw model::InputError(paths.back(), "--out", "already exists; a recorded case is never replaced");
+        throw model::InputError(paths.back(), "--out", "already exists; a recorded case is never overwritten");
       model::check_output_file(paths.back(), false, "--out");
     }
     std::vector<std::string> written;
@@ -91,8 +101,10 @@ struct ExportExaminer : Command {
 std::unique_ptr<Command> make_import_examiner(CLI::App& app) {
   auto c = std::make_unique<ImportExaminer>();
   c->app = app.add_subcommand("import-examiner",
-                              "Read cuda_scheduling_examiner result logs (block_smids, block_times) into corpus cases");
-  c->app->add_option("logs", c->files, "Result logs of one examiner run (one per benchmark/stream)")->required();
+                              "Read cuda_scheduling_examiner result logs (block_smids, block_times) or configs into corpus cases");
+  c->app->add_option("logs", c->files, "Result logs of one examiner run (one per benchmark/stream)");
+  c->app->add_option("--config", c->configs,
+                     "Examiner config files to import as scenarios (priorities, release times, SM masks) instead of logs");
   c->app->add_option("--device", c->device, "The GPU the logs come from: a built-in device name or a device JSON file");
   c->app->add_option("--out", c->out_dir, "Directory for the cases (default corpus/hw/<device>)");
   c->app->add_option("--time-unit-ms", c->time_unit_ms, "Milliseconds of one model time unit (default 20)")

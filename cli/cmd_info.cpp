@@ -40,49 +40,6 @@ struct Devices : Command {
 // One column per mechanism of the option registry, in its order, so a new mechanism shows up without
 // touching this file. A field whose values are not names ("true", "<int>") refines the mechanism before
 // it and is shown in that column when set: "pb-strict-rr +skip", "sm (ignore at or below 32)".
-report::Table options_table(const std::vector<model::Hypothesis>& hs) {
-  struct Column {
-    std::string mechanism;
-    std::vector<std::string> modifiers;
-  };
-  std::vector<Column> columns;
-  for (const auto& o : model::option_table()) {
-    const bool modifier = o.value == "true" || o.value == "<int>";
-    const std::string field(o.mechanism);
-    if (!columns.empty() && (columns.back().mechanism == field ||
-                             std::find(columns.back().modifiers.begin(), columns.back().modifiers.end(), field) !=
-                                 columns.back().modifiers.end()))
-      continue;
-    if (modifier && !columns.empty()) columns.back().modifiers.push_back(field);
-    else columns.push_back({field, {}});
-  }
-  std::vector<std::string> headers = {"name"};
-  for (const auto& c : columns) {
-    std::string h = c.mechanism;
-    std::replace(h.begin(), h.end(), '_', ' ');
-    headers.push_back(h);
-  }
-  report::Table t(headers);
-  for (const auto& h : hs) {
-    const nlohmann::json j = h.to_json();
-    std::vector<std::string> row = {h.name};
-    for (const auto& c : columns) {
-      std::string cell = j.contains(c.mechanism) && j[c.mechanism].is_string() ? j[c.mechanism].get<std::string>() : "-";
-      for (const auto& m : c.modifiers) {
-        if (!j.contains(m) || j[m].is_null() || j[m] == false) continue;
-        // "registers_ignore_at_or_below" under registers reads "ignore at or below".
-        std::string label = m.rfind(c.mechanism + "_", 0) == 0 ? m.substr(c.mechanism.size() + 1) : m;
-        std::replace(label.begin(), label.end(), '_', ' ');
-        // A flag reads as its first word ("+skip"), a number with its whole name.
-        cell += j[m].is_boolean() ? " +" + label.substr(0, label.find(' ')) : fmt::format(" ({} {})", label, j[m].dump());
-      }
-      row.push_back(cell);
-    }
-    t.add(row);
-  }
-  return t;
-}
-
 struct Hypotheses : Command {
   bool json = false, options = false;
   int run() override {
@@ -95,8 +52,15 @@ struct Hypotheses : Command {
       print_json(j);
       return kExitOk;
     }
-    fmt::print("{}", options_table(hs).render());
-    fmt::print("\nSources:\n");
+    std::vector<std::string> headers = {"name"};
+    for (const auto& c : model::option_columns(model::Hypothesis{})) headers.emplace_back(c.header);
+    report::Table t(headers);
+    for (const auto& h : hs) {
+      std::vector<std::string> row = {h.name};
+      for (auto& c : model::option_columns(h)) row.push_back(std::move(c.cell));
+      t.add(row);
+    }
+    fmt::print("{}\nSources:\n", t.render());
     for (const auto& h : hs) fmt::print("  {:<22} {}\n", h.name, h.source);
     fmt::print("\nA new hypothesis is a JSON file of these options (optionally \"base\": a shipped one); "
                "`tbcheck hypotheses --options` lists every option with its paper section.\n");

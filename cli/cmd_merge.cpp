@@ -18,7 +18,7 @@ struct Merge : Command {
   bool json = false;
 
   int run() override {
-    if (!std::filesystem::is_directory(out_dir)) throw model::InputError(out_dir, "--out", "is not an existing directory");
+    model::check_output_dir(out_dir, "--out");  // created at the first write
     // Everything is checked before the first file is written.
     const search::Merged m = search::merge_shards(shard_dirs);
     std::vector<std::string> written;
@@ -54,7 +54,7 @@ std::unique_ptr<Command> make_merge(CLI::App& app) {
   auto c = std::make_unique<Merge>();
   c->app = app.add_subcommand("merge", "Join distinguish --shard folders into one corpus folder and pair table");
   c->app->add_option("shards", c->shard_dirs, "The --out folders of distinguish --shard i/N, every part once")->required();
-  c->app->add_option("--out", c->out_dir, "Directory for the merged corpus cases")->required();
+  c->app->add_option("--out", c->out_dir, "Directory for the merged corpus cases (created when missing)")->required();
   c->app->add_flag("--json", c->json, "Print the merged pair table as distinguish --json does");
   return c;
 }

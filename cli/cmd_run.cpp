@@ -77,7 +77,7 @@ struct Run : Command {
     model::check_output_dir(dir, "--out");
     std::error_code ec;
     if (std::filesystem::exists(std::filesystem::symlink_status(path, ec)))
-      throw model::InputError(path, "--out", "already exists; a recorded case is never replaced (remove it or give another --out)");
+      throw model::InputError(path, "--out", "already exists; a recorded case is never overwritten (remove it or give another --out)");
     model::check_output_file(path, /*force=*/false, "--out");
 
     oracle::RunResult r;

@@ -41,6 +41,7 @@ int tbcheck_main(int argc, char** argv) {
   commands.push_back(make_import_ntbs(app));
   commands.push_back(make_campaign(app));
   commands.push_back(make_merge(app));
+  commands.push_back(make_probe_gpc(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

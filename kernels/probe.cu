@@ -13,6 +13,7 @@
 #define TBCHECK_KERNEL TBCHECK_CAT(tbcheck_probe_r, TBCHECK_PROBE_REGS)
 #define TBCHECK_FUNC TBCHECK_CAT(tbcheck_probe_func_r, TBCHECK_PROBE_REGS)
 #define TBCHECK_LAUNCH TBCHECK_CAT(tbcheck_probe_launch_r, TBCHECK_PROBE_REGS)
+#define TBCHECK_LAUNCH_CLUSTER TBCHECK_CAT(tbcheck_probe_launch_cluster_r, TBCHECK_PROBE_REGS)
 
 namespace {
 
@@ -30,6 +31,22 @@ __device__ __forceinline__ uint32_t sm_id() {
   uint32_t s;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
   return s;
+}
+// The block's cluster, linear with x fastest (as blockIdx), and its rank in the cluster. The special
+// registers exist from sm_90 on; below, every block is a cluster of one.
+__device__ __forceinline__ void cluster_of_block(uint32_t block, uint32_t* id, uint32_t* rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  uint32_t cx, cy, nx, r;
+  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(cx));
+  asm volatile("mov.u32 %0, %%clusterid.y;" : "=r"(cy));
+  asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(nx));
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  *id = cy * nx + cx;
+  *rank = r;
+#else
+  *id = block;
+  *rank = 0;
+#endif
 }
 // The dynamic shared memory size of this launch (bytes), read from PTX rather than passed, so the
 // kernel touches exactly what the scheduler allocated.
@@ -95,6 +112,7 @@ extern "C" __global__ void TBCHECK_MAXNREG TBCHECK_KERNEL(TbcheckProbeArgs a) {
     rec.sm_start = sm0;
     rec.sm_end = sm_id();
     rec.end_ns = global_timer();
+    cluster_of_block(block, &rec.cluster_id, &rec.cluster_rank);
     a.records[block] = rec;
   }
   // Never true in practice (the checksum would have to hit this exact value), but the compiler
@@ -108,4 +126,28 @@ extern "C" int TBCHECK_LAUNCH(const TbcheckProbeArgs* args, unsigned gx, unsigne
                               size_t dynamic_smem, void* stream) {
   TBCHECK_KERNEL<<<dim3(gx, gy), dim3(threads), dynamic_smem, static_cast<cudaStream_t>(stream)>>>(*args);
   return static_cast<int>(cudaGetLastError());
+}
+
+// Thread block clusters (CC 9.0): cudaLaunchKernelEx with the cluster-dimension attribute. The grid
+// must be a whole number of clusters (the scenario loader checks it; the launch fails otherwise).
+extern "C" int TBCHECK_LAUNCH_CLUSTER(const TbcheckProbeArgs* args, unsigned gx, unsigned gy, unsigned threads,
+                                      size_t dynamic_smem, void* stream, unsigned cx, unsigned cy) {
+#if defined(CUDART_VERSION) && CUDART_VERSION >= 11080
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(gx, gy);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = dynamic_smem;
+  cfg.stream = static_cast<cudaStream_t>(stream);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = cx;
+  attr[0].val.clusterDim.y = cy;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return static_cast<int>(cudaLaunchKernelEx(&cfg, TBCHECK_KERNEL, *args));
+#else
+  (void)args; (void)gx; (void)gy; (void)threads; (void)dynamic_smem; (void)stream; (void)cx; (void)cy;
+  return static_cast<int>(cudaErrorNotSupported);
+#endif
 }

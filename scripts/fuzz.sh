@@ -32,7 +32,7 @@ for t in "${targets[@]}"; do
   extra=()
   # The CLI target prints tables and errors on every input (stderr closed for the target; libFuzzer's
   # own reports still appear) and may run the simulator or solver briefly.
-  [ "$t" = fuzz_cli ] && extra=(-close_fd_mask=2 -timeout=60 -rss_limit_mb=4096)
+  [ "$t" = fuzz_cli ] && extra=(-close_fd_mask=2 -timeout=120 -rss_limit_mb=4096)
   "$build/fuzz/$t" -max_total_time="$secs" -print_final_stats=1 -dict="$root/fuzz/tbcheck.dict" "${extra[@]}" \
     -artifact_prefix="$artifacts" "$work" "$root/fuzz/seeds/$t" >"$log" 2>&1
   rc=$?

@@ -190,7 +190,7 @@ present=$(ls -A "$c/results/rtx3090" | sort)
   || fail "a result was rewritten"
 (cd "$c/results/rtx3090" && stat -c '%n %i %Y' -- $(cut -d' ' -f1 "$work/before.stat") | sort) | diff - "$work/before.stat" \
   || fail "a result file was replaced"
-leftover=$(find "$work" \( -name '*.tmp*' -o -name '*.part' \) -print)
+leftover=$(find "$work" \( -name '*tbcheck-tmp*' -o -name '*.tmp*' -o -name '*.part' \) -print)
 [ -z "$leftover" ] || fail "temporaries left: $leftover"
 
 "$tbcheck" campaign collect "$c" --to "$work/hw" | tee "$work/collect.txt"

@@ -44,18 +44,4 @@ RunResult run_tbcheck(const std::string& args) {
   return r;
 }
 
-ScratchDir::ScratchDir(const std::string& tag) {
-  static std::atomic<int> serial{0};
-  const auto p = std::filesystem::temp_directory_path() /
-                 ("tbcheck-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(serial++));
-  std::filesystem::remove_all(p);
-  std::filesystem::create_directories(p);
-  path = p.string();
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path, ec);
-}
-
 }  // namespace tbcheck::test

@@ -1,6 +1,7 @@
 // Shared helpers for tests: paths to the repository and shared/, small scenario builders,
 // and running the tbcheck binary for end-to-end checks.
 #pragma once
+#include "scratch.hpp"
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -74,15 +75,5 @@ struct RunResult {
 };
 // Runs the tbcheck binary with the given arguments (a shell string), from the repository root.
 RunResult run_tbcheck(const std::string& args);
-
-// A fresh folder under the system temp folder, removed with everything in it at scope exit.
-struct ScratchDir {
-  std::string path;
-  explicit ScratchDir(const std::string& tag);
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::string operator/(const std::string& rel) const { return path + "/" + rel; }
-};
 
 }  // namespace tbcheck::test

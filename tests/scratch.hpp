@@ -3,7 +3,7 @@
 #pragma once
 #include <unistd.h>
 
-#include <cstdlib>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -14,12 +14,18 @@ struct ScratchDir {
   std::filesystem::path path;
   explicit ScratchDir(const std::string& tag = "scratch") {
     path = std::filesystem::temp_directory_path() /
-           ("tbcheck-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
+           ("tbcheck-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(serial()++));
+    std::filesystem::remove_all(path);  // a leftover of an earlier process with the same pid
     std::filesystem::create_directories(path);
   }
   ~ScratchDir() {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
+  }
+  // Unique within the process, across threads; the pid makes it unique across processes.
+  static std::atomic<int>& serial() {
+    static std::atomic<int> n{0};
+    return n;
   }
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;

@@ -9,8 +9,10 @@
 #include <fmt/format.h>
 
 #include "helpers.hpp"
+#include "scratch.hpp"
 #include "tbcheck/campaign/campaign.hpp"
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/io.hpp"
 #include "tbcheck/model/observation.hpp"
 
 using namespace tbcheck;
@@ -161,7 +163,8 @@ TEST_CASE("status, resume and collect follow the files and the scheduler's view"
   std::ofstream(state + "/2.started") << "5\n";  // killed: a start record and exit 143
   std::ofstream(state + "/2.rc") << "143\n";
   std::ofstream(state + "/3.started") << "5\n";  // started, no exit record
-  const std::string tmp = results + "/." + m.devices[0].tasks[2].cases[0].result + ".tmp1234abcd";
+  const std::string tmp = results + "/." + m.devices[0].tasks[2].cases[0].result + ".tbcheck-tmp.99999.0";
+  REQUIRE(model::is_temporary_name(fs::path(tmp).filename().string()));
   std::ofstream(tmp) << "{";  // a run killed between write and rename
 
   SchedulerView none;

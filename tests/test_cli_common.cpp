@@ -74,6 +74,10 @@ TEST_CASE("every --json document starts with schema_version, then tool", "[cli][
        {"check tests/data/check-no-skip-counted-smem.json --corpus corpus/paper/000-wang -H round-robin --synthesize none "
         "--json"}},
       {"import-ntbs", {"import-ntbs " + out + "/clone --out " + out + "/ntbs --json"}},
+      {"merge",
+       {"distinguish -H round-robin,most-room --max-kernels 1 --max-blocks 2 --timeout 1 --shard 1/1 --out " + out +
+            "/shard --json",
+        "merge " + out + "/shard --out " + out + "/merged --json"}},
       {"import-examiner",
        {"import-examiner tests/data/examiner/pair_stream0.json tests/data/examiner/pair_stream1.json --device rtx3090 --out " +
         out + "/examiner --json"}},

@@ -351,3 +351,106 @@ TEST_CASE("run --dry-run prints the cuda launch plan without a GPU", "[cuda-host
   CHECK(wrong.exit_code == 2);
   CHECK_THAT(wrong.out, Catch::Contains("--oracle cuda only"));
 }
+
+// Issue 17: priorities, release times, clusters and partitions in the launch plan; the GPC map.
+TEST_CASE("the launch plan carries priorities, releases, clusters and partitions", "[cuda][controls]") {
+  using namespace tbcheck::oracle::cuda;
+  auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [
+      {"name": "lo", "blocks": 4, "threads": 128, "regs": 32, "duration": 1, "stream": 0, "priority": 0, "tpcs": [0, 1]},
+      {"name": "hi", "blocks": 4, "threads": 128, "regs": 32, "duration": 1, "stream": 1, "priority": -5, "release_time": 3,
+       "tpcs": [2]},
+      {"name": "x", "blocks": 2, "threads": 128, "regs": 32, "duration": 1, "release_time": 3, "tpcs": [1, 0]}]})");
+  CudaOptions o;
+  const PlanResult r = build_launch_plan(s, nominal_variants(), o);
+  REQUIRE(r.status == PlanStatus::Ok);
+  const auto& k = r.plan.kernels;
+  CHECK(k[0].priority == 0);
+  CHECK(k[1].priority == -5);
+  CHECK(k[1].release_ns == 3 * unit_ns(o));
+  REQUIRE(r.plan.partitions.size() == 2);
+  CHECK(r.plan.partitions[0].tpcs == std::vector<int>{0, 1});
+  CHECK(r.plan.partitions[0].sms == 4);
+  CHECK(k[2].partition == 0);  // the same TPC set shares a green context
+  CHECK(k[1].partition == 1);
+  const auto j = r.plan.to_json();
+  CHECK(j["kernels"][1]["release_ns"] == 3 * unit_ns(o));
+  CHECK(j["partitions"].size() == 2);
+  CHECK_THAT(r.plan.to_text(), Catch::Contains("priority -5, released at") && Catch::Contains("partition 1: TPCs [2]"));
+
+  auto overlap = s;
+  overlap.kernels[1].tpcs = {1, 2};
+  const PlanResult bad = build_launch_plan(overlap, nominal_variants(), o);
+  CHECK(bad.status == PlanStatus::Unsupported);
+  CHECK_THAT(bad.reason, Catch::Contains("overlap partition 0"));
+
+  auto cl = test::scenario(R"({"device": "h100-sxm", "kernels": [{"grid": [4, 2], "threads": 64, "regs": 32, "duration": 1, "cluster": [2, 2]}]})");
+  const PlanResult c = build_launch_plan(cl, nominal_variants(), o);
+  CHECK(c.plan.kernels[0].cluster == std::array<int, 3>{2, 2, 1});
+  CHECK_THAT(c.plan.to_text(), Catch::Contains("clusters 2x2x1 (cudaLaunchKernelEx)"));
+}
+
+TEST_CASE("priority ranges, green-context support and the launch order with releases", "[cuda][controls]") {
+  using namespace tbcheck::oracle::cuda;
+  CHECK(check_priority("k", -1, 0, -5).status == PriorityFit::Fits);
+  auto out = check_priority("k", -5, 0, -1);
+  CHECK(out.status == PriorityFit::OutOfRange);
+  CHECK_THAT(out.reason, Catch::Contains("clamp"));
+  CHECK(green_context_support(12040, true).status == GreenContexts::Available);
+  CHECK_THAT(green_context_support(12020, true).reason, Catch::Contains("12.4"));
+  CHECK(green_context_support(13000, false).status == GreenContexts::Unsupported);
+  // A later-released kernel that starts first is no launch-order violation; a simultaneous one is.
+  auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [
+      {"name": "a", "blocks": 1, "threads": 32, "regs": 32, "duration": 1},
+      {"name": "b", "blocks": 1, "threads": 32, "regs": 32, "duration": 1, "release_time": 1},
+      {"name": "c", "blocks": 1, "threads": 32, "regs": 32, "duration": 1, "release_time": 1}]})");
+  std::vector<KernelRecord> recs = {{"a", {{500, 900, 0, 0}}}, {"b", {{400, 800, 1, 1}}}, {"c", {{450, 850, 2, 2}}}};
+  CHECK(check_launch_order(s, recs).status == OrderCheck::Confirmed);
+  recs[2].blocks[0].start_ns = 300;  // c launched with b but started before it
+  CHECK(check_launch_order(s, recs).status == OrderCheck::Violated);
+}
+
+TEST_CASE("the GPC map from cluster placements groups SMs that share a cluster", "[cuda][controls]") {
+  using namespace tbcheck::oracle::cuda;
+  // 8 SMs, TPCs of 2: GPC A = SMs 0, 1, 4, 5; GPC B = SMs 2, 3, 6, 7.
+  const GpcMap m = gpc_map_from_clusters(8, 2, {{0, 1}, {4, 5, 0}, {2, 3}, {6, 7}, {3, 7}});
+  CHECK(m.status == GpcMapStatus::Complete);
+  CHECK(m.gpc_of_tpc == std::vector<int>{0, 1, 0, 1});
+  const GpcMap partial = gpc_map_from_clusters(8, 2, {{0, 1}, {2, 3}, {4}});
+  CHECK(partial.status == GpcMapStatus::Incomplete);
+  CHECK_THAT(partial.problems.front(), Catch::Contains("SM 5 ran no block"));
+  const GpcMap split = gpc_map_from_clusters(4, 2, {{0, 2}, {1, 3}});
+  CHECK(split.status == GpcMapStatus::Incomplete);
+  CHECK_THAT(split.problems.front(), Catch::Contains("TPC 0"));
+}
+
+TEST_CASE("probe-gpc writes the base device with the measured map, and refuses gaps", "[cuda][controls]") {
+  using namespace tbcheck::oracle::cuda;
+  model::Device base = model::builtin_device("h100-sxm", "", "");
+  GpcProbe p;
+  p.identity.sms = base.sms;
+  p.identity.name = "NVIDIA H100 80GB HBM3";
+  p.identity.uuid = "abc";
+  p.cluster_size = 2;
+  p.launches = 8;
+  // Two GPCs of 66 SMs: SMs [0, 66) and [66, 132); each cluster pairs an SM with its GPC's first.
+  for (int sm = 1; sm < base.sms; ++sm)
+    if (sm != 66) p.sms_of_each_cluster.push_back({sm < 66 ? 0 : 66, sm});
+  const GpcMap m = gpc_map_from_clusters(base.sms, base.sms_per_tpc, p.sms_of_each_cluster);
+  REQUIRE(m.status == GpcMapStatus::Complete);
+  const model::Device d = device_with_gpc_map(base, p, m);
+  CHECK(d.gpc_of_tpc.front() == 0);
+  CHECK(d.gpc_of_tpc.back() == 1);
+  CHECK_THAT(d.gpc_source, Catch::Contains("probe-gpc on NVIDIA H100 80GB HBM3"));
+  // The written file loads back as a device with its source.
+  CHECK(model::device_from_json(d.to_json(), "d.json").gpc_source == d.gpc_source);
+  GpcProbe gap = p;
+  gap.sms_of_each_cluster.pop_back();
+  auto e = test::error_of([&] { device_with_gpc_map(base, gap, gpc_map_from_clusters(base.sms, 2, gap.sms_of_each_cluster)); });
+  CHECK_THAT(e.reason(), Catch::Contains("incomplete"));
+  if (!built_with_cuda()) {
+    test::TempDir t;
+    auto r = test::run_tbcheck("probe-gpc --out " + t.path.string());
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Catch::Contains("built without CUDA"));
+  }
+}

@@ -132,15 +132,15 @@ TEST_CASE("device: the block-issue properties (issue 14) and the architecture of
   for (const auto& d : builtin_devices()) arch[d.name] = d.architecture();
   CHECK(arch == std::map<std::string, std::string>{{"a100", "Ampere"}, {"h100-pcie", "Hopper"}, {"h100-sxm", "Hopper"},
                                                    {"h200", "Hopper"}, {"quadro6000", "Fermi"}, {"rtx2080ti", "Turing"},
-                                                   {"rtx3090", "Ampere"}, {"v100", "Volta"}, {"xavier", "Volta"}});
+                                                   {"rtx3090", "Ampere"}, {"tx2", "Pascal"}, {"v100", "Volta"}, {"xavier", "Volta"}});
 }
 
-TEST_CASE("device: nine built-in devices with the DESIGN.md numbers", "[loaders][device]") {
+TEST_CASE("device: ten built-in devices with the DESIGN.md numbers", "[loaders][device]") {
   const auto& all = builtin_devices();
   std::vector<std::string> names;
   for (const auto& d : all) names.push_back(d.name);
   CHECK(names == std::vector<std::string>{"a100", "h100-pcie", "h100-sxm", "h200", "quadro6000", "rtx2080ti", "rtx3090",
-                                          "v100", "xavier"});
+                                          "tx2", "v100", "xavier"});
 
   const Device& rtx3090 = builtin_device("rtx3090", "t", "device");
   CHECK(rtx3090.cc == "8.6");
@@ -213,5 +213,28 @@ TEST_CASE("device: an unknown built-in name lists the built-in ones", "[loaders]
   CHECK(e.field() == "device");
   CHECK(e.reason() ==
         "unknown device 'gtx480'; built-in devices are: a100, h100-pcie, h100-sxm, h200, quadro6000, rtx2080ti, "
-        "rtx3090, v100, xavier");
+        "rtx3090, tx2, v100, xavier");
+}
+
+// Issue 17: stream priority ranges and GPC maps carry their sources; bad ranges name the field.
+TEST_CASE("device: stream priority ranges and GPC-map sources", "[loaders][device][controls]") {
+  const Device& tu = builtin_device("rtx2080ti", "t", "device");
+  REQUIRE(tu.stream_priorities.has_value());
+  CHECK(tu.stream_priorities->least == 0);
+  CHECK(tu.stream_priorities->greatest == -5);
+  CHECK_THAT(tu.stream_priorities->source, Catch::Contains("Test5"));
+  const Device& tx2 = builtin_device("tx2", "t", "device");
+  CHECK(tx2.cc == "6.2");
+  CHECK(tx2.sms == 2);
+  CHECK_FALSE(tx2.has_clusters());
+  CHECK(builtin_device("h100-sxm", "t", "device").has_clusters());
+  CHECK_THAT(builtin_device("quadro6000", "t", "device").gpc_source, Catch::Contains("seed 003"));
+  json j = tu.to_json();
+  CHECK(device_from_json(j, "d.json").stream_priorities->source == tu.stream_priorities->source);
+  j["stream_priorities"]["greatest"] = 1;
+  InputError e = test::error_of([&] { device_from_json(j, "d.json"); });
+  CHECK(e.field() == "device.stream_priorities.greatest");
+  json k = tu.to_json();
+  k["gpc_source"] = "a paper";
+  CHECK(test::error_of([&] { device_from_json(k, "d.json"); }).field() == "device.gpc_source");  // no map
 }

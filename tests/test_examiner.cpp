@@ -196,3 +196,61 @@ TEST_CASE("import-examiner and export-examiner on the command line", "[examiner]
   CHECK(ex2.exit_code == 0);
   CHECK(fs::exists(out));
 }
+
+// Issue 17: examiner configs (not logs) import as scenarios with priorities, releases and SM masks.
+TEST_CASE("an examiner config imports as a scenario with priorities, release times and TPC masks", "[examiner][controls]") {
+  test::TempDir t;
+  const std::string cfg = t.write("prio.json", R"({"name": "priority test", "max_iterations": 1, "benchmarks": [
+    {"filename": "./bin/timer_spin.so", "label": "low", "thread_count": 1024, "block_count": 8,
+     "stream_priority": 0, "additional_info": 500000000},
+    {"filename": "./bin/timer_spin.so", "label": "high", "thread_count": 1024, "block_count": 4,
+     "stream_priority": -1, "additional_info": "250000000", "release_time": 0.3},
+    {"filename": "./bin/multikernel.so", "label": "mk", "thread_count": 1, "block_count": 1, "release_time": 0.1,
+     "additional_info": [{"kernel_label": "m1", "duration": 100000000, "thread_count": 256, "block_count": 2,
+                          "sm_mask": "~0x1"},
+                         {"kernel_label": "m2", "duration": 50000000, "thread_count": 64, "block_count": 1}]}]})");
+  oracle::examiner::ImportOptions o;
+  o.device = model::builtin_device("tx2", "", "");
+  o.time_unit_ms = 50;
+  const model::Case c = oracle::examiner::import_config(cfg, o);
+  CHECK(c.id == "prio");
+  CHECK_FALSE(c.observation.has_value());
+  const auto& k = c.scenario.kernels;
+  REQUIRE(k.size() == 4);
+  // Release order: low (0), m1 and m2 (0.1 s = 2 units, one stream), high (0.3 s = 6 units).
+  CHECK(k[0].name == "low");
+  CHECK(k[0].duration == 10);
+  CHECK(k[0].priority == 0);
+  CHECK(k[1].name == "m1");
+  CHECK(k[1].release == 2);
+  CHECK(k[1].tpcs == std::vector<int>{0});  // ~0x1 leaves only TPC 0 enabled (a set bit disables)
+  CHECK(k[2].name == "m2");
+  CHECK(k[2].stream == k[1].stream);
+  CHECK(k[2].tpcs.empty());
+  CHECK(k[3].name == "high");
+  CHECK(k[3].priority == -1);
+  CHECK(k[3].release == 6);
+  CHECK(k[3].duration == 5);
+
+  // Impossible or inexpressible values name the field.
+  auto bad = [&](const std::string& bench) {
+    return test::error_of([&] {
+      oracle::examiner::import_config(t.write("bad.json", R"({"benchmarks": [)" + bench + "]}"), o);
+    });
+  };
+  const std::string spin = R"("filename": "./bin/timer_spin.so", "thread_count": 32, "block_count": 1, "additional_info": 100000000)";
+  CHECK(bad("{" + spin + R"(, "release_time": 0.07})").field() == "benchmarks[0].release_time");  // not whole units
+  CHECK(bad("{" + spin + R"(, "stream_priority": -2})").field() == "kernels[0].priority");     // TX2 has 0, -1
+  CHECK(bad("{" + spin + R"(, "sm_mask": "0x3"})").field() == "benchmarks[0].sm_mask");         // every TPC off
+  CHECK(bad("{" + spin + R"(, "sm_mask": "0xzz"})").field() == "benchmarks[0].sm_mask");
+  CHECK(bad(R"({"filename": "./bin/counter_spin.so"})").field() == "benchmarks[0].filename");
+  CHECK(bad(R"({"filename": "./bin/multikernel.so", "additional_info": [{"kernel_label": "x", "duration": 1e8,
+      "thread_count": 32, "block_count": 1, "delay": 0.5}]})").field() == "benchmarks[0].additional_info[0].delay");
+}
+
+TEST_CASE("tpcs_from_sm_mask follows libsmctrl's convention", "[examiner][controls]") {
+  using oracle::examiner::tpcs_from_sm_mask;
+  CHECK(tpcs_from_sm_mask("0x5", 4, "f", "m") == std::vector<int>{1, 3});
+  CHECK(tpcs_from_sm_mask("~0xaaaaaaaaaaaaaaa8", 8, "f", "m") == std::vector<int>{3, 5, 7});
+  CHECK(tpcs_from_sm_mask("~0x5555555555555554", 8, "f", "m") == std::vector<int>{2, 4, 6});
+}

@@ -298,3 +298,54 @@ TEST_CASE("hypothesis: the option table lists every option with its source", "[l
   CHECK(listed("smem_ignore_below", "<int>"));
   CHECK_FALSE(listed("warps", "bogus"));
 }
+
+TEST_CASE("hypothesis: settings, table columns and keys come from the mechanism descriptors", "[hypothesis]") {
+  const Hypothesis& alg1 = test::hyp("alg1");
+  // Every mechanism key is a field of the file shape, in the same order, and has option_table rows.
+  const auto keys = mechanism_keys();
+  json j = alg1.to_json();
+  for (auto k : keys) {
+    INFO(k);
+    CHECK(j.contains(std::string(k)));
+    bool rows = false;
+    for (const auto& o : option_table()) rows = rows || o.mechanism == k;
+    CHECK(rows);
+  }
+  CHECK(j.size() == keys.size() + 3);  // name, source, description
+  // option_settings: one per mechanism, the value as in the JSON, the row it chose.
+  const auto settings = option_settings(alg1);
+  REQUIRE(settings.size() == keys.size());
+  for (size_t i = 0; i < settings.size(); ++i) {
+    INFO(settings[i].mechanism);
+    CHECK(settings[i].mechanism == keys[i]);
+    REQUIRE(settings[i].row != nullptr);
+    CHECK(settings[i].row->mechanism == keys[i]);
+    const json& v = j[std::string(keys[i])];
+    if (v.is_string()) CHECK(settings[i].value == v.get<std::string>());
+    if (v.is_null()) CHECK((settings[i].value == "off" && !settings[i].on));
+  }
+  // The table: one column per enumerated mechanism (issue included, so alg1 and alg1-paired differ);
+  // the skip flag shows in the warps column.
+  auto cols = option_columns(alg1), paired = option_columns(test::hyp("alg1-paired"));
+  REQUIRE(cols.size() == paired.size());
+  bool differ = false;
+  for (size_t i = 0; i < cols.size(); ++i) differ = differ || cols[i].cell != paired[i].cell;
+  CHECK(differ);
+  CHECK(cols.back().header == "issue");
+  for (const auto& c : cols)
+    if (c.header == "warps") CHECK(c.cell == "pb-strict-rr +skip");
+  // Every enumerated value named in the table reads back to itself.
+  for (const auto& o : option_table()) {
+    if (o.value == "<int>" || o.value == "true") continue;
+    json x = alg1.to_json();
+    x["name"] = "t";
+    x["selection"] = "most-room";
+    x["order"] = "natural";
+    x["issue"] = "single";
+    x[std::string(o.mechanism)] = o.value;
+    if (o.mechanism == "warps" && o.value != "pb-strict-rr") x["skip_on_multiple_of_4"] = false;
+    if (o.mechanism == "warps" && o.value == "sm") x["registers"] = "sm";
+    INFO(o.mechanism << ": " << o.value);
+    CHECK(hypothesis_from_json(x, "t.json").to_json()[std::string(o.mechanism)] == o.value);
+  }
+}

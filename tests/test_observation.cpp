@@ -134,7 +134,8 @@ TEST_CASE("observation: recordings must have one entry per block and SMs of the 
 TEST_CASE("observation: a fact has exactly one kind, kinds and fields are checked", "[loaders][observation]") {
   InputError two = case_error(json::parse(R"({"facts": [{"kernel": "a", "on_sms": [0], "starts_at": 0}]})"));
   CHECK(two.field() == "observation.facts[0]");
-  CHECK(two.reason() == "a fact needs exactly one of: on_sms, block + sm, starts_at, starts_after, concurrent_with");
+  CHECK(two.reason() == "a fact needs exactly one of: on_sms, block + sm, starts_at, starts_after, concurrent_with, "
+                        "clusters_coscheduled");
   InputError zero = case_error(json::parse(R"({"facts": [{"kernel": "a"}]})"));
   CHECK(zero.field() == "observation.facts[0]");
   InputError unknown = case_error(json::parse(R"({"facts": [{"kernel": "a", "on_sm": [0]}]})"));

@@ -92,3 +92,39 @@ TEST_CASE("Case 4.2: holes of 11, 11, 11 and 23 KB when kernel 9 arrives", "[pap
   for (int k = 1; k < 8; k += 2) g2.release(b[k]);
   CHECK(g2.capacity(0, block_needs(c.scenario.kernels[8], d, counted)) == 1);
 }
+
+// Issue 17: the control cases load (devices, priorities, releases, clusters) and, until the
+// mechanism options land, every hypothesis refuses them with the named control.
+TEST_CASE("the priority and cluster cases load and are refused by name", "[paper][controls]") {
+  std::vector<Case> cases;
+  for (const char* dir : {"corpus/paper/amert-tx2", "corpus/paper/controls", "corpus/predictions/ntbs-rtx2080ti-test5-priority.json"})
+    for (auto& c : load_cases(test::source_path(dir))) cases.push_back(std::move(c));
+  REQUIRE(cases.size() == 6);
+  for (const auto& c : cases) {
+    INFO(c.id);
+    const std::string why = unmodelled_control(c.scenario);
+    CHECK_THAT(why, Catch::Contains("no hypothesis option models"));
+    CHECK(c.expect.empty());
+    for (const char* h : {"alg1", "olmedo"}) {
+      const CaseResult r = evaluate(c, test::hyp(h));
+      CHECK_FALSE(r.ran);
+      CHECK(r.at(Level::Exact) == Verdict::Unsupported);
+      if (c.observation) CHECK_THAT(r.reason, Catch::StartsWith("unsupported: ") && Catch::Contains(c.scenario.kernels[0].cluster ? "clusters" : "priority"));
+    }
+  }
+}
+
+TEST_CASE("the cluster fact checks co-start and one GPC", "[paper][controls]") {
+  auto s = test::scenario(R"({"device": "h100-sxm", "kernels": [{"name": "k", "grid": [4, 2], "threads": 64, "regs": 32, "duration": 1, "cluster": [2, 2]}]})");
+  CHECK(cluster_of_blocks(s.kernels[0]) == std::vector<int>{0, 0, 1, 1, 0, 0, 1, 1});
+  Fact f;
+  f.kind = Fact::Kind::ClustersCoscheduled;
+  f.kernel = "k";
+  Schedule sch;
+  sch.kernels.resize(1);
+  sch.kernels[0].name = "k";
+  for (int b = 0; b < 8; ++b) sch.kernels[0].blocks.push_back({b, 0, 1});  // SM b, start 0, end 1
+  CHECK(check_fact(f, s, sch).verdict == Verdict::Pass);
+  sch.kernels[0].blocks[5].start = 2;  // block 5 belongs to cluster 0, which started at 0
+  CHECK_THAT(check_fact(f, s, sch).detail, Catch::Contains("block 5 of cluster 0"));
+}

@@ -204,6 +204,22 @@ TEST_CASE("row 6: --repeat has a documented upper bound, and repetitions x block
   CHECK_FALSE(fs::exists(t / "o"));
 }
 
+TEST_CASE("row 6: run --repeat draws progress when stderr is a terminal, and none otherwise", "[reliability][cli]") {
+  Tmp t;
+  const std::string f = t.write("c.json", small_case("c"));
+  if (sh("command -v script").exit_code != 0) {
+    WARN("no script(1) to give the command a terminal; the terminal half is skipped");
+  } else {
+    // script(1) runs the command on a pseudo-terminal, as a user at a shell would.
+    auto tty = sh("script -qec \"$TB run " + f + " --oracle sim:alg1 --repeat 50 --out " + (t / "a") + "\" /dev/null");
+    CHECK(tty.exit_code == 0);
+    CHECK(has(tty.out, "(50/50)"));
+  }
+  auto piped = run_tbcheck("run " + f + " --oracle sim:alg1 --repeat 50 --out " + (t / "b"));
+  CHECK(piped.exit_code == 0);
+  CHECK_FALSE(has(piped.out, "(50/50)"));
+}
+
 TEST_CASE("row 8 and 12: a directory where a file belongs is named as such", "[reliability][cli]") {
   Tmp t;
   const std::string f = t.write("c.json", small_case("c"));

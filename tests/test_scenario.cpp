@@ -113,7 +113,7 @@ TEST_CASE("scenario: malformed JSON names the byte offset", "[loaders][scenario]
   CHECK(f.where() == path);
   CHECK_THAT(f.reason(), Catch::StartsWith("malformed JSON at byte 21"));
   InputError g = error_of([&] { load_scenario_file((dir / "missing.json").string()); });
-  CHECK(g.reason() == "cannot open file for reading");
+  CHECK(g.reason() == "no such file or directory");
   std::filesystem::remove_all(dir);
 }
 
@@ -121,7 +121,8 @@ TEST_CASE("scenario: unknown fields list the valid ones", "[loaders][scenario]")
   InputError e = kernel_error(R"("name": "b", "blocks": 1, "thread": 32, "regs": 32, "duration": 1)");
   CHECK(e.where() == "s.json");
   CHECK(e.field() == "kernels[1].thread");
-  CHECK(e.reason() == "unknown field; valid fields are: name, blocks, grid, threads, regs, smem, local, stream, duration");
+  CHECK(e.reason() == "unknown field; valid fields are: name, blocks, grid, threads, regs, smem, local, stream, duration, "
+                        "priority, release_time, tpcs, cluster");
   InputError top = scenario_error(R"({"device": "rtx3090", "kernel": []})");
   CHECK(top.field() == "kernels");  // "kernels" itself is missing
   // load_scenario_file rejects unknown top-level keys (it accepts the keys of a corpus case).
@@ -216,7 +217,7 @@ TEST_CASE("scenario: device names, kernel names and empty lists", "[loaders][sce
   CHECK(dev.field() == "device");
   CHECK(dev.reason() ==
         "unknown device 'rtx9090'; built-in devices are: a100, h100-pcie, h100-sxm, h200, quadro6000, rtx2080ti, "
-        "rtx3090, v100, xavier");
+        "rtx3090, tx2, v100, xavier");
 
   InputError dup = kernel_error(R"("name": "a", "blocks": 1, "threads": 32, "regs": 32, "duration": 1)");
   CHECK(dup.field() == "kernels[1].name");
@@ -245,4 +246,54 @@ TEST_CASE("scenario: errors name the device field path of an inline device", "[l
   InputError e = scenario_error(R"({"device": {"name": "tiny", "cc": "7.0", "sms": 0}, "kernels": []})");
   CHECK(e.field() == "device.sms");
   CHECK(e.reason() == "0 is below the minimum 1");
+}
+
+// Issue 17: the controls users set (priority, release_time, tpcs, cluster) and their input errors.
+TEST_CASE("controls load, write back, and impossible values name the field", "[scenario][controls]") {
+  auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [
+      {"name": "a", "blocks": 4, "threads": 128, "regs": 32, "duration": 1, "stream": 0, "priority": 0},
+      {"name": "b", "blocks": 4, "threads": 128, "regs": 32, "duration": 1, "stream": 1, "priority": -5, "release_time": 7,
+       "tpcs": [3, 1]}]})");
+  CHECK(s.kernels[0].priority == 0);
+  CHECK(s.kernels[1].priority == -5);
+  CHECK(s.kernels[1].release == 7);
+  CHECK(s.kernels[1].tpcs == std::vector<int>{1, 3});
+  auto back = scenario_from_json(s.to_json(), "again");
+  CHECK(back.kernels[1].to_json() == s.kernels[1].to_json());
+
+  auto err = [](const std::string& kernels, const std::string& device = "\"rtx2080ti\"") {
+    return scenario_error(R"({"device": )" + device + R"(, "kernels": [)" + kernels + "]}");
+  };
+  const std::string k = R"("blocks": 4, "threads": 128, "regs": 32, "duration": 1)";
+  auto e = err("{" + k + R"(, "priority": -6})");
+  CHECK(e.field() == "kernels[0].priority");
+  CHECK_THAT(e.reason(), Catch::Contains("outside rtx2080ti's range [0 (least), -5 (greatest)]"));
+  CHECK_THAT(err("{" + k + R"(, "priority": 0})", "\"a100\"").reason(), Catch::Contains("has no stream priority range"));
+  CHECK(err("{" + k + R"(, "tpcs": [34]})").field() == "kernels[0].tpcs");  // 68 SMs = TPCs 0..33
+  CHECK_THAT(err("{" + k + R"(, "tpcs": [2, 2]})").reason(), Catch::Contains("listed twice"));
+  CHECK_THAT(err("{" + k + R"(, "tpcs": []})").reason(), Catch::Contains("empty TPC set"));
+  CHECK_THAT(err("{" + k + R"(, "cluster": [2]})").reason(), Catch::Contains("compute capability 9.0"));
+  CHECK_THAT(err("{" + k + R"(, "cluster": [3]})", "\"h100-sxm\"").reason(), Catch::Contains("not a whole number of 3 x 1 x 1"));
+  CHECK_THAT(err("{" + k + R"(, "cluster": [4, 4]})", "\"h100-sxm\"").reason(), Catch::Contains("portable limit of 8"));
+  CHECK(err("{" + k + R"(, "release_time": -1})").field() == "kernels[0].release_time");
+  auto order = err(R"({"name": "x", )" + k + R"(, "release_time": 5}, {"name": "y", )" + k + "}");
+  CHECK(order.field() == "kernels[1].release_time");
+  CHECK_THAT(order.reason(), Catch::Contains("launch order"));
+  auto shared = err(R"({"name": "x", "stream": 1, "priority": 0, )" + k + R"(}, {"name": "y", "stream": 1, )" + k + "}");
+  CHECK(shared.field() == "kernels[1].priority");
+  auto ok = test::scenario(R"({"device": "h100-sxm", "kernels": [{"grid": [8, 4], "threads": 64, "regs": 32, "duration": 1, "cluster": [4, 2]}]})");
+  CHECK(ok.kernels[0].cluster_size() == 8);
+}
+
+TEST_CASE("a control no hypothesis models is refused by name; release_time alone is modelled", "[scenario][controls]") {
+  CHECK(unmodelled_control(test::scenario(R"({"device": "rtx2080ti", "kernels": [
+      {"blocks": 1, "threads": 32, "regs": 32, "duration": 1, "release_time": 3}]})")) == "");
+  for (const char* field : {R"("priority": -1)", R"("tpcs": [0])"}) {
+    auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "duration": 1},
+        {"blocks": 1, "threads": 32, "regs": 32, "duration": 1, )" + std::string(field) + "}]}");
+    auto e = error_of([&] { check_controls_modelled(s, "f.json"); });
+    CHECK(e.where() == "f.json");
+    CHECK_THAT(e.field(), Catch::StartsWith("kernels[1]."));
+    CHECK_THAT(e.reason(), Catch::StartsWith("unsupported: ") && Catch::Contains("no hypothesis option models"));
+  }
 }

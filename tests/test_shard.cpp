@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "helpers.hpp"
+#include "scratch.hpp"
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"

@@ -413,3 +413,69 @@ TEST_CASE("the simulator agrees with a plain reference dispatcher on random scen
   CHECK(compared > 2000);  // the generator mostly produces feasible kernels
   CHECK(infeasible > 0);   // and some that no SM can hold (e.g. 1024 threads x 255 registers)
 }
+
+// Issue 17: a kernel with a release time becomes eligible at that instant (launch order = list order).
+TEST_CASE("release_time: kernels become eligible at their launch instant", "[simulator][controls]") {
+  // One SM, one block at a time (1024 threads of 1536): b waits for its release, then for a's block.
+  auto s = test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [
+      {"name": "a", "blocks": 2, "threads": 1024, "regs": 32, "duration": 10},
+      {"name": "b", "blocks": 2, "threads": 1024, "regs": 32, "duration": 10, "release_time": 4},
+      {"name": "c", "blocks": 1, "threads": 32, "regs": 32, "duration": 3, "release_time": 25}]})");
+  auto sch = simulate(s, test::hyp("alg1"));
+  CHECK(sch.kernels[0].blocks[0].start == 0);
+  CHECK(sch.kernels[0].blocks[1].start == 0);   // a fills both SMs at 0
+  CHECK(sch.kernels[1].blocks[0].start == 10);  // released at 4, room at 10
+  CHECK(sch.kernels[2].blocks[0].start == 25);  // the GPU is idle from 20: c waits for its release
+  // Without releases c follows b in launch order and starts when b's blocks end: the release moves it to 25.
+  auto plain = s;
+  plain.kernels[2].release = 0;
+  plain.kernels[1].release = 0;
+  CHECK(simulate(plain, test::hyp("alg1")).kernels[2].blocks[0].start == 20);
+  // A released kernel behind a stream predecessor waits for both.
+  auto st = test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [
+      {"name": "a", "blocks": 1, "threads": 32, "regs": 32, "duration": 10, "stream": 0},
+      {"name": "b", "blocks": 1, "threads": 32, "regs": 32, "duration": 1, "stream": 0, "release_time": 2},
+      {"name": "c", "blocks": 1, "threads": 32, "regs": 32, "duration": 1, "stream": 1, "release_time": 12}]})");
+  auto sst = simulate(st, test::hyp("alg1"));
+  CHECK(sst.kernels[1].blocks[0].start == 10);
+  CHECK(sst.kernels[2].blocks[0].start == 12);
+}
+
+TEST_CASE("the simulator refuses priorities, partitions and clusters by name", "[simulator][controls]") {
+  auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "duration": 1, "priority": 0}]})");
+  auto e = test::error_of([&] { simulate(s, test::hyp("alg1")); });
+  CHECK(e.field() == "kernels[0].priority");
+  CHECK_THAT(e.reason(), Catch::StartsWith("unsupported"));
+  auto f = test::scenario(R"({"device": "quadro6000", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "duration": 1, "release_time": 2}]})");
+  CHECK(test::error_of([&] { simulate(f, test::hyp("fermi")); }).field() == "kernels[0].release_time");
+}
+
+TEST_CASE("try_simulate answers infeasibility with a named result instead of an exception", "[simulator][errors]") {
+  Scenario s = mini(2, {kernel("fine", 1, 32, 1),
+                        R"({"name": "huge", "blocks": 1, "threads": 1024, "regs": 255, "smem": 0, "duration": 1})"});
+  FeasibilityCheck why;
+  CHECK_FALSE(try_simulate(s, test::hyp("alg1"), &why).has_value());
+  CHECK(why.status == Feasibility::KernelNeverFits);
+  CHECK(why.kernel == 1);
+  CHECK(why.field == "kernels[1]");
+  CHECK(to_string(why.status) == "kernel-never-fits");
+  CHECK(why.to_json()["status"] == "kernel-never-fits");
+  // The reason is the one simulate() raises, word for word.
+  try {
+    simulate(s, test::hyp("alg1"));
+    FAIL("no InputError");
+  } catch (const InputError& e) {
+    CHECK(e.reason() == why.reason);
+  }
+  // Without the huge kernel it runs, and gives simulate()'s schedule.
+  s.kernels.pop_back();
+  auto ok = try_simulate(s, test::hyp("alg1"), &why);
+  REQUIRE(ok.has_value());
+  CHECK(why.runs());
+  CHECK(ok->kernels.at(0).blocks == simulate(s, test::hyp("alg1")).kernels.at(0).blocks);
+  // gpc-priority on a device without a GPC map: NoGpcMap, blamed on the device.
+  CHECK_FALSE(try_simulate(s, test::hyp("fermi"), &why).has_value());
+  CHECK(why.status == Feasibility::NoGpcMap);
+  CHECK(why.field == "device");
+  CHECK_THAT(why.reason, Catch::Contains("GPC map"));
+}

@@ -38,6 +38,12 @@ TEST_CASE("task lines of squeue and sacct: array tasks of the job name only", "[
   CHECK_FALSE(parse_slurm_state("done").has_value());
 }
 
+TEST_CASE("sacct looks from the day before the campaign was planned", "[campaign][slurm]") {
+  CHECK(day_before("2026-03-01T00:30:00") == "2026-02-28");
+  CHECK(day_before("2024-03-01T23:59:59") == "2024-02-29");
+  CHECK(day_before("yesterday") == "2000-01-01");
+}
+
 TEST_CASE("scheduler view: a live record beats an ended one, then the newer job", "[campaign][slurm]") {
   SchedulerView v;
   const std::string n = "tbcheck-c1-a100";

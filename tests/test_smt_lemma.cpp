@@ -5,6 +5,7 @@
 #include "helpers.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/distinguish.hpp"
+#include "tbcheck/search/lemma_cache.hpp"
 #include "tbcheck/smt/lemma.hpp"
 
 using namespace tbcheck;

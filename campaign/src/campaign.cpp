@@ -388,7 +388,7 @@ std::vector<std::string> clear_for_resubmission(const Manifest& m, const Resubmi
   if (!d) return removed;
   const fs::path results = results_dir(campaign_dir, d->target.name), state = state_dir(campaign_dir, d->target.name);
   std::set<int> tasks(r.tasks.begin(), r.tasks.end());
-  std::set<std::string> prefixes;  // write_file_atomic's temporaries: ".<target>.tmp<hex>"
+  std::set<std::string> prefixes;  // write_file_atomic's temporaries of these results: ".<result>.<...>"
   for (const auto& t : d->tasks)
     if (tasks.count(t.index)) {
       for (const char* kind : {"rc", "started"}) {
@@ -396,12 +396,13 @@ std::vector<std::string> clear_for_resubmission(const Manifest& m, const Resubmi
         std::error_code ec;
         if (fs::remove(p, ec)) removed.push_back(p.string());
       }
-      for (const auto& c : t.cases) prefixes.insert("." + c.result + ".tmp");
+      for (const auto& c : t.cases) prefixes.insert("." + c.result + ".");
     }
   std::error_code ec;
   std::vector<fs::path> stale;
   for (const auto& e : fs::directory_iterator(results, ec)) {
     const std::string name = e.path().filename().string();
+    if (!model::is_temporary_name(name)) continue;
     for (const auto& p : prefixes)
       if (name.rfind(p, 0) == 0) stale.push_back(e.path());
   }

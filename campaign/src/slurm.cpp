@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <ctime>
+#include <iomanip>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -153,9 +155,24 @@ std::optional<CommandOutput> run_command(const std::vector<std::string>& argv) {
   return r;
 }
 
-SchedulerView ask_scheduler(const std::vector<std::string>& job_names, const std::string& since) {
+std::string day_before(const std::string& utc) {
+  std::tm tm{};
+  std::istringstream in(utc);
+  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
+  if (in.fail()) return "2000-01-01";
+  const std::time_t t = timegm(&tm) - 24 * 3600;
+  std::tm back{};
+  gmtime_r(&t, &back);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &back);
+  return buf;
+}
+
+SchedulerView ask_scheduler(const std::vector<std::string>& job_names, const std::string& created) {
   SchedulerView v;
   if (job_names.empty()) return v;
+  // sacct reads -S in the cluster's local time; a day's margin covers every time zone.
+  const std::string since = day_before(created);
   const std::string names = fmt::format("{}", fmt::join(job_names, ","));
   // Accounting first, so that the queue's live entries are added on top of it.
   auto acct = run_command({"sacct", "-n", "-P", "-X", "--array", "-S", since, "--name=" + names, "-o", "JobID,JobName,State"});

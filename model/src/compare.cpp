@@ -121,6 +121,24 @@ Check check_fact(const Fact& f, const Scenario& s, const Schedule& sch) {
                                              last_end(kernel_of(sch, s, j)))};
       return {};
     }
+    case Fact::Kind::ClustersCoscheduled: {
+      const Kernel& kern = s.kernels[static_cast<size_t>(s.kernel_index(f.kernel))];
+      const std::vector<int> cluster = cluster_of_blocks(kern);
+      std::map<int, std::pair<int64_t, int>> first;  // cluster -> (start, GPC or SM) of its first block
+      for (size_t b = 0; b < k.blocks.size(); ++b) {
+        const auto& x = k.blocks[b];
+        const int place = s.device.gpc_of_tpc.empty() ? -1 : s.device.gpc_of_tpc[static_cast<size_t>(s.device.tpc_of(x.sm))];
+        auto [it, fresh] = first.try_emplace(cluster[b], x.start, place);
+        if (fresh) continue;
+        if (it->second.first != x.start)
+          return {Verdict::Fail, fmt::format("{} block {} of cluster {} predicted to start at {}, its cluster at {}",
+                                             f.kernel, b, cluster[b], x.start, it->second.first)};
+        if (it->second.second != place)
+          return {Verdict::Fail, fmt::format("{} block {} of cluster {} predicted on GPC {}, its cluster on GPC {}",
+                                             f.kernel, b, cluster[b], place, it->second.second)};
+      }
+      return {};
+    }
   }
   return {Verdict::Unknown, "unknown fact kind"};
 }

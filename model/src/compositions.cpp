@@ -112,7 +112,7 @@ std::vector<Hypothesis> neighbours(const Hypothesis& h, int max_distance) {
 }
 
 std::vector<Hypothesis> sample_compositions(const Hypothesis& from, uint64_t seed, int count, int min_distance,
-                                            int max_distance) {
+                                            int max_distance, const std::function<bool(const Hypothesis&)>& keep) {
   std::vector<const Hypothesis*> pool;
   for (const auto& c : all_compositions()) {
     if (find_builtin_hypothesis(c.name)) continue;  // shipped: named by its own file
@@ -123,7 +123,7 @@ std::vector<Hypothesis> sample_compositions(const Hypothesis& from, uint64_t see
   std::vector<Hypothesis> out;
   while (static_cast<int>(out.size()) < count && !pool.empty()) {
     const size_t k = static_cast<size_t>(rng() % pool.size());
-    out.push_back(*pool[k]);
+    if (!keep || keep(*pool[k])) out.push_back(*pool[k]);
     pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(k));
   }
   return out;

@@ -21,8 +21,14 @@ std::optional<int> Device::config_at_least(int64_t bytes) const {
 static const std::vector<std::string> kDeviceKeys = {
     "name", "description", "cc", "sms", "sms_per_tpc", "pbs_per_sm", "max_blocks_per_sm", "max_warps_per_sm",
     "max_threads_per_block", "regs_per_sm", "reg_alloc_unit", "max_regs_per_thread", "smem_configs_kb",
-    "smem_alloc_unit", "smem_reserved_per_block", "max_smem_per_block", "gpc_of_tpc",
-    "issue_pairs", "issue_pass", "issue_pass_from"};
+    "smem_alloc_unit", "smem_reserved_per_block", "max_smem_per_block", "gpc_of_tpc", "gpc_source",
+    "stream_priorities", "issue_pairs", "issue_pass", "issue_pass_from"};
+
+int Device::cc_major() const {
+  int major = 0;
+  std::sscanf(cc.c_str(), "%d", &major);
+  return major;
+}
 
 Device device_from_json(const json& j, const std::string& where, const std::string& path) {
   ObjectReader r(j, where, path, kDeviceKeys);
@@ -47,15 +53,15 @@ Device device_from_json(const json& j, const std::string& where, const std::stri
   if (d.max_warps_per_sm % d.pbs_per_sm != 0)
     r.fail("max_warps_per_sm", fmt::format("{} warps cannot be split evenly among {} processing blocks",
                                            d.max_warps_per_sm, d.pbs_per_sm));
-  d.max_threads_per_block = static_cast<int>(r.integer("max_threads_per_block", 32, 2048));
+  d.max_threads_per_block = static_cast<int>(r.integer("max_threads_per_block", kThreadsPerWarp, 2048));
   d.regs_per_sm = static_cast<int>(r.integer("regs_per_sm", 1024, 1 << 20));
   if (d.regs_per_sm % d.pbs_per_sm != 0)
     r.fail("regs_per_sm", fmt::format("{} registers cannot be split evenly among {} processing blocks", d.regs_per_sm,
                                       d.pbs_per_sm));
-  d.reg_alloc_unit = static_cast<int>(r.integer("reg_alloc_unit", 32, 8192));
-  if (d.reg_alloc_unit % 32 != 0)
-    r.fail("reg_alloc_unit", fmt::format("{} is not a whole number of registers per thread of a warp (multiple of 32)",
-                                         d.reg_alloc_unit));
+  d.reg_alloc_unit = static_cast<int>(r.integer("reg_alloc_unit", kThreadsPerWarp, 8192));
+  if (d.reg_alloc_unit % kThreadsPerWarp != 0)
+    r.fail("reg_alloc_unit", fmt::format("{} is not a whole number of registers per thread of a warp (multiple of {})",
+                                         d.reg_alloc_unit, kThreadsPerWarp));
   d.max_regs_per_thread = static_cast<int>(r.integer("max_regs_per_thread", 1, 1024));
   for (int64_t kb : r.int_array("smem_configs_kb", 0, 4096)) d.smem_configs_kb.push_back(static_cast<int>(kb));
   if (d.smem_configs_kb.empty()) r.fail("smem_configs_kb", "must list at least one configuration");
@@ -81,6 +87,24 @@ Device device_from_json(const json& j, const std::string& where, const std::stri
   if (!d.issue_pairs && (d.issue_pass != 1 || d.issue_pass_from != 0))
     r.fail(d.issue_pass != 1 ? "issue_pass" : "issue_pass_from",
            "groups pair decisions into hand-out passes, so it needs \"issue_pairs\": true");
+  if (r.has("gpc_source")) {
+    if (!r.has("gpc_of_tpc")) r.fail("gpc_source", "given without gpc_of_tpc");
+    d.gpc_source = r.string("gpc_source");
+    if (d.gpc_source.empty()) r.fail("gpc_source", "must not be empty");
+  }
+  if (r.has("stream_priorities")) {
+    ObjectReader p(r.require("stream_priorities"), where, r.field("stream_priorities"), {"least", "greatest", "source"});
+    PriorityRange pr;
+    pr.least = static_cast<int>(p.integer("least", -1024, 1024));
+    pr.greatest = static_cast<int>(p.integer("greatest", -1024, 1024));
+    if (pr.greatest > pr.least)
+      p.fail("greatest", fmt::format("{} is a lower priority than least {} (CUDA: the highest priority is the lower "
+                                     "number)",
+                                     pr.greatest, pr.least));
+    pr.source = p.string("source");
+    if (pr.source.empty()) p.fail("source", "must not be empty");
+    d.stream_priorities = pr;
+  }
   return d;
 }
 
@@ -123,6 +147,11 @@ json Device::to_json() const {
     j["issue_pass"] = issue_pass;
     j["issue_pass_from"] = issue_pass_from;
   }
+  if (!gpc_source.empty()) j["gpc_source"] = gpc_source;
+  if (stream_priorities)
+    j["stream_priorities"] = {{"least", stream_priorities->least},
+                              {"greatest", stream_priorities->greatest},
+                              {"source", stream_priorities->source}};
   return j;
 }
 

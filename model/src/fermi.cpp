@@ -127,12 +127,14 @@ std::vector<int> fermi_block_order(const Kernel& k) {
   return fermi_block_order(k.grid->first, k.grid->second);
 }
 
+std::string fermi_no_gpc_map_reason(const Device& d, const Hypothesis& h) {
+  return fmt::format("hypothesis {} uses selection 'gpc-priority' (the Fermi scheduler of seed 003), which needs the "
+                     "GPC of every SM; device {} has no GPC map (gpc_of_tpc)",
+                     h.name, d.name);
+}
+
 std::vector<int> fermi_gpc_of_sm(const Device& d, const Hypothesis& h, const std::string& where) {
-  if (d.gpc_of_tpc.empty())
-    throw InputError(where, "device",
-                     fmt::format("hypothesis {} uses selection 'gpc-priority' (the Fermi scheduler of seed 003), "
-                                 "which needs the GPC of every SM; device {} has no GPC map (gpc_of_tpc)",
-                                 h.name, d.name));
+  if (d.gpc_of_tpc.empty()) throw InputError(where, "device", fermi_no_gpc_map_reason(d, h));
   std::vector<int> out(static_cast<size_t>(d.sms));
   for (int sm = 0; sm < d.sms; ++sm) out[static_cast<size_t>(sm)] = d.gpc_of_tpc[static_cast<size_t>(d.tpc_of(sm))];
   return out;

@@ -6,6 +6,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <iterator>
+#include <stdexcept>
+#include <tuple>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,110 +19,226 @@
 
 namespace tbcheck::model {
 
+namespace {
+
+// ---- the mechanism descriptors: the one place an option value is named ----
+
+// One value of an enumerated mechanism. A table lists its enum's values in declaration order
+// (checked at compile time below), so each value has exactly one row.
+template <typename E>
+struct Choice {
+  E value;
+  std::string_view name;
+  std::string_view cites;
+  std::string_view meaning;
+};
+
+constexpr Choice<Selection> kSelectionChoices[] = {
+    {Selection::RoundRobin, "round-robin", "seed 002 Section III-C (the 'default policy'); seed 000 Section IV-A",
+     "a GPU-wide pointer over the order; the first SM at or after it with room for one block; the pointer moves past it"},
+    {Selection::MostRoom, "most-room", "Gilman et al. 2020 (seed 000 ref. [19]); seed 000 Mechanism 1, Algorithm 1 lines 9-37",
+     "the SM that can still hold the most blocks of the kernel; ties to the first SM in the order"},
+    {Selection::GpcPriority, "gpc-priority", "seed 003 Sections 3, 4.1 and 4.2 (Fermi pick_sm and pick_block)",
+     "a first wave of min(blocks, residency x SMs) picks: the GPC of highest priority (residency x its SMs; lowest "
+     "index on ties) gets one block on every SM while more blocks than SMs remain, else one block on its next SM "
+     "in %smid order, and loses that many; later blocks go to SMs in the order blocks complete; 2-D grids are "
+     "picked along U/n multirows; needs the device's GPC map"},
+};
+constexpr Choice<Order> kOrderChoices[] = {
+    {Order::Natural, "natural", "textbook order", "SMs scanned 0, 1, 2, ..., N-1"},
+    {Order::EvenFirst, "even-first", "seed 000 Mechanism 1, Algorithm 1 line 9; seed 002 Section III-C",
+     "SMs scanned 0, 2, ..., N-2, 1, 3, ..., N-1"},
+};
+constexpr Choice<Warps> kWarpsChoices[] = {
+    {Warps::Sm, "sm", "seed 002 Equation 1", "one pool of warp slots per SM"},
+    {Warps::PbStrictRR, "pb-strict-rr", "seed 000 Mechanism 2.1, Section IV-B, Algorithm 1 lines 14-23",
+     "warp w of a block goes to PB (p + w) mod PBs with no redirect; p += W"},
+    {Warps::PbAny, "pb-any", "seed 000 Section IV-B (the redirect Mechanism 2.1 rules out)",
+     "a warp goes to the first PB at or after the pointer that has room; no skip"},
+};
+constexpr Choice<Registers> kRegistersChoices[] = {
+    {Registers::Sm, "sm", "seed 002 Equation 1", "one register pool per SM"},
+    {Registers::Pb, "pb", "seed 000 Mechanism 4 (register renaming), Section IV-D and V-B",
+     "a register pool per PB; freed fragments combine"},
+    {Registers::PbContiguous, "pb-contiguous", "seed 000 Section IV-D (the contiguous allocation renaming rules out)",
+     "each warp's registers first fit at the lowest free address of its PB"},
+};
+constexpr Choice<Smem> kSmemChoices[] = {
+    {Smem::Counted, "counted", "seed 002 Equation 1", "shared memory as a pool per SM"},
+    {Smem::ContiguousFirstFit, "contiguous-first-fit", "seed 000 Mechanism 4, Section IV-D and V-B",
+     "a block takes the lowest-address hole that fits, within the SM's current configuration"},
+};
+constexpr Choice<SmemConfig> kSmemConfigChoices[] = {
+    {SmemConfig::None, "none", "pre-Volta view", "every SM always has the device's largest configuration"},
+    {SmemConfig::Tpc, "tpc", "seed 000 Mechanism 3, Section IV-C, Algorithm 1 lines 10-12 and 26-27",
+     "the first block into an idle TPC sets both SMs to its kernel's config_s; a busy TPC takes only kernels whose "
+     "config_s fits"},
+};
+constexpr Choice<Local> kLocalChoices[] = {
+    {Local::Ignore, "ignore", "-", "local memory plays no part"},
+    {Local::GpuConfig, "gpu-config", "seed 000 Algorithm 1 lines 1-3, Section III-B",
+     "the first block on an idle GPU sets the local configuration; a kernel needing more waits for an idle GPU"},
+};
+constexpr Choice<Capacity> kCapacityChoices[] = {
+    {Capacity::Blocks, "blocks", "seed 000 Algorithm 1 with limit_w divided by W (the evident intent)",
+     "min(limit_b, floor(limit_w / W), limit_s) blocks"},
+    {Capacity::Literal, "literal", "seed 000 Algorithm 1 line 28 as printed",
+     "min(limit_b, limit_w, limit_s) mixing warps and blocks; 0 where one block does not fit"},
+};
+constexpr Choice<Issue> kIssueChoices[] = {
+    {Issue::Single, "single", "seed 000 Algorithm 1 (one block per decision)", "every block is placed by its own selection"},
+    {Issue::Paired, "paired", "tbcheck issue 6, from the ntbs recordings (RTX 3090 and A100 Test2)",
+     "while a kernel that started with >= 2 x SMs + 5 blocks has >= 2 x SMs + 3 left, each selection places two "
+     "consecutive blocks on the chosen SM (the second only if it fits there at the same instant)"},
+    {Issue::PairedCc8, "paired-cc8", "tbcheck issue 6 (as paired; the V100 Test2 recordings show no pairs)",
+     "paired on devices of compute capability 8.0 or later, single before"},
+    {Issue::FromDevice, "device", "tbcheck issue 14, from the ntbs recordings of V100, RTX 2080 Ti, RTX 3090 and A100 (Test2)",
+     "paired where the device file says issue_pairs (same leaders as paired), and the decisions from "
+     "issue_pass_from on handed out issue_pass at a time: their first blocks, then their second blocks"},
+};
+
+template <typename E, size_t N>
+constexpr bool in_enum_order(const Choice<E> (&rows)[N]) {
+  for (size_t i = 0; i < N; ++i)
+    if (static_cast<size_t>(rows[i].value) != i) return false;
+  return true;
+}
+static_assert(in_enum_order(kSelectionChoices) && in_enum_order(kOrderChoices) && in_enum_order(kWarpsChoices) &&
+                  in_enum_order(kRegistersChoices) && in_enum_order(kSmemChoices) &&
+                  in_enum_order(kSmemConfigChoices) && in_enum_order(kLocalChoices) &&
+                  in_enum_order(kCapacityChoices) && in_enum_order(kIssueChoices),
+              "each Choice table lists its enum's values once, in declaration order");
+
+// An enumerated mechanism: a JSON field, the Hypothesis member it sets, its values, and its column in
+// the hypotheses table. `required`: a file without a base must give it ("issue" came later and
+// defaults to single, so files written before it stay valid).
+template <typename E, size_t N>
+struct EnumMechanism {
+  std::string_view key;
+  E Hypothesis::*field;
+  const Choice<E> (&choices)[N];
+  std::string_view column;
+  bool required = true;
+};
+// A flag that qualifies another mechanism (shown in its column with `suffix` when on).
+struct FlagMechanism {
+  std::string_view key;
+  bool Hypothesis::*field;
+  std::string_view cites, meaning;
+  std::string_view column, suffix;
+};
+// An optional threshold in [0, max] (null: off), shown in its column as " (ignored <= N)" etc.
+struct ThresholdMechanism {
+  std::string_view key;
+  std::optional<int> Hypothesis::*field;
+  int max;
+  std::string_view cites, meaning;
+  std::string_view column, suffix_format;
+};
+
+// Every mechanism, in the hypothesis-file order: option_table, parse, to_json, same_options and the
+// hypotheses table all walk this tuple.
+const auto kMechanisms = std::make_tuple(
+    EnumMechanism<Selection, std::size(kSelectionChoices)>{"selection", &Hypothesis::selection, kSelectionChoices, "selection"},
+    EnumMechanism<Order, std::size(kOrderChoices)>{"order", &Hypothesis::order, kOrderChoices, "order"},
+    EnumMechanism<Warps, std::size(kWarpsChoices)>{"warps", &Hypothesis::warps, kWarpsChoices, "warps"},
+    FlagMechanism{"skip_on_multiple_of_4", &Hypothesis::skip_on_multiple_of_4, "seed 000 Mechanism 2.2, Section IV-B",
+                  "with pb-strict-rr, p moves one PB further when W is a multiple of the PB count", "warps", " +skip"},
+    EnumMechanism<Registers, std::size(kRegistersChoices)>{"registers", &Hypothesis::registers, kRegistersChoices,
+                                                           "registers"},
+    ThresholdMechanism{"registers_ignore_at_or_below", &Hypothesis::registers_ignore_at_or_below, 1024,
+                       "seed 002 Section III-C2 (32-register threshold)",
+                       "registers neither checked nor allocated when regs per thread <= the value", "registers",
+                       " (ignored <= {})"},
+    EnumMechanism<Smem, std::size(kSmemChoices)>{"smem", &Hypothesis::smem, kSmemChoices, "smem"},
+    ThresholdMechanism{"smem_ignore_below", &Hypothesis::smem_ignore_below, 1 << 24,
+                       "seed 002 Section III-C2 (3 KB threshold)",
+                       "shared memory neither checked nor allocated when S (rounded, reserved included) is below the value",
+                       "smem", " (ignored < {} B)"},
+    EnumMechanism<SmemConfig, std::size(kSmemConfigChoices)>{"smem_config", &Hypothesis::smem_config,
+                                                             kSmemConfigChoices, "smem config"},
+    EnumMechanism<Local, std::size(kLocalChoices)>{"local", &Hypothesis::local, kLocalChoices, "local"},
+    EnumMechanism<Capacity, std::size(kCapacityChoices)>{"capacity", &Hypothesis::capacity, kCapacityChoices,
+                                                         "capacity"},
+    EnumMechanism<Issue, std::size(kIssueChoices)>{"issue", &Hypothesis::issue, kIssueChoices, "issue", false});
+
+template <class F>
+void for_each_mechanism(F&& f) {
+  std::apply([&](const auto&... m) { (f(m), ...); }, kMechanisms);
+}
+
+template <typename E, size_t N>
+std::string_view name_in(const Choice<E> (&rows)[N], E e) {
+  const auto i = static_cast<size_t>(e);
+  if (i < N) return rows[i].name;  // rows are in enum order (static_assert above)
+  throw std::logic_error("an option value without a row in its mechanism's Choice table (model/src/hypothesis.cpp)");
+}
+
+}  // namespace
+
 const std::vector<OptionInfo>& option_table() {
-  static const std::vector<OptionInfo> table = {
-      {"selection", "round-robin", "seed 002 Section III-C (the 'default policy'); seed 000 Section IV-A",
-       "a GPU-wide pointer over the order; the first SM at or after it with room for one block; the pointer moves past it"},
-      {"selection", "most-room", "Gilman et al. 2020 (seed 000 ref. [19]); seed 000 Mechanism 1, Algorithm 1 lines 9-37",
-       "the SM that can still hold the most blocks of the kernel; ties to the first SM in the order"},
-      {"selection", "gpc-priority", "seed 003 Sections 3, 4.1 and 4.2 (Fermi pick_sm and pick_block)",
-       "a first wave of min(blocks, residency x SMs) picks: the GPC of highest priority (residency x its SMs; lowest "
-       "index on ties) gets one block on every SM while more blocks than SMs remain, else one block on its next SM "
-       "in %smid order, and loses that many; later blocks go to SMs in the order blocks complete; 2-D grids are "
-       "picked along U/n multirows; needs the device's GPC map"},
-      {"order", "natural", "textbook order", "SMs scanned 0, 1, 2, ..., N-1"},
-      {"order", "even-first", "seed 000 Mechanism 1, Algorithm 1 line 9; seed 002 Section III-C",
-       "SMs scanned 0, 2, ..., N-2, 1, 3, ..., N-1"},
-      {"warps", "sm", "seed 002 Equation 1", "one pool of warp slots per SM"},
-      {"warps", "pb-strict-rr", "seed 000 Mechanism 2.1, Section IV-B, Algorithm 1 lines 14-23",
-       "warp w of a block goes to PB (p + w) mod PBs with no redirect; p += W"},
-      {"warps", "pb-any", "seed 000 Section IV-B (the redirect Mechanism 2.1 rules out)",
-       "a warp goes to the first PB at or after the pointer that has room; no skip"},
-      {"skip_on_multiple_of_4", "true", "seed 000 Mechanism 2.2, Section IV-B",
-       "with pb-strict-rr, p moves one PB further when W is a multiple of the PB count"},
-      {"registers", "sm", "seed 002 Equation 1", "one register pool per SM"},
-      {"registers", "pb", "seed 000 Mechanism 4 (register renaming), Section IV-D and V-B",
-       "a register pool per PB; freed fragments combine"},
-      {"registers", "pb-contiguous", "seed 000 Section IV-D (the contiguous allocation renaming rules out)",
-       "each warp's registers first fit at the lowest free address of its PB"},
-      {"registers_ignore_at_or_below", "<int>", "seed 002 Section III-C2 (32-register threshold)",
-       "registers neither checked nor allocated when regs per thread <= the value"},
-      {"smem", "counted", "seed 002 Equation 1", "shared memory as a pool per SM"},
-      {"smem", "contiguous-first-fit", "seed 000 Mechanism 4, Section IV-D and V-B",
-       "a block takes the lowest-address hole that fits, within the SM's current configuration"},
-      {"smem_ignore_below", "<int>", "seed 002 Section III-C2 (3 KB threshold)",
-       "shared memory neither checked nor allocated when S (rounded, reserved included) is below the value"},
-      {"smem_config", "none", "pre-Volta view", "every SM always has the device's largest configuration"},
-      {"smem_config", "tpc", "seed 000 Mechanism 3, Section IV-C, Algorithm 1 lines 10-12 and 26-27",
-       "the first block into an idle TPC sets both SMs to its kernel's config_s; a busy TPC takes only kernels whose config_s fits"},
-      {"local", "ignore", "-", "local memory plays no part"},
-      {"local", "gpu-config", "seed 000 Algorithm 1 lines 1-3, Section III-B",
-       "the first block on an idle GPU sets the local configuration; a kernel needing more waits for an idle GPU"},
-      {"capacity", "blocks", "seed 000 Algorithm 1 with limit_w divided by W (the evident intent)",
-       "min(limit_b, floor(limit_w / W), limit_s) blocks"},
-      {"capacity", "literal", "seed 000 Algorithm 1 line 28 as printed",
-       "min(limit_b, limit_w, limit_s) mixing warps and blocks; 0 where one block does not fit"},
-      {"issue", "single", "seed 000 Algorithm 1 (one block per decision)", "every block is placed by its own selection"},
-      {"issue", "paired", "tbcheck issue 6, from the ntbs recordings (../shared/external/ntbs, RTX 3090 and A100 Test2)",
-       "while a kernel that started with >= 2 x SMs + 5 blocks has >= 2 x SMs + 3 left, each selection places two "
-       "consecutive blocks on the chosen SM (the second only if it fits there at the same instant)"},
-      {"issue", "paired-cc8", "tbcheck issue 6 (as paired; the V100 Test2 recordings show no pairs)",
-       "paired on devices of compute capability 8.0 or later, single before"},
-      {"issue", "device", "tbcheck issue 14, from the ntbs recordings of V100, RTX 2080 Ti, RTX 3090 and A100 (Test2)",
-       "paired where the device file says issue_pairs (same leaders as paired), and the decisions from "
-       "issue_pass_from on handed out issue_pass at a time: their first blocks, then their second blocks"},
-  };
+  static const std::vector<OptionInfo> table = [] {
+    std::vector<OptionInfo> out;
+    for_each_mechanism([&](const auto& m) {
+      using M = std::decay_t<decltype(m)>;
+      if constexpr (std::is_same_v<M, FlagMechanism>) {
+        out.push_back({m.key, "true", m.cites, m.meaning});
+      } else if constexpr (std::is_same_v<M, ThresholdMechanism>) {
+        out.push_back({m.key, "<int>", m.cites, m.meaning});
+      } else {
+        for (const auto& c : m.choices) out.push_back({m.key, c.name, c.cites, c.meaning});
+      }
+    });
+    return out;
+  }();
   return table;
+}
+
+const std::vector<std::string_view>& mechanism_keys() {
+  static const std::vector<std::string_view> keys = [] {
+    std::vector<std::string_view> out;
+    for_each_mechanism([&](const auto& m) { out.push_back(m.key); });
+    return out;
+  }();
+  return keys;
 }
 
 namespace {
 
-template <typename E>
-struct Names {
-  std::vector<std::pair<std::string_view, E>> items;
-  std::string_view name(E e) const {
-    for (auto& [n, v] : items)
-      if (v == e) return n;
-    return "?";
-  }
-};
-
-const Names<Selection> kSelection{{{"round-robin", Selection::RoundRobin},
-                                   {"most-room", Selection::MostRoom},
-                                   {"gpc-priority", Selection::GpcPriority}}};
-const Names<Order> kOrder{{{"natural", Order::Natural}, {"even-first", Order::EvenFirst}}};
-const Names<Warps> kWarps{{{"sm", Warps::Sm}, {"pb-strict-rr", Warps::PbStrictRR}, {"pb-any", Warps::PbAny}}};
-const Names<Registers> kRegisters{
-    {{"sm", Registers::Sm}, {"pb", Registers::Pb}, {"pb-contiguous", Registers::PbContiguous}}};
-const Names<Smem> kSmem{{{"counted", Smem::Counted}, {"contiguous-first-fit", Smem::ContiguousFirstFit}}};
-const Names<SmemConfig> kSmemConfig{{{"none", SmemConfig::None}, {"tpc", SmemConfig::Tpc}}};
-const Names<Local> kLocal{{{"ignore", Local::Ignore}, {"gpu-config", Local::GpuConfig}}};
-const Names<Capacity> kCapacity{{{"blocks", Capacity::Blocks}, {"literal", Capacity::Literal}}};
-const Names<Issue> kIssue{{{"single", Issue::Single}, {"paired", Issue::Paired}, {"paired-cc8", Issue::PairedCc8},
-                         {"device", Issue::FromDevice}}};
-
-template <typename E>
-void read_option(const ObjectReader& r, std::string_view key, const Names<E>& names, E& out) {
-  if (!r.has(key)) return;
-  std::string v = r.string(key);
-  std::vector<std::string_view> valid;
-  for (auto& [n, e] : names.items) {
-    if (n == v) {
-      out = e;
-      return;
-    }
-    valid.push_back(n);
-  }
-  r.fail(key, fmt::format("unknown option '{}'; valid options are: {}", v, fmt::join(valid, ", ")));
+const OptionInfo* row_of(std::string_view key, std::string_view value) {
+  for (const auto& r : option_table())
+    if (r.mechanism == key && r.value == value) return &r;
+  return nullptr;
 }
 
-const std::vector<std::string> kHypothesisKeys = {
-    "name", "base", "source", "description", "selection", "order", "warps", "skip_on_multiple_of_4", "registers",
-    "registers_ignore_at_or_below", "smem", "smem_ignore_below", "smem_config", "local", "capacity", "issue"};
-// Required without a base; "issue" came later and defaults to single so older files stay valid.
-const std::vector<std::string_view> kMechanismKeys = {
-    "selection", "order", "warps", "skip_on_multiple_of_4", "registers", "registers_ignore_at_or_below",
-    "smem", "smem_ignore_below", "smem_config", "local", "capacity"};
+// The JSON fields a hypothesis object may have: the descriptive ones, then every mechanism's.
+const std::vector<std::string>& hypothesis_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out = {"name", "base", "source", "description"};
+    for (auto k : mechanism_keys()) out.emplace_back(k);
+    return out;
+  }();
+  return keys;
+}
+
+template <typename E, size_t N>
+void read_option(const ObjectReader& r, const EnumMechanism<E, N>& m, Hypothesis& h) {
+  std::string v = r.string(m.key);
+  std::vector<std::string_view> valid;
+  for (const auto& c : m.choices) {
+    if (c.name == v) {
+      h.*m.field = c.value;
+      return;
+    }
+    valid.push_back(c.name);
+  }
+  r.fail(m.key, fmt::format("unknown option '{}'; valid options are: {}", v, fmt::join(valid, ", ")));
+}
+void read_option(const ObjectReader& r, const FlagMechanism& m, Hypothesis& h) { h.*m.field = r.boolean(m.key); }
+void read_option(const ObjectReader& r, const ThresholdMechanism& m, Hypothesis& h) {
+  auto v = r.opt_integer(m.key, 0, m.max);
+  h.*m.field = v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
+}
 
 // The shipped set, in the order DESIGN.md lists them.
 const std::vector<std::string_view> kShippedOrder = {
@@ -129,7 +249,7 @@ const std::vector<std::string_view> kShippedOrder = {
     "fermi"};
 
 Hypothesis parse(const json& j, const std::string& where, const std::function<const Hypothesis*(const std::string&)>& base_of) {
-  ObjectReader r(j, where, "", kHypothesisKeys);
+  ObjectReader r(j, where, "", hypothesis_keys());
   Hypothesis h;
   bool has_base = false;
   std::string base_name;
@@ -144,8 +264,13 @@ Hypothesis parse(const json& j, const std::string& where, const std::function<co
     has_base = true;
     base_name = b->name;
   } else {
-    for (auto key : kMechanismKeys)
-      if (!r.has(key)) r.fail(key, "required field is missing (give every mechanism, or a \"base\" to start from)");
+    for_each_mechanism([&](const auto& m) {
+      using M = std::decay_t<decltype(m)>;
+      bool required = true;
+      if constexpr (!std::is_same_v<M, FlagMechanism> && !std::is_same_v<M, ThresholdMechanism>) required = m.required;
+      if (required && !r.has(m.key))
+        r.fail(m.key, "required field is missing (give every mechanism, or a \"base\" to start from)");
+    });
   }
   h.name = r.string("name");
   if (h.name.empty() || h.name.find_first_of(", \t\n/") != std::string::npos)
@@ -154,24 +279,9 @@ Hypothesis parse(const json& j, const std::string& where, const std::function<co
   std::string inherited = has_base ? fmt::format("based on {}: {}", base_name, h.source) : "";
   h.source = r.opt_string("source").value_or(inherited);
   h.description = r.opt_string("description").value_or("");
-  read_option(r, "selection", kSelection, h.selection);
-  read_option(r, "order", kOrder, h.order);
-  read_option(r, "warps", kWarps, h.warps);
-  if (r.has("skip_on_multiple_of_4")) h.skip_on_multiple_of_4 = r.boolean("skip_on_multiple_of_4");
-  read_option(r, "registers", kRegisters, h.registers);
-  if (r.has("registers_ignore_at_or_below")) {
-    auto v = r.opt_integer("registers_ignore_at_or_below", 0, 1024);
-    h.registers_ignore_at_or_below = v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
-  }
-  read_option(r, "smem", kSmem, h.smem);
-  if (r.has("smem_ignore_below")) {
-    auto v = r.opt_integer("smem_ignore_below", 0, 1 << 24);
-    h.smem_ignore_below = v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
-  }
-  read_option(r, "smem_config", kSmemConfig, h.smem_config);
-  read_option(r, "local", kLocal, h.local);
-  read_option(r, "capacity", kCapacity, h.capacity);
-  read_option(r, "issue", kIssue, h.issue);
+  for_each_mechanism([&](const auto& m) {
+    if (r.has(m.key)) read_option(r, m, h);
+  });
 
   // Combinations no engine can give a meaning to.
   // gpc-priority places blocks by the GPC map (seed 003 Section 4.1), so an SM scan order has no part in
@@ -198,20 +308,85 @@ Hypothesis parse(const json& j, const std::string& where, const std::function<co
 
 }  // namespace
 
-std::string_view to_string(Selection e) { return kSelection.name(e); }
-std::string_view to_string(Order e) { return kOrder.name(e); }
-std::string_view to_string(Warps e) { return kWarps.name(e); }
-std::string_view to_string(Registers e) { return kRegisters.name(e); }
-std::string_view to_string(Smem e) { return kSmem.name(e); }
-std::string_view to_string(SmemConfig e) { return kSmemConfig.name(e); }
-std::string_view to_string(Local e) { return kLocal.name(e); }
-std::string_view to_string(Capacity e) { return kCapacity.name(e); }
-std::string_view to_string(Issue e) { return kIssue.name(e); }
+std::string_view to_string(Selection e) { return name_in(kSelectionChoices, e); }
+std::string_view to_string(Order e) { return name_in(kOrderChoices, e); }
+std::string_view to_string(Warps e) { return name_in(kWarpsChoices, e); }
+std::string_view to_string(Registers e) { return name_in(kRegistersChoices, e); }
+std::string_view to_string(Smem e) { return name_in(kSmemChoices, e); }
+std::string_view to_string(SmemConfig e) { return name_in(kSmemConfigChoices, e); }
+std::string_view to_string(Local e) { return name_in(kLocalChoices, e); }
+std::string_view to_string(Capacity e) { return name_in(kCapacityChoices, e); }
+std::string_view to_string(Issue e) { return name_in(kIssueChoices, e); }
+
+std::vector<OptionSetting> option_settings(const Hypothesis& h) {
+  std::vector<OptionSetting> out;
+  for_each_mechanism([&](const auto& m) {
+    using M = std::decay_t<decltype(m)>;
+    OptionSetting s{m.key, "", nullptr, true};
+    if constexpr (std::is_same_v<M, FlagMechanism>) {
+      s.on = h.*m.field;
+      s.value = s.on ? "true" : "false";
+      s.row = row_of(m.key, "true");
+    } else if constexpr (std::is_same_v<M, ThresholdMechanism>) {
+      s.on = (h.*m.field).has_value();
+      s.value = s.on ? std::to_string(*(h.*m.field)) : "off";
+      s.row = row_of(m.key, "<int>");
+    } else {
+      s.value = std::string(name_in(m.choices, h.*m.field));
+      s.row = row_of(m.key, s.value);
+    }
+    out.push_back(std::move(s));
+  });
+  return out;
+}
+
+std::vector<OptionColumn> option_columns(const Hypothesis& h) {
+  std::vector<OptionColumn> out;
+  for_each_mechanism([&](const auto& m) {
+    using M = std::decay_t<decltype(m)>;
+    if constexpr (std::is_same_v<M, FlagMechanism>) {
+      for (auto& c : out)
+        if (c.header == m.column && h.*m.field) c.cell += m.suffix;
+    } else if constexpr (std::is_same_v<M, ThresholdMechanism>) {
+      for (auto& c : out)
+        if (c.header == m.column && h.*m.field) c.cell += fmt::format(fmt::runtime(m.suffix_format), *(h.*m.field));
+    } else {
+      out.push_back({m.column, std::string(name_in(m.choices, h.*m.field))});
+    }
+  });
+  return out;
+}
+
+bool Hypothesis::pb_warps() const {
+  switch (warps) {
+    case Warps::Sm: return false;
+    case Warps::PbStrictRR:
+    case Warps::PbAny: return true;
+  }
+  return false;
+}
+
+bool Hypothesis::pb_registers() const {
+  switch (registers) {
+    case Registers::Sm: return false;
+    case Registers::Pb:
+    case Registers::PbContiguous: return true;
+  }
+  return false;
+}
 
 bool Hypothesis::leads_pair(const Device& d, int n, int b) const {
-  if (issue == Issue::Single || b % 2 != 0) return false;
-  if (issue == Issue::PairedCc8 && std::atof(d.cc.c_str()) < 8.0) return false;
-  if (issue == Issue::FromDevice && !d.issue_pairs) return false;
+  switch (issue) {
+    case Issue::Single: return false;
+    case Issue::Paired: break;
+    case Issue::PairedCc8:
+      if (std::atof(d.cc.c_str()) < 8.0) return false;
+      break;
+    case Issue::FromDevice:
+      if (!d.issue_pairs) return false;
+      break;
+  }
+  if (b % 2 != 0) return false;
   // Fitted to the ntbs Test2 recordings (issue 6): N = 2M + 4 shows no pair and N = 2M + 5 two, and the
   // singles left at the end are 2M + 1 or 2M + 2 for every N >= 2M + 5 on RTX 3090 and A100.
   return n >= 2 * d.sms + 5 && n - b >= 2 * d.sms + 3;
@@ -250,32 +425,25 @@ std::vector<int> Hypothesis::hand_out_order(const Device& d, int n) const {
 }
 
 json Hypothesis::to_json() const {
-  json j = {{"name", name},
-            {"source", source},
-            {"description", description},
-            {"selection", to_string(selection)},
-            {"order", to_string(order)},
-            {"warps", to_string(warps)},
-            {"skip_on_multiple_of_4", skip_on_multiple_of_4},
-            {"registers", to_string(registers)},
-            {"registers_ignore_at_or_below", nullptr},
-            {"smem", to_string(smem)},
-            {"smem_ignore_below", nullptr},
-            {"smem_config", to_string(smem_config)},
-            {"local", to_string(local)},
-            {"capacity", to_string(capacity)},
-            {"issue", to_string(issue)}};
-  if (registers_ignore_at_or_below) j["registers_ignore_at_or_below"] = *registers_ignore_at_or_below;
-  if (smem_ignore_below) j["smem_ignore_below"] = *smem_ignore_below;
+  json j = {{"name", name}, {"source", source}, {"description", description}};
+  for_each_mechanism([&](const auto& m) {
+    using M = std::decay_t<decltype(m)>;
+    if constexpr (std::is_same_v<M, FlagMechanism>) {
+      j[std::string(m.key)] = this->*m.field;
+    } else if constexpr (std::is_same_v<M, ThresholdMechanism>) {
+      const auto& v = this->*m.field;
+      j[std::string(m.key)] = v ? json(*v) : json(nullptr);
+    } else {
+      j[std::string(m.key)] = name_in(m.choices, this->*m.field);
+    }
+  });
   return j;
 }
 
 bool Hypothesis::same_options(const Hypothesis& o) const {
-  return selection == o.selection && order == o.order && warps == o.warps &&
-         skip_on_multiple_of_4 == o.skip_on_multiple_of_4 && registers == o.registers &&
-         registers_ignore_at_or_below == o.registers_ignore_at_or_below && smem == o.smem &&
-         smem_ignore_below == o.smem_ignore_below && smem_config == o.smem_config && local == o.local &&
-         capacity == o.capacity && issue == o.issue;
+  bool same = true;
+  for_each_mechanism([&](const auto& m) { same = same && this->*m.field == o.*m.field; });
+  return same;
 }
 
 const std::vector<Hypothesis>& builtin_hypotheses() {

@@ -1,5 +1,5 @@
-// Atomic file writes: a hidden temporary named after the process in the target's folder, written,
-// flushed to disk, then renamed over the target or, with no overwrite, placed without replacing.
+// Atomic file writes: a hidden temporary named after the process in the target's folder, written, then
+// renamed over the target or, with no overwrite, placed without replacing.
 // Temporaries are removed on failure and on SIGINT/SIGTERM/SIGHUP; those a killed process left are
 // removed by the next write into the folder.
 #include "tbcheck/model/io.hpp"
@@ -221,7 +221,9 @@ void write_file_atomic(const std::string& path, const std::string& content, bool
     }
     done += static_cast<size_t>(n);
   }
-  if (!err && ::fsync(fd) != 0 && errno != EINVAL) err = errno;  // EINVAL: a file system without fsync
+  // Atomicity against a killed process needs no fsync (the page cache outlives it); a power cut does.
+  // Only hardware records, which cannot be re-made by rerunning, pay for it (EINVAL: no fsync there).
+  if (!err && is_hardware_record(path) && ::fsync(fd) != 0 && errno != EINVAL) err = errno;
   if (::close(fd) != 0 && !err) err = errno;
   if (err) {
     discard();

@@ -29,6 +29,7 @@ std::string Fact::describe() const {
     case Kind::StartsAt: return fmt::format("{} starts at time {}", kernel, time);
     case Kind::StartsAfter: return fmt::format("{} starts only after {} finished", kernel, fmt::join(kernels, ", "));
     case Kind::ConcurrentWith: return fmt::format("{} runs concurrently with {}", kernel, fmt::join(kernels, ", "));
+    case Kind::ClustersCoscheduled: return fmt::format("the blocks of each cluster of {} start together on one GPC", kernel);
   }
   return "?";
 }
@@ -41,6 +42,7 @@ json Fact::to_json() const {
     case Kind::StartsAt: j["starts_at"] = time; break;
     case Kind::StartsAfter: j["starts_after"] = kernels; break;
     case Kind::ConcurrentWith: j["concurrent_with"] = kernels; break;
+    case Kind::ClustersCoscheduled: j["clusters_coscheduled"] = true; break;
   }
   return j;
 }
@@ -93,17 +95,20 @@ std::vector<std::string> name_list(const ObjectReader& r, std::string_view key, 
   return out;
 }
 
+
 Fact fact_from_json(const json& j, const Scenario& s, const std::string& where, const std::string& path) {
-  ObjectReader r(j, where, path, {"kernel", "on_sms", "block", "sm", "starts_at", "starts_after", "concurrent_with", "note"});
+  ObjectReader r(j, where, path, {"kernel", "on_sms", "block", "sm", "starts_at", "starts_after", "concurrent_with",
+                                        "clusters_coscheduled", "note"});
   Fact f;
   f.kernel = r.string("kernel");
   check_kernel_name(s, f.kernel, where, r.field("kernel"));
   const Kernel& k = s.kernels[s.kernel_index(f.kernel)];
   int kinds = int(r.has("on_sms")) + int(r.has("block") || r.has("sm")) + int(r.has("starts_at")) +
-              int(r.has("starts_after")) + int(r.has("concurrent_with"));
+              int(r.has("starts_after")) + int(r.has("concurrent_with")) + int(r.has("clusters_coscheduled"));
   if (kinds != 1)
     throw InputError(where, path,
-                     "a fact needs exactly one of: on_sms, block + sm, starts_at, starts_after, concurrent_with");
+                     "a fact needs exactly one of: on_sms, block + sm, starts_at, starts_after, concurrent_with, "
+                     "clusters_coscheduled");
   if (r.has("on_sms")) {
     f.kind = Fact::Kind::OnSms;
     for (int64_t sm : r.int_array("on_sms", 0, s.device.sms - 1)) f.sms.push_back(static_cast<int>(sm));
@@ -118,6 +123,10 @@ Fact fact_from_json(const json& j, const Scenario& s, const std::string& where, 
   } else if (r.has("starts_after")) {
     f.kind = Fact::Kind::StartsAfter;
     f.kernels = name_list(r, "starts_after", s);
+  } else if (r.has("clusters_coscheduled")) {
+    f.kind = Fact::Kind::ClustersCoscheduled;
+    if (r.require("clusters_coscheduled") != json(true)) r.fail("clusters_coscheduled", "the only value is true");
+    if (!k.cluster) r.fail("clusters_coscheduled", fmt::format("kernel {} is not launched with clusters", k.name));
   } else {
     f.kind = Fact::Kind::ConcurrentWith;
     f.kernels = name_list(r, "concurrent_with", s);
@@ -166,6 +175,18 @@ Observation observation_from_json(const json& j, const Scenario& s, const std::s
 }
 
 }  // namespace
+
+std::vector<int> cluster_of_blocks(const Kernel& k) {
+  std::vector<int> out(static_cast<size_t>(k.blocks), 0);
+  if (!k.cluster) {
+    for (int b = 0; b < k.blocks; ++b) out[static_cast<size_t>(b)] = b;
+    return out;
+  }
+  const int gx = k.grid ? k.grid->first : k.blocks;
+  const int cx = (*k.cluster)[0], cy = (*k.cluster)[1];
+  for (int b = 0; b < k.blocks; ++b) out[static_cast<size_t>(b)] = (b / gx / cy) * (gx / cx) + (b % gx) / cx;
+  return out;
+}
 
 Case case_from_json(const json& j, const std::string& where, const std::string& default_source) {
   ObjectReader r(j, where, "", kCaseKeys);

@@ -22,12 +22,19 @@ BlockNeeds block_needs(const Kernel& k, const Device& d, const Hypothesis& h) {
   // seed 002 Section III-C2: shared memory plays no part below the threshold (S includes the reserve).
   int s = k.smem_per_block(d);
   n.smem = (h.smem_ignore_below && s < *h.smem_ignore_below) ? 0 : s;
-  n.local = h.local == Local::GpuConfig ? k.local : 0;
-  if (h.smem_config == SmemConfig::Tpc) {
-    // Mechanism 3: config_s = (blocks one empty SM holds) x S, rounded up to a supported configuration.
-    int64_t blocks = GpuState::empty_sm_capacity(d, h, n).blocks;
-    int64_t bytes = blocks * n.smem;
-    n.config_s = d.config_at_least(bytes).value_or(d.max_smem_config_bytes());
+  switch (h.local) {
+    case Local::Ignore: n.local = 0; break;
+    case Local::GpuConfig: n.local = k.local; break;
+  }
+  switch (h.smem_config) {
+    case SmemConfig::None: break;
+    case SmemConfig::Tpc: {
+      // Mechanism 3: config_s = (blocks one empty SM holds) x S, rounded up to a supported configuration.
+      int64_t blocks = GpuState::empty_sm_capacity(d, h, n).blocks;
+      int64_t bytes = blocks * n.smem;
+      n.config_s = d.config_at_least(bytes).value_or(d.max_smem_config_bytes());
+      break;
+    }
   }
   return n;
 }
@@ -121,10 +128,14 @@ void pb_warp_rooms(const SmLimits& l, const SmState& s, const BlockNeeds& n, int
   for (int j = 0; j < pbs; ++j) room[j] = std::max(slots - s.pb_warps[j], 0);
   if (n.regs_per_warp <= 0) return;
   const int regs = l.regs_per_pb, r = n.regs_per_warp;
-  if constexpr (kR == Registers::Pb) {
-    for (int j = 0; j < pbs; ++j) room[j] = min_floor_div(room[j], regs - s.pb_regs[j], r);
-  } else if constexpr (kR == Registers::PbContiguous) {
-    for (int j = 0; j < pbs; ++j) room[j] = std::min(room[j], s.pb_reg_space[j].fits(r, regs));
+  switch (kR) {
+    case Registers::Sm: break;  // one pool per SM: sm_capacity folds it in
+    case Registers::Pb:
+      for (int j = 0; j < pbs; ++j) room[j] = min_floor_div(room[j], regs - s.pb_regs[j], r);
+      break;
+    case Registers::PbContiguous:
+      for (int j = 0; j < pbs; ++j) room[j] = std::min(room[j], s.pb_reg_space[j].fits(r, regs));
+      break;
   }
 }
 
@@ -150,30 +161,45 @@ CapacityParts sm_capacity(const SmLimits& l, Capacity capacity, const SmState& s
   p.config_blocked = config_blocked;
   p.limit_b = l.max_blocks - s.blocks;
   p.limit_regs_w = kUnlimited;
-  if constexpr (kR == Registers::Sm) {
-    if (n.regs_per_warp > 0) p.limit_regs_w = floor_div(l.regs_per_sm - s.regs, n.regs_per_warp);
+  switch (kR) {
+    case Registers::Sm:
+      if (n.regs_per_warp > 0) p.limit_regs_w = floor_div(l.regs_per_sm - s.regs, n.regs_per_warp);
+      break;
+    case Registers::Pb:
+    case Registers::PbContiguous: break;  // per PB: in pb_warp_rooms
   }
   int64_t warps = 0;
-  if constexpr (kW == Warps::Sm) {
-    warps = l.max_warps - s.warps;
-  } else {
-    int64_t room[kMaxPbs] = {};
-    pb_warp_rooms<kR, kPbs>(l, s, n, room);
-    if constexpr (kW == Warps::PbStrictRR) {
+  int64_t room[kMaxPbs] = {};
+  switch (kW) {
+    case Warps::Sm: warps = l.max_warps - s.warps; break;
+    case Warps::PbStrictRR:
+      pb_warp_rooms<kR, kPbs>(l, s, n, room);
       warps = strict_rr_warps<kPbs>(room, l.pbs, s.pb_pointer);
-    } else {  // pb-any: redirect lets a warp use any PB with room
+      break;
+    case Warps::PbAny:  // redirect lets a warp use any PB with room
+      pb_warp_rooms<kR, kPbs>(l, s, n, room);
       for (int j = 0; j < (kPbs > 0 ? kPbs : l.pbs); ++j) warps += room[j];
-    }
+      break;
   }
   p.limit_w = std::max<int64_t>(0, std::min(warps, p.limit_regs_w));
-  if (n.smem == 0) p.limit_s = kUnlimited;
-  else if constexpr (kS == Smem::ContiguousFirstFit) p.limit_s = s.smem_space.fits(n.smem, static_cast<int>(smem_limit));
-  else p.limit_s = floor_div(smem_limit - s.smem, n.smem);
+  if (n.smem == 0) {
+    p.limit_s = kUnlimited;
+  } else {
+    switch (kS) {
+      case Smem::Counted: p.limit_s = floor_div(smem_limit - s.smem, n.smem); break;
+      // Every hole counts floor(hole / S), not only the largest (holes are disjoint).
+      case Smem::ContiguousFirstFit: p.limit_s = s.smem_space.fits(n.smem, static_cast<int>(smem_limit)); break;
+    }
+  }
   // min(limit_b, limit_w / W, limit_s), clamped at 0 (limit_w >= 0; limit_b <= max blocks, so no overflow).
   const int64_t bs = std::min(p.limit_b, p.limit_s);
   p.blocks = config_blocked || bs <= 0 ? 0 : min_floor_div(bs, p.limit_w, n.warps);
-  if (capacity == Capacity::Blocks) p.value = p.blocks;
-  else p.value = p.blocks == 0 ? 0 : std::min({p.limit_b, p.limit_w, p.limit_s});  // Algorithm 1 line 28 as printed
+  switch (capacity) {
+    case Capacity::Blocks: p.value = p.blocks; break;
+    case Capacity::Literal:  // Algorithm 1 line 28 as printed
+      p.value = p.blocks == 0 ? 0 : std::min({p.limit_b, p.limit_w, p.limit_s});
+      break;
+  }
   return p;
 }
 
@@ -187,7 +213,10 @@ decltype(auto) with_pbs(int pbs, F&& f) {
 }
 template <Warps kW, Registers kR, class F>
 decltype(auto) with_smem(Smem smem, int pbs, F&& f) {
-  if (smem == Smem::ContiguousFirstFit) return with_pbs<kW, kR, Smem::ContiguousFirstFit>(pbs, f);
+  switch (smem) {
+    case Smem::ContiguousFirstFit: return with_pbs<kW, kR, Smem::ContiguousFirstFit>(pbs, f);
+    case Smem::Counted: break;
+  }
   return with_pbs<kW, kR, Smem::Counted>(pbs, f);
 }
 template <Warps kW, class F>
@@ -218,7 +247,11 @@ CapacityParts sm_capacity(const SmLimits& l, const Hypothesis& h, const SmState&
 
 SmState empty_sm(const Device& d, const Hypothesis& h) {
   SmState s;
-  if (h.registers == Registers::PbContiguous) s.pb_reg_space.resize(static_cast<size_t>(d.pbs_per_sm));
+  switch (h.registers) {
+    case Registers::Sm:
+    case Registers::Pb: break;
+    case Registers::PbContiguous: s.pb_reg_space.resize(static_cast<size_t>(d.pbs_per_sm)); break;
+  }
   return s;
 }
 
@@ -255,15 +288,24 @@ CapacityParts GpuState::empty_sm_capacity(const Device& d, const Hypothesis& h, 
 // Mechanism 3 (Algorithm 1 lines 26-27): an idle TPC will be configured for this kernel, a busy
 // one keeps its configuration; without the mechanism every SM has the device maximum.
 int64_t GpuState::smem_limit(int sm, const BlockNeeds& n) const {
-  if (h_.smem_config == SmemConfig::None) return max_config_;
-  int tpc = tpc_of(sm);
-  return tpc_idle(tpc) ? n.config_s : tpc_config_[tpc];
+  switch (h_.smem_config) {
+    case SmemConfig::None: break;
+    case SmemConfig::Tpc: {
+      const int tpc = tpc_of(sm);
+      return tpc_idle(tpc) ? n.config_s : tpc_config_[tpc];
+    }
+  }
+  return max_config_;
 }
 
 CapacityParts GpuState::capacity_parts(int sm, const BlockNeeds& n) const {
-  int tpc = tpc_of(sm);
-  // Algorithm 1 lines 10-12: a busy TPC configured below the kernel's config_s is skipped.
-  bool blocked = h_.smem_config == SmemConfig::Tpc && !tpc_idle(tpc) && n.config_s > tpc_config_[tpc];
+  const int tpc = tpc_of(sm);
+  bool blocked = false;
+  switch (h_.smem_config) {
+    case SmemConfig::None: break;
+    // Algorithm 1 lines 10-12: a busy TPC configured below the kernel's config_s is skipped.
+    case SmemConfig::Tpc: blocked = !tpc_idle(tpc) && n.config_s > tpc_config_[tpc]; break;
+  }
   return sm_capacity(lim_, h_, sms_[sm], n, smem_limit(sm, n), blocked);
 }
 
@@ -271,13 +313,17 @@ CapacityParts GpuState::capacity_parts(int sm, const BlockNeeds& n) const {
 template <Warps kW, Registers kR, Smem kS, int kPbs>
 int64_t GpuState::capacity_value(int sm, const BlockNeeds& n) const {
   int64_t limit = max_config_;
-  if (h_.smem_config == SmemConfig::Tpc) {
-    const int tpc = tpc_of(sm);
-    if (!tpc_idle(tpc)) {
-      if (n.config_s > tpc_config_[tpc]) return 0;
-      limit = tpc_config_[tpc];
-    } else {
-      limit = n.config_s;
+  switch (h_.smem_config) {
+    case SmemConfig::None: break;
+    case SmemConfig::Tpc: {
+      const int tpc = tpc_of(sm);
+      if (!tpc_idle(tpc)) {
+        if (n.config_s > tpc_config_[tpc]) return 0;
+        limit = tpc_config_[tpc];
+      } else {
+        limit = n.config_s;
+      }
+      break;
     }
   }
   return sm_capacity<kW, kR, kS, kPbs>(lim_, h_.capacity, sms_[sm], n, limit, false).value;
@@ -303,19 +349,40 @@ void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
   a.smem_offset = -1;
   a.reg_offsets.clear();
   a.reg_pbs.clear();
-  if (h_.smem_config == SmemConfig::Tpc && tpc_idle(tpc)) tpc_config_[tpc] = n.config_s;  // Mechanism 3
-  if (h_.local == Local::GpuConfig && resident_ == 0) gpu_local_ = n.local;                // Algorithm 1 l. 1-3
+  switch (h_.smem_config) {
+    case SmemConfig::None: break;
+    case SmemConfig::Tpc:
+      if (tpc_idle(tpc)) tpc_config_[tpc] = n.config_s;  // Mechanism 3
+      break;
+  }
+  switch (h_.local) {
+    case Local::Ignore: break;
+    case Local::GpuConfig:
+      if (resident_ == 0) gpu_local_ = n.local;  // Algorithm 1 lines 1-3
+      break;
+  }
   const int pbs = kPbs > 0 ? kPbs : lim_.pbs;
-  const bool contiguous_regs = kR == Registers::PbContiguous && n.regs_per_warp > 0;
+  bool pb_regs = false;          // registers counted per PB
+  bool contiguous_regs = false;  // registers allocated warp by warp at addresses
+  switch (kR) {
+    case Registers::Sm: break;
+    case Registers::Pb: pb_regs = n.regs_per_warp > 0; break;
+    case Registers::PbContiguous: contiguous_regs = n.regs_per_warp > 0; break;
+  }
+  bool per_warp = false;  // warps dealt one by one (else in one step, or to the SM pool)
+  switch (kW) {
+    case Warps::Sm: break;
+    case Warps::PbStrictRR: per_warp = contiguous_regs; break;
+    case Warps::PbAny: per_warp = true; break;
+  }
 
   s.blocks += 1;
   if constexpr (kW == Warps::Sm) {
     s.warps += n.warps;
-  } else if (kW == Warps::PbStrictRR && !contiguous_regs) {
+  } else if (!per_warp) {
     // Mechanism 2.1 without per-warp allocation: warp w goes to PB (p + w) mod PBs, so the PB j
     // steps after the pointer gets W / PBs warps, one more when j < W mod PBs.
     const int base = n.warps / pbs, extra = n.warps % pbs;
-    const bool pb_regs = n.regs_per_warp > 0 && kR == Registers::Pb;
     for (int j = 0, q = s.pb_pointer; j < pbs; ++j, q = q + 1 == pbs ? 0 : q + 1) {
       const int count = base + (j < extra ? 1 : 0);
       a.pb_warps[q] += count;
@@ -331,7 +398,9 @@ void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
       int q = 0;
       if constexpr (kW == Warps::PbStrictRR) {
         q = (s.pb_pointer + w) % pbs;  // Mechanism 2.1: no redirect
-      } else {                          // pb-any: first PB at or after the pointer with room
+      } else {                          // pb-any (per_warp is false for the other options)
+        static_assert(kW == Warps::PbAny);
+        // first PB at or after the pointer with room
         int64_t room[kMaxPbs] = {};
         pb_warp_rooms<kR, kPbs>(lim_, s, n, room);
         int j = 0;
@@ -343,7 +412,7 @@ void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
       }
       a.pb_warps[q] += 1;
       s.pb_warps[q] += 1;
-      if (n.regs_per_warp > 0 && kR == Registers::Pb) s.pb_regs[q] += n.regs_per_warp;
+      if (pb_regs) s.pb_regs[q] += n.regs_per_warp;
       if (contiguous_regs) {
         int off = s.pb_reg_space[q].allocate(n.regs_per_warp, lim_.regs_per_pb);
         if (off < 0) throw std::logic_error("pb-contiguous commit found no register hole");
@@ -352,16 +421,28 @@ void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
       }
     }
   }
-  if constexpr (kW == Warps::PbStrictRR) {
-    // Mechanism 2.2: one PB more when W is a multiple of the PB count.
-    int step = n.warps + ((h_.skip_on_multiple_of_4 && n.warps % pbs == 0) ? 1 : 0);
-    s.pb_pointer = (s.pb_pointer + step) % pbs;
+  switch (kW) {
+    case Warps::Sm:
+    case Warps::PbAny: break;  // pb-any moved the pointer warp by warp
+    case Warps::PbStrictRR: {
+      // Mechanism 2.2: one PB more when W is a multiple of the PB count.
+      int step = n.warps + ((h_.skip_on_multiple_of_4 && n.warps % pbs == 0) ? 1 : 0);
+      s.pb_pointer = (s.pb_pointer + step) % pbs;
+      break;
+    }
   }
-  if constexpr (kR == Registers::Sm) s.regs += n.warps * n.regs_per_warp;
+  switch (kR) {
+    case Registers::Sm: s.regs += n.warps * n.regs_per_warp; break;
+    case Registers::Pb:
+    case Registers::PbContiguous: break;  // per PB, above
+  }
   if (n.smem > 0) {
-    if constexpr (kS == Smem::ContiguousFirstFit) {
-      a.smem_offset = s.smem_space.allocate(n.smem, static_cast<int>(smem_limit(sm, n)));
-      if (a.smem_offset < 0) throw std::logic_error("contiguous shared memory commit found no hole");
+    switch (kS) {
+      case Smem::Counted: break;
+      case Smem::ContiguousFirstFit:
+        a.smem_offset = s.smem_space.allocate(n.smem, static_cast<int>(smem_limit(sm, n)));
+        if (a.smem_offset < 0) throw std::logic_error("contiguous shared memory commit found no hole");
+        break;
     }
     s.smem += n.smem;
   }
@@ -374,18 +455,29 @@ void GpuState::release_as(const Allocation& a) {
   SmState& s = sms_[a.sm];
   const int pbs = kPbs > 0 ? kPbs : lim_.pbs;
   s.blocks -= 1;
-  if constexpr (kW == Warps::Sm) {
-    s.warps -= a.warps;
-  } else {
-    for (int q = 0; q < pbs; ++q) s.pb_warps[q] -= a.pb_warps[q];
-    if constexpr (kR == Registers::Pb)
-      for (int q = 0; q < pbs; ++q) s.pb_regs[q] -= a.pb_warps[q] * a.regs_per_warp;
+  switch (kW) {
+    case Warps::Sm: s.warps -= a.warps; break;
+    case Warps::PbStrictRR:
+    case Warps::PbAny:
+      for (int q = 0; q < pbs; ++q) s.pb_warps[q] -= a.pb_warps[q];
+      break;
   }
-  if constexpr (kR == Registers::PbContiguous)
-    for (size_t i = 0; i < a.reg_offsets.size(); ++i) s.pb_reg_space[a.reg_pbs[i]].release(a.reg_offsets[i]);
-  if constexpr (kR == Registers::Sm) s.regs -= a.warps * a.regs_per_warp;
+  switch (kR) {
+    case Registers::Sm: s.regs -= a.warps * a.regs_per_warp; break;
+    case Registers::Pb:
+      for (int q = 0; q < pbs; ++q) s.pb_regs[q] -= a.pb_warps[q] * a.regs_per_warp;
+      break;
+    case Registers::PbContiguous:
+      for (size_t i = 0; i < a.reg_offsets.size(); ++i) s.pb_reg_space[a.reg_pbs[i]].release(a.reg_offsets[i]);
+      break;
+  }
   if (a.smem > 0) {
-    if (kS == Smem::ContiguousFirstFit && a.smem_offset >= 0) s.smem_space.release(a.smem_offset);
+    switch (kS) {
+      case Smem::Counted: break;
+      case Smem::ContiguousFirstFit:
+        if (a.smem_offset >= 0) s.smem_space.release(a.smem_offset);
+        break;
+    }
     s.smem -= a.smem;
   }
   tpc_blocks_[tpc_of(a.sm)] -= 1;

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -27,7 +28,7 @@ const std::vector<std::string> kCaseKeys = {"id",          "source", "device",  
 
 int Kernel::regs_per_warp(const Device& d) const {
   // Algorithm 1 line 5: ceil(regs x 32 / unit) x unit.
-  return (regs * 32 + d.reg_alloc_unit - 1) / d.reg_alloc_unit * d.reg_alloc_unit;
+  return (regs * kThreadsPerWarp + d.reg_alloc_unit - 1) / d.reg_alloc_unit * d.reg_alloc_unit;
 }
 
 int Kernel::smem_per_block(const Device& d) const {
@@ -45,6 +46,10 @@ json Kernel::to_json() const {
   if (local) j["local"] = local;
   if (stream) j["stream"] = *stream;
   j["duration"] = duration;
+  if (priority) j["priority"] = *priority;
+  if (release) j["release_time"] = release;
+  if (!tpcs.empty()) j["tpcs"] = tpcs;
+  if (cluster) j["cluster"] = *cluster;
   return j;
 }
 
@@ -68,8 +73,55 @@ json Scenario::to_json() const {
   return j;
 }
 
-static const std::vector<std::string> kKernelKeys = {"name",  "blocks", "grid",   "threads", "regs",
-                                                     "smem",  "local",  "stream", "duration"};
+static const std::vector<std::string> kKernelKeys = {"name",  "blocks",   "grid",         "threads", "regs",
+                                                     "smem",  "local",    "stream",       "duration", "priority",
+                                                     "release_time", "tpcs", "cluster"};
+
+// The controls of issue 17, checked against the device: priority in its range, TPCs that exist,
+// clusters only where the hardware has them and only of shapes CUDA would launch.
+static void read_controls(ObjectReader& r, Kernel& k, const Device& d) {
+  if (r.has("priority")) {
+    const int64_t p = r.integer("priority", -1024, 1024);
+    if (!d.stream_priorities)
+      r.fail("priority", fmt::format("device {} has no stream priority range (add \"stream_priorities\" with its "
+                                     "source to a device file; `tbcheck run` records the range on a GPU)",
+                                     d.name));
+    if (!d.stream_priorities->contains(static_cast<int>(p)))
+      r.fail("priority", fmt::format("{} is outside {}'s range [{} (least), {} (greatest)]; CUDA's convention: the "
+                                     "lower number is the higher priority",
+                                     p, d.name, d.stream_priorities->least, d.stream_priorities->greatest));
+    k.priority = static_cast<int>(p);
+  }
+  k.release = r.opt_integer("release_time", 0, int64_t{1} << 40).value_or(0);
+  if (r.has("tpcs")) {
+    std::set<int64_t> seen;
+    for (int64_t t : r.int_array("tpcs", 0, INT32_MAX)) {
+      if (t >= d.tpcs())
+        r.fail("tpcs", fmt::format("TPC {} does not exist: {} has TPCs 0..{}", t, d.name, d.tpcs() - 1));
+      if (!seen.insert(t).second) r.fail("tpcs", fmt::format("TPC {} is listed twice", t));
+      k.tpcs.push_back(static_cast<int>(t));
+    }
+    if (k.tpcs.empty()) r.fail("tpcs", "an empty TPC set: the kernel could never run");
+    std::sort(k.tpcs.begin(), k.tpcs.end());
+  }
+  if (r.has("cluster")) {
+    if (!d.has_clusters())
+      r.fail("cluster", fmt::format("thread block clusters need compute capability 9.0 or later; {} is CC {}", d.name, d.cc));
+    auto c = r.int_array("cluster", 1, kMaxPortableClusterBlocks);
+    if (c.empty() || c.size() > 3) r.fail("cluster", fmt::format("expected [x], [x, y] or [x, y, z], found {} numbers", c.size()));
+    std::array<int, 3> dims = {1, 1, 1};
+    for (size_t i = 0; i < c.size(); ++i) dims[i] = static_cast<int>(c[i]);
+    const int64_t size = int64_t{dims[0]} * dims[1] * dims[2];
+    if (size > kMaxPortableClusterBlocks)
+      r.fail("cluster", fmt::format("{} blocks per cluster exceed the portable limit of {}", size, kMaxPortableClusterBlocks));
+    // cudaLaunchKernelEx rejects a grid that is not a whole number of clusters in every dimension.
+    const int gx = k.grid ? k.grid->first : k.blocks, gy = k.grid ? k.grid->second : 1;
+    if (gx % dims[0] != 0 || gy % dims[1] != 0 || dims[2] != 1)
+      r.fail("cluster", fmt::format("grid {} x {} x 1 is not a whole number of {} x {} x {} clusters", gx, gy, dims[0],
+                                    dims[1], dims[2]));
+    k.cluster = dims;
+  }
+}
 
 static Kernel kernel_from_json(const json& j, const Device& d, const std::string& where, const std::string& path,
                                size_t index) {
@@ -106,6 +158,7 @@ static Kernel kernel_from_json(const json& j, const Device& d, const std::string
   k.local = static_cast<int>(r.opt_integer("local", 0, 512 * 1024).value_or(0));
   if (auto s = r.opt_integer("stream", 0, INT32_MAX)) k.stream = static_cast<int>(*s);
   k.duration = static_cast<int>(r.integer("duration", 1, 1'000'000'000));
+  read_controls(r, k, d);
   return k;
 }
 
@@ -135,12 +188,49 @@ Scenario scenario_from_json(const json& j, const std::string& where) {
     Kernel k = kernel_from_json((*ks)[i], s.device, where, path, i);
     if (!names.insert(k.name).second)
       throw InputError(where, path + ".name", fmt::format("kernel name '{}' is used twice", k.name));
+    // The list is the launch order; a kernel released earlier than the one before it would be a
+    // second, contradictory order.
+    if (!s.kernels.empty() && k.release < s.kernels.back().release)
+      throw InputError(where, path + ".release_time",
+                       fmt::format("{} is released at {}, before the kernel listed before it ({} at {}); list kernels "
+                                   "in launch order",
+                                   k.name, k.release, s.kernels.back().name, s.kernels.back().release));
+    // A stream's priority is the stream's, not the kernel's: CUDA has no way to say otherwise.
+    if (k.stream)
+      for (const auto& o : s.kernels)
+        if (o.stream == k.stream && o.priority != k.priority)
+          throw InputError(where, path + ".priority",
+                           fmt::format("{} and {} share stream {} but not its priority ({} vs {})", o.name, k.name,
+                                       *k.stream, o.priority ? std::to_string(*o.priority) : "unset",
+                                       k.priority ? std::to_string(*k.priority) : "unset"));
     total += k.blocks;
     if (total > (int64_t{1} << 28))
       throw InputError(where, path + ".blocks", "the scenario has more than 2^28 blocks in total");
     s.kernels.push_back(std::move(k));
   }
   return s;
+}
+
+std::string unmodelled_control(const Scenario& s) {
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    const Kernel& k = s.kernels[i];
+    auto at = [&](const char* field, const char* what) {
+      return fmt::format("kernels[{}].{}: kernel {} sets {}, which no hypothesis option models yet (issue 17's "
+                         "mechanism options); refused rather than predicted as if it were absent",
+                         i, field, k.name, what);
+    };
+    if (k.priority) return at("priority", "a stream priority");
+    if (!k.tpcs.empty()) return at("tpcs", "a TPC partition");
+    if (k.cluster) return at("cluster", "thread block clusters");
+  }
+  return "";
+}
+
+void check_controls_modelled(const Scenario& s, const std::string& where) {
+  const std::string why = unmodelled_control(s);
+  if (why.empty()) return;
+  const size_t colon = why.find(": ");
+  throw InputError(where, why.substr(0, colon), "unsupported: " + why.substr(colon + 2));
 }
 
 Scenario load_scenario_file(const std::string& path) {

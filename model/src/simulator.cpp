@@ -3,6 +3,7 @@
 #include "tbcheck/model/simulator.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <queue>
 #include <stdexcept>
@@ -18,23 +19,73 @@ namespace tbcheck::model {
 std::vector<int> sm_order(const Device& d, Order o) {
   std::vector<int> order;
   order.reserve(static_cast<size_t>(d.sms));
-  if (o == Order::Natural) {
-    for (int i = 0; i < d.sms; ++i) order.push_back(i);
-  } else {  // Mechanism 1: 0, 2, ..., then 1, 3, ...
-    for (int i = 0; i < d.sms; i += 2) order.push_back(i);
-    for (int i = 1; i < d.sms; i += 2) order.push_back(i);
+  switch (o) {
+    case Order::Natural:
+      for (int i = 0; i < d.sms; ++i) order.push_back(i);
+      break;
+    case Order::EvenFirst:  // Mechanism 1: 0, 2, ..., then 1, 3, ...
+      for (int i = 0; i < d.sms; i += 2) order.push_back(i);
+      for (int i = 1; i < d.sms; i += 2) order.push_back(i);
+      break;
   }
   return order;
 }
 
-void check_feasible(const Scenario& s, const Hypothesis& h, const std::string& where) {
+std::string_view to_string(Feasibility f) {
+  switch (f) {
+    case Feasibility::Runs: return "runs";
+    case Feasibility::KernelNeverFits: return "kernel-never-fits";
+    case Feasibility::NoGpcMap: return "no-gpc-map";
+  }
+  return "?";
+}
+
+json FeasibilityCheck::to_json() const {
+  json j = {{"status", to_string(status)}};
+  if (kernel >= 0) j["kernel"] = kernel;
+  if (!runs()) j["reason"] = reason;
+  return j;
+}
+
+namespace {
+
+// The first kernel one block of which fits no empty SM under h.
+FeasibilityCheck kernel_feasibility(const Scenario& s, const Hypothesis& h) {
+  FeasibilityCheck f;
   for (size_t i = 0; i < s.kernels.size(); ++i) {
     std::string why = infeasibility_reason(s.kernels[i], s.device, h);
-    if (!why.empty())
-      throw InputError(where, fmt::format("kernels[{}]", i),
-                       fmt::format("kernel {} can never be placed on {} under {}: {}", s.kernels[i].name,
-                                   s.device.name, h.name, why));
+    if (why.empty()) continue;
+    f.status = Feasibility::KernelNeverFits;
+    f.kernel = static_cast<int>(i);
+    f.field = fmt::format("kernels[{}]", i);
+    f.reason = fmt::format("kernel {} can never be placed on {} under {}: {}", s.kernels[i].name, s.device.name, h.name, why);
+    return f;
   }
+  return f;
+}
+
+}  // namespace
+
+FeasibilityCheck check_feasibility(const Scenario& s, const Hypothesis& h) {
+  FeasibilityCheck f;
+  switch (h.selection) {
+    case Selection::RoundRobin:
+    case Selection::MostRoom: break;
+    case Selection::GpcPriority:
+      if (s.device.gpc_of_tpc.empty()) {  // seed 003 Sections 2 and 4.1
+        f.status = Feasibility::NoGpcMap;
+        f.field = "device";
+        f.reason = fermi_no_gpc_map_reason(s.device, h);
+        return f;
+      }
+      break;
+  }
+  return kernel_feasibility(s, h);
+}
+
+void check_feasible(const Scenario& s, const Hypothesis& h, const std::string& where) {
+  FeasibilityCheck f = kernel_feasibility(s, h);  // the GPC map is simulate_fermi's to check
+  if (!f.runs()) throw InputError(where, f.field, f.reason);
 }
 
 namespace {
@@ -172,13 +223,31 @@ StreamOrder stream_order(const Scenario& s) {
 // 2^24 blocks stay well below a gigabyte; larger scenarios are refused before anything is allocated.
 constexpr int64_t kMaxSimulatedBlocks = int64_t{1} << 24;
 
-Schedule simulate(const Scenario& s, const Hypothesis& h) {
+// What no hypothesis can run, whatever its options: input errors, raised by simulate and try_simulate alike.
+void check_supported(const Scenario& s, const Hypothesis& h) {
   if (s.total_blocks() > kMaxSimulatedBlocks)  // before any per-block allocation
     throw InputError("scenario", "kernels",
                      fmt::format("{} blocks in total; the simulator takes at most {} (2^24) blocks per scenario",
                                  s.total_blocks(), kMaxSimulatedBlocks));
-  if (h.selection == Selection::GpcPriority) return simulate_fermi(s, h);  // seed 003: model/src/fermi.cpp
-  check_feasible(s, h, "scenario");
+  check_controls_modelled(s, "scenario");  // priority, tpcs, cluster: refused until an option models them
+  switch (h.selection) {
+    case Selection::GpcPriority:
+      for (size_t k = 0; k < s.kernels.size(); ++k)
+        if (s.kernels[k].release > 0)
+          throw InputError("scenario", fmt::format("kernels[{}].release_time", k),
+                           fmt::format("unsupported: {} under {}: the gpc-priority dispatcher (seed 003) plans waves "
+                                       "from time 0 and has no launch instants yet",
+                                       s.kernels[k].name, h.name));
+      break;
+    case Selection::RoundRobin:
+    case Selection::MostRoom: break;
+  }
+}
+
+namespace {
+
+// The generic dispatcher, for a scenario check_feasibility accepted.
+Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
   const Device& d = s.device;
   const int nk = static_cast<int>(s.kernels.size());
 
@@ -208,8 +277,20 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
   CapacityIndex index(d.sms);
 
   std::priority_queue<int, std::vector<int>, std::greater<>> ready;  // eligible kernels with blocks left
+  // A kernel becomes eligible once launched (its release time: the list is in release order, so the
+  // ready queue's index order stays the launch order) and its stream predecessor has retired.
+  std::vector<int> waiting_for(static_cast<size_t>(nk), 0);  // 0: eligible; +1 release, +1 predecessor
+  std::vector<std::pair<int64_t, int>> releases;                // (instant, kernel) not yet launched
+  for (int k = nk - 1; k >= 0; --k) {
+    waiting_for[k] = int(!first_in_stream[k]) + int(s.kernels[k].release > 0);
+    if (s.kernels[k].release > 0) releases.emplace_back(s.kernels[k].release, k);  // latest first
+  }
+  std::sort(releases.begin(), releases.end(), std::greater<>());  // earliest at the back
   for (int k = 0; k < nk; ++k)
-    if (first_in_stream[k]) ready.push(k);
+    if (waiting_for[k] == 0) ready.push(k);
+  auto satisfied = [&](int k) {
+    if (--waiting_for[k] == 0) ready.push(k);
+  };
   std::vector<int> next_block(static_cast<size_t>(nk), 0), unretired(static_cast<size_t>(nk));
   for (int k = 0; k < nk; ++k) unretired[k] = s.kernels[k].blocks;
   // Allocations of resident blocks only, in slots reused as blocks retire (commit writes into a
@@ -237,7 +318,18 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
   // fits there at the same instant; otherwise it is placed by the selection like any block.
   int pair_sm = -1, pair_kernel = -1;
   int64_t pair_time = -1;
-  const bool tpc_coupled = h.smem_config == SmemConfig::Tpc && d.sms_per_tpc > 1;
+  bool tpc_coupled = false;  // an SM's capacity depends on the other SMs of its TPC
+  switch (h.smem_config) {
+    case SmemConfig::None: break;
+    case SmemConfig::Tpc: tpc_coupled = d.sms_per_tpc > 1; break;
+  }
+  bool paired = false;  // issue 6: some blocks may lead a pair
+  switch (h.issue) {
+    case Issue::Single: break;
+    case Issue::Paired:
+    case Issue::PairedCc8:
+    case Issue::FromDevice: paired = true; break;  // issue 14: leads_pair reads the device's issue_pairs
+  }
   std::vector<int> dirty(static_cast<size_t>(d.sms));  // dirty[0..n_dirty): each SM at most once
   int n_dirty = 0;
   std::vector<char> is_dirty(static_cast<size_t>(d.sms), 0);
@@ -280,8 +372,12 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
         g.release(a);
         touched(a.sm, tpc_coupled && g.tpc_idle(g.tpc_of(a.sm)));
         free_slots[n_free++] = r.slot;
-        if (--unretired[r.kernel] == 0 && successor[r.kernel] >= 0) ready.push(successor[r.kernel]);
+        if (--unretired[r.kernel] == 0 && successor[r.kernel] >= 0) satisfied(successor[r.kernel]);
       });
+    }
+    while (!releases.empty() && releases.back().first <= now) {
+      satisfied(releases.back().second);
+      releases.pop_back();
     }
     // 2. Dispatch from the head until the hypothesis answers CANNOT_SCHEDULE_NOW.
     while (!ready.empty()) {
@@ -311,20 +407,29 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
         }
         pair_sm = -1;
       }
-      if (follower) {
-        // placed below on the leader's SM; the round-robin pointer already moved past it
-      } else if (h.selection == Selection::RoundRobin) {
-        while ((pos = index.first_positive_from(rr_pointer)) >= 0 && stale[order[pos]]) refresh(order[pos]);
-        if (pos < 0) break;
-        value = index.value(pos);
-        rr_pointer = (pos + 1) % d.sms;
-      } else {
-        std::tie(value, pos) = index.best();
-        while (value > 0 && stale[order[pos]]) {
-          refresh(order[pos]);
-          std::tie(value, pos) = index.best();
+      // follower: placed below on the leader's SM; the round-robin pointer already moved past it
+      if (!follower) {
+        bool none = false;  // CANNOT_SCHEDULE_NOW
+        switch (h.selection) {
+          case Selection::RoundRobin:
+            while ((pos = index.first_positive_from(rr_pointer)) >= 0 && stale[order[pos]]) refresh(order[pos]);
+            none = pos < 0;
+            if (!none) {
+              value = index.value(pos);
+              rr_pointer = (pos + 1) % d.sms;
+            }
+            break;
+          case Selection::MostRoom:
+            std::tie(value, pos) = index.best();
+            while (value > 0 && stale[order[pos]]) {
+              refresh(order[pos]);
+              std::tie(value, pos) = index.best();
+            }
+            none = value <= 0;
+            break;
+          case Selection::GpcPriority: throw std::logic_error("gpc-priority reached the generic dispatcher");
         }
-        if (value <= 0) break;
+        if (none) break;
       }
       int sm = order[pos];
       int b = next_block[k]++;
@@ -344,7 +449,7 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
         index.set(pos, value - 1);
         stale[sm] = value > 1;  // a bound of 0 is exact: capacities are never negative
       }
-      if (h.issue != Issue::Single && h.leads_pair(d, s.kernels[k].blocks, b)) {
+      if (paired && h.leads_pair(d, s.kernels[k].blocks, b)) {
         pair_sm = sm;
         pair_kernel = k;
         pair_time = now;
@@ -355,12 +460,14 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
       --undispatched;
       if (next_block[k] == s.kernels[k].blocks) ready.pop();
     }
-    if (retiring.empty()) {
+    if (retiring.empty() && releases.empty()) {
       if (undispatched > 0)
         throw std::logic_error(fmt::format("dispatcher stalled at time {} with {} blocks undispatched", now, undispatched));
       break;
     }
-    now = retiring.next_end();
+    now = retiring.empty() ? releases.back().first
+          : releases.empty() ? retiring.next_end()
+                             : std::min(retiring.next_end(), releases.back().first);
   }
   // Issue device (issue 14): the decisions above are the paired ones; a hand-out pass only changes which
   // block index each placement gets. Blocks of one kernel are alike, so this relabelling is all it takes.
@@ -372,6 +479,35 @@ Schedule simulate(const Scenario& s, const Hypothesis& h) {
     for (size_t t = 0; t < placed.size(); ++t) blocks[static_cast<size_t>(label[t])] = placed[t];
   }
   return out;
+}
+
+// A scenario check_feasibility accepted, under either dispatcher.
+Schedule run_feasible(const Scenario& s, const Hypothesis& h) {
+  switch (h.selection) {
+    case Selection::GpcPriority: return simulate_fermi(s, h);  // seed 003: model/src/fermi.cpp
+    case Selection::RoundRobin:
+    case Selection::MostRoom: break;
+  }
+  return simulate_generic(s, h);
+}
+
+}  // namespace
+
+std::optional<Schedule> try_simulate(const Scenario& s, const Hypothesis& h, FeasibilityCheck* why) {
+  check_supported(s, h);
+  FeasibilityCheck f = check_feasibility(s, h);
+  if (!f.runs()) {
+    if (why) *why = std::move(f);
+    return std::nullopt;
+  }
+  if (why) *why = std::move(f);
+  return run_feasible(s, h);
+}
+
+Schedule simulate(const Scenario& s, const Hypothesis& h) {
+  check_supported(s, h);
+  check_feasible(s, h, "scenario");
+  return run_feasible(s, h);
 }
 
 }  // namespace tbcheck::model

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 
@@ -182,6 +184,9 @@ OrderResult check_launch_order(const model::Scenario& s, const std::vector<Kerne
     }
     for (size_t i = 0; i < j; ++i) {
       if (pred[i] >= 0) continue;  // eligible later; its order against j is the dispatcher's business
+      // Kernels released at different instants are ordered by their releases, and a later
+      // high-priority kernel may rightly start first: only simultaneous launches are compared.
+      if (s.kernels[i].release != s.kernels[j].release) continue;
       if (first[j] < first[i])
         violations.push_back(fmt::format("{} (launched after {}) started {} ns before it", recs[j].name, recs[i].name,
                                          first[i] - first[j]));
@@ -286,10 +291,17 @@ nlohmann::json LaunchPlan::to_json() const {
                         {"stream", k.stream},
                         {"duration_ns", k.duration_ns}};
     if (k.scenario_stream) j["scenario_stream"] = *k.scenario_stream;
+    if (k.priority) j["priority"] = *k.priority;
+    if (k.release_ns) j["release_ns"] = k.release_ns;
+    if (k.cluster != std::array<int, 3>{1, 1, 1}) j["cluster"] = k.cluster;
+    if (k.partition >= 0) j["partition"] = k.partition;
     ks.push_back(std::move(j));
   }
+  nlohmann::json parts = nlohmann::json::array();
+  for (const auto& p : partitions) parts.push_back({{"tpcs", p.tpcs}, {"sms", p.sms}});
   return {{"unit_ns", unit_ns},     {"watchdog_ns", watchdog_ns}, {"streams", streams},
-          {"nominal_registers", nominal}, {"kernels", std::move(ks)}, {"notes", notes}};
+          {"nominal_registers", nominal}, {"kernels", std::move(ks)}, {"partitions", std::move(parts)},
+          {"notes", notes}};
 }
 
 std::string LaunchPlan::to_text() const {
@@ -300,7 +312,17 @@ std::string LaunchPlan::to_text() const {
     const std::string var = fmt::format("r{}{}", k.variant_regs, k.match == VariantMatch::SameAllocation ? "~" : "");
     out += fmt::format("{:>5}  {:<12} {:>9} {:>7} {:>5} {:>8} {:>15} {:>6} {:>13}\n", k.launch_order, k.name, grid, k.threads,
                        k.regs, var, fmt::format("{}+{}", k.static_smem, k.dynamic_smem), k.stream, k.duration_ns);
+    std::vector<std::string> controls;
+    if (k.priority) controls.push_back(fmt::format("priority {}", *k.priority));
+    if (k.release_ns) controls.push_back(fmt::format("released at {} ns", k.release_ns));
+    if (k.cluster != std::array<int, 3>{1, 1, 1})
+      controls.push_back(fmt::format("clusters {}x{}x{} (cudaLaunchKernelEx)", k.cluster[0], k.cluster[1], k.cluster[2]));
+    if (k.partition >= 0) controls.push_back(fmt::format("partition {}", k.partition));
+    if (!controls.empty()) out += fmt::format("{:>7}{}\n", "", fmt::join(controls, ", "));
   }
+  for (size_t i = 0; i < partitions.size(); ++i)
+    out += fmt::format("partition {}: TPCs [{}] = {} SMs (a green context; the SM set is the driver's, recorded)\n", i,
+                       fmt::join(partitions[i].tpcs, ", "), partitions[i].sms);
   out += fmt::format("streams: {}; time unit: {} ns; watchdog: {:.1f} s{}\n", streams, unit_ns,
                      static_cast<double>(watchdog_ns) / 1e9,
                      nominal ? "; register counts nominal (read with cudaFuncGetAttributes at run time)" : "");
@@ -362,8 +384,24 @@ PlanResult build_launch_plan(const model::Scenario& s, const std::vector<Variant
         p.notes.push_back(fmt::format("{}: the scenario's local memory is {} B/thread, the variant uses {} B (spills); "
                                       "the variant's value is what the GPU sees", k.name, k.local, v.local_bytes));
     }
+    l.priority = k.priority;
+    l.release_ns = static_cast<uint64_t>(k.release) * p.unit_ns;
+    if (k.cluster) l.cluster = *k.cluster;
+    if (k.priority && s.device.stream_priorities) {
+      const PriorityCheck pc = check_priority(k.name, *k.priority, s.device.stream_priorities->least,
+                                              s.device.stream_priorities->greatest);
+      if (pc.status != PriorityFit::Fits) refusals.push_back(pc.reason);
+    }
     p.kernels.push_back(std::move(l));
   }
+  {
+    std::vector<int> part_of;
+    const std::string why = plan_partitions(s, p.partitions, part_of);
+    if (!why.empty()) refusals.push_back(why);
+    for (size_t i = 0; i < p.kernels.size() && i < part_of.size(); ++i) p.kernels[i].partition = part_of[i];
+  }
+  // The run lasts at least until the last release; the watchdog must not fire before it.
+  for (const auto& l : p.kernels) serial_ns += static_cast<double>(l.release_ns);
   if (p.streams > o.max_connections)
     refusals.push_back(fmt::format("{} streams exceed the {} hardware connections (CUDA_DEVICE_MAX_CONNECTIONS); "
                                    "streams would alias and serialize", p.streams, o.max_connections));
@@ -373,6 +411,109 @@ PlanResult build_launch_plan(const model::Scenario& s, const std::vector<Variant
     r.reason = fmt::format("{}", fmt::join(refusals, "; "));
   }
   return r;
+}
+
+PriorityCheck check_priority(const std::string& kernel, int priority, int least, int greatest) {
+  if (priority <= least && priority >= greatest) return {};
+  return {PriorityFit::OutOfRange,
+          fmt::format("kernel {} asks for stream priority {}, outside the GPU's range [{} (least), {} (greatest)]; CUDA "
+                      "would clamp it silently",
+                      kernel, priority, least, greatest)};
+}
+
+std::string plan_partitions(const model::Scenario& s, std::vector<Partition>& out, std::vector<int>& partition_of_kernel) {
+  out.clear();
+  partition_of_kernel.assign(s.kernels.size(), -1);
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    const auto& t = s.kernels[i].tpcs;
+    if (t.empty()) continue;
+    int found = -1;
+    for (size_t p = 0; p < out.size() && found < 0; ++p) {
+      if (out[p].tpcs == t) {
+        found = static_cast<int>(p);
+        break;
+      }
+      std::vector<int> common;
+      std::set_intersection(t.begin(), t.end(), out[p].tpcs.begin(), out[p].tpcs.end(), std::back_inserter(common));
+      if (!common.empty())
+        return fmt::format("kernel {}'s TPCs overlap partition {} without equalling it (TPC {} in both); green contexts "
+                           "split the GPU into disjoint SM groups",
+                           s.kernels[i].name, p, common.front());
+    }
+    if (found < 0) {
+      found = static_cast<int>(out.size());
+      out.push_back({t, static_cast<int>(t.size()) * s.device.sms_per_tpc});
+    }
+    partition_of_kernel[i] = found;
+  }
+  return "";
+}
+
+GreenContextSupport green_context_support(int driver_version, bool built_with_green_contexts) {
+  if (!built_with_green_contexts)
+    return {GreenContexts::Unsupported, "this binary was built against a CUDA toolkit without green contexts (12.4 or later)"};
+  if (driver_version < 12040)
+    return {GreenContexts::Unsupported,
+            fmt::format("the driver supports CUDA {}.{}; green contexts need 12.4 or later", driver_version / 1000,
+                        driver_version % 1000 / 10)};
+  return {GreenContexts::Available, ""};
+}
+
+GpcMap gpc_map_from_clusters(int sms, int sms_per_tpc, const std::vector<std::vector<int>>& sms_of_each_cluster) {
+  GpcMap m;
+  std::vector<int> parent(static_cast<size_t>(sms));
+  for (int i = 0; i < sms; ++i) parent[static_cast<size_t>(i)] = i;
+  std::function<int(int)> root = [&](int x) {
+    while (parent[static_cast<size_t>(x)] != x) x = parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
+    return x;
+  };
+  std::vector<char> seen(static_cast<size_t>(sms), 0);
+  for (size_t c = 0; c < sms_of_each_cluster.size(); ++c) {
+    const auto& group = sms_of_each_cluster[c];
+    for (int sm : group) {
+      if (sm < 0 || sm >= sms) {
+        m.problems.push_back(fmt::format("cluster {} reports SM {}, outside 0..{}", c, sm, sms - 1));
+        continue;
+      }
+      seen[static_cast<size_t>(sm)] = 1;
+      // Union by the smaller root, so a GPC's root is its lowest SM.
+      int a = root(sm), b = root(group.front() >= 0 && group.front() < sms ? group.front() : sm);
+      if (a != b) parent[static_cast<size_t>(std::max(a, b))] = std::min(a, b);
+    }
+  }
+  for (int sm = 0; sm < sms; ++sm)
+    if (!seen[static_cast<size_t>(sm)]) m.problems.push_back(fmt::format("SM {} ran no block of any cluster", sm));
+  std::map<int, int> gpc_of_root;
+  std::vector<int> gpc_of_sm(static_cast<size_t>(sms));
+  for (int sm = 0; sm < sms; ++sm) {
+    auto [it, fresh] = gpc_of_root.try_emplace(root(sm), static_cast<int>(gpc_of_root.size()));
+    gpc_of_sm[static_cast<size_t>(sm)] = it->second;
+  }
+  for (int t = 0; t * sms_per_tpc < sms; ++t) {
+    const int g = gpc_of_sm[static_cast<size_t>(t * sms_per_tpc)];
+    for (int i = 1; i < sms_per_tpc && t * sms_per_tpc + i < sms; ++i)
+      if (gpc_of_sm[static_cast<size_t>(t * sms_per_tpc + i)] != g)
+        m.problems.push_back(fmt::format("the SMs of TPC {} fell into different groups", t));
+    m.gpc_of_tpc.push_back(g);
+  }
+  if (!m.problems.empty()) m.status = GpcMapStatus::Incomplete;
+  return m;
+}
+
+model::Device device_with_gpc_map(const model::Device& base, const GpcProbe& probe, const GpcMap& map) {
+  if (map.status != GpcMapStatus::Complete)
+    throw model::InputError("probe-gpc", "gpc_of_tpc",
+                            fmt::format("the measured map is incomplete: {}", fmt::join(map.problems, "; ")));
+  if (probe.identity.sms != base.sms)
+    throw model::InputError("probe-gpc", "--base",
+                            fmt::format("{} has {} SMs, the GPU {}", base.name, base.sms, probe.identity.sms));
+  model::Device d = base;
+  d.gpc_of_tpc = map.gpc_of_tpc;
+  d.gpc_source = fmt::format("measured by tbcheck probe-gpc on {} (UUID {}, driver {}): {} launches of clusters of {} "
+                             "blocks, one block per SM; SMs sharing a cluster share a GPC",
+                             probe.identity.name, probe.identity.uuid, probe.identity.driver_version, probe.launches,
+                             probe.cluster_size);
+  return d;
 }
 
 }  // namespace tbcheck::oracle::cuda

@@ -2,7 +2,10 @@
 // every block's %smid and %globaltimer. Host code only; the kernels and their launches are in kernels/.
 #include <cstdlib>
 #include <cstring>
+#include <array>
 #include <chrono>
+#include <map>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -63,10 +66,13 @@ struct MappedFlag {
 struct Streams {
   std::vector<cudaStream_t> s;
   std::vector<cudaEvent_t> done;
-  explicit Streams(int n) {
+  // priority[i]: the stream's CUDA priority (cudaStreamCreateWithPriority), absent: the default.
+  explicit Streams(int n, const std::vector<std::optional<int>>& priority) {
     for (int i = 0; i < n; ++i) {
       cudaStream_t st = nullptr;
-      TBCHECK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+      const auto& pr = priority[static_cast<size_t>(i)];
+      if (pr) TBCHECK_CUDA(cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, *pr));
+      else TBCHECK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
       s.push_back(st);
       cudaEvent_t ev = nullptr;
       TBCHECK_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
@@ -102,7 +108,7 @@ DeviceIdentity identity_of(int dev) {
   id.cc = fmt::format("{}.{}", p.major, p.minor);
   id.sms = p.multiProcessorCount;
   id.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
-  id.max_warps_per_sm = p.maxThreadsPerMultiProcessor / 32;
+  id.max_warps_per_sm = p.maxThreadsPerMultiProcessor / model::kThreadsPerWarp;
   id.regs_per_sm = p.regsPerMultiprocessor;
   id.max_threads_per_block = p.maxThreadsPerBlock;
   id.smem_per_sm = static_cast<int64_t>(p.sharedMemPerMultiprocessor);
@@ -209,6 +215,23 @@ class CudaOracle : public Oracle {
     meta["plan"] = pr.plan.to_json();
     if (pr.status == PlanStatus::Unsupported) return outcome(RunStatus::Unsupported, pr.reason);
     const LaunchPlan& plan = pr.plan;
+    // Controls: the GPU's own priority range is read and recorded, and a priority outside it is
+    // refused (CUDA would clamp it). Clusters and partitions have no GPU path in this build yet.
+    int least = 0, greatest = 0;
+    TBCHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    meta["stream_priority_range"] = {{"least", least}, {"greatest", greatest}};
+    std::vector<std::optional<int>> stream_priority(static_cast<size_t>(plan.streams));
+    for (const auto& k : plan.kernels) {
+      if (k.priority) {
+        const PriorityCheck pc = check_priority(k.name, *k.priority, least, greatest);
+        if (pc.status != PriorityFit::Fits) return outcome(RunStatus::Unsupported, pc.reason);
+        stream_priority[static_cast<size_t>(k.stream)] = k.priority;
+      }
+    }
+    if (!plan.partitions.empty()) {
+      const GreenContextSupport g = green_context_support(id.driver_version, /*built_with_green_contexts=*/false);
+      return outcome(RunStatus::Unsupported, "TPC partitions run as green contexts: " + g.reason);
+    }
     for (const auto& k : plan.kernels)
       if (k.smem_optin)
         TBCHECK_CUDA(cudaFuncSetAttribute(variant_entry(k.variant_regs).func(), cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -218,7 +241,7 @@ class CudaOracle : public Oracle {
     for (const auto& k : s.kernels) records.push_back(std::make_unique<DeviceBuffer>(sizeof(TbcheckProbeRecord) * static_cast<size_t>(k.blocks)));
     DeviceBuffer sink(sizeof(int32_t));
     MappedFlag abort_flag;
-    Streams streams(plan.streams);
+    Streams streams(plan.streams, stream_priority);
 
     std::vector<model::Schedule> reps;
     nlohmann::json attempts_log = nlohmann::json::array();
@@ -240,6 +263,16 @@ class CudaOracle : public Oracle {
                             rs.status == RecordCheck::Complete;
         if (usable) {
           for (const auto& n : rs.notes) notes.push_back(fmt::format("repetition {}: {}", rep + 1, n));
+          // %clusterid / %cluster_ctarank beside %smid, per clustered kernel (the last repetition's).
+          for (size_t k = 0; k < plan.kernels.size(); ++k) {
+            if (plan.kernels[k].cluster == std::array<int, 3>{1, 1, 1}) continue;
+            nlohmann::json ids = nlohmann::json::array(), ranks = nlohmann::json::array();
+            for (const auto& b : recs[k].blocks) {
+              ids.push_back(b.cluster_id);
+              ranks.push_back(b.cluster_rank);
+            }
+            meta["clusters"][recs[k].name] = {{"cluster_id", ids}, {"cluster_rank", ranks}};
+          }
           model::Schedule sch = rs.schedule;
           sch.hypothesis = name();
           reps.push_back(std::move(sch));
@@ -275,16 +308,26 @@ class CudaOracle : public Oracle {
       TBCHECK_CUDA(cudaMemset(records[k]->p, 0, sizeof(TbcheckProbeRecord) * static_cast<size_t>(s.kernels[k].blocks)));
     abort_flag.set(0);
     TBCHECK_CUDA(cudaDeviceSynchronize());
+    const auto origin = std::chrono::steady_clock::now();
     for (const auto& l : plan.kernels) {
+      // Kernels are listed in release order: wait for this one's launch instant (host clock).
+      if (l.release_ns > 0) std::this_thread::sleep_until(origin + std::chrono::nanoseconds(l.release_ns));
       TbcheckProbeArgs args{};
       args.records = static_cast<TbcheckProbeRecord*>(records[static_cast<size_t>(l.launch_order)]->p);
       args.duration_ns = l.duration_ns;
       args.abort = abort_flag.device;
       args.pressure_rounds = 1;
       args.sink = static_cast<int32_t*>(sink.p);
-      const int err = variant_entry(l.variant_regs).launch(&args, static_cast<unsigned>(l.grid_x), static_cast<unsigned>(l.grid_y),
-                                                           static_cast<unsigned>(l.threads), static_cast<size_t>(l.dynamic_smem),
-                                                           streams.s[static_cast<size_t>(l.stream)]);
+      const ProbeVariantEntry& v = variant_entry(l.variant_regs);
+      const bool clustered = l.cluster != std::array<int, 3>{1, 1, 1};
+      const int err =
+          clustered ? v.launch_cluster(&args, static_cast<unsigned>(l.grid_x), static_cast<unsigned>(l.grid_y),
+                                       static_cast<unsigned>(l.threads), static_cast<size_t>(l.dynamic_smem),
+                                       streams.s[static_cast<size_t>(l.stream)], static_cast<unsigned>(l.cluster[0]),
+                                       static_cast<unsigned>(l.cluster[1]))
+                    : v.launch(&args, static_cast<unsigned>(l.grid_x), static_cast<unsigned>(l.grid_y),
+                               static_cast<unsigned>(l.threads), static_cast<size_t>(l.dynamic_smem),
+                               streams.s[static_cast<size_t>(l.stream)]);
       check(static_cast<cudaError_t>(err), fmt::format("launch of {} (variant r{})", l.name, l.variant_regs).c_str(), __FILE__, __LINE__);
     }
     for (size_t i = 0; i < streams.s.size(); ++i) TBCHECK_CUDA(cudaEventRecord(streams.done[i], streams.s[i]));
@@ -324,7 +367,8 @@ class CudaOracle : public Oracle {
       KernelRecord kr;
       kr.name = s.kernels[k].name;
       for (const auto& h : host)
-        kr.blocks.push_back(BlockRecord{h.start_ns, h.end_ns, static_cast<int>(h.sm_start), static_cast<int>(h.sm_end)});
+        kr.blocks.push_back(BlockRecord{h.start_ns, h.end_ns, static_cast<int>(h.sm_start), static_cast<int>(h.sm_end),
+                                        static_cast<int>(h.cluster_id), static_cast<int>(h.cluster_rank)});
       out.push_back(std::move(kr));
     }
     return RunStatus::Ok;
@@ -339,6 +383,77 @@ std::unique_ptr<Oracle> make_cuda_oracle(const CudaOptions& o) {
   unit_ns(o);  // a bad time unit is an input error before anything runs
   return std::make_unique<CudaOracle>(o);
 }
+GpcProbe probe_gpc(const CudaOptions& o) {
+  GpcProbe p;
+  prepare_environment(o);
+  int count = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count <= o.device_index || o.device_index < 0) {
+    cudaGetLastError();
+    p.status = RunStatus::NoDevice;
+    p.reason = fmt::format("no CUDA device {} ({} visible)", o.device_index, count);
+    return p;
+  }
+  try {
+    const int dev = o.device_index;
+    TBCHECK_CUDA(cudaSetDevice(dev));
+    p.identity = identity_of(dev);
+    if (std::atoi(p.identity.cc.c_str()) < 9) {
+      p.status = RunStatus::Unsupported;
+      p.reason = fmt::format("{} is CC {}; thread block clusters need 9.0 or later", p.identity.name, p.identity.cc);
+      return p;
+    }
+    // r32 variant, 128 threads, the largest dynamic shared memory: one block per SM, so the blocks of
+    // a cluster sit on distinct SMs of one GPC.
+    const ProbeVariantEntry* v = nullptr;
+    for (const auto& e : kProbeVariants)
+      if (e.requested_regs == 32) v = &e;
+    if (!v) throw std::logic_error("no probe variant r32 in this build");
+    const int smem = static_cast<int>(p.identity.smem_per_block_optin);
+    TBCHECK_CUDA(cudaFuncSetAttribute(v->func(), cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(static_cast<unsigned>(p.identity.sms));
+    cfg.blockDim = dim3(128);
+    cfg.dynamicSmemBytes = static_cast<size_t>(smem);
+    int size = 0;
+    TBCHECK_CUDA(cudaOccupancyMaxPotentialClusterSize(&size, v->func(), &cfg));
+    if (size < 2) {
+      p.status = RunStatus::Unsupported;
+      p.reason = fmt::format("the largest cluster of one-block-per-SM blocks has {} block(s): nothing to group", size);
+      return p;
+    }
+    p.cluster_size = size;
+    const unsigned clusters = static_cast<unsigned>(p.identity.sms / size + 1) * 2;
+    const unsigned blocks = clusters * static_cast<unsigned>(size);
+    DeviceBuffer records(sizeof(TbcheckProbeRecord) * blocks);
+    DeviceBuffer sink(sizeof(int32_t));
+    MappedFlag abort_flag;
+    std::vector<TbcheckProbeRecord> host(blocks);
+    for (int launch = 0; launch < 8; ++launch) {
+      TBCHECK_CUDA(cudaMemset(records.p, 0, sizeof(TbcheckProbeRecord) * blocks));
+      TbcheckProbeArgs args{};
+      args.records = static_cast<TbcheckProbeRecord*>(records.p);
+      args.duration_ns = 2'000'000;  // long enough that clusters of one wave overlap
+      args.abort = abort_flag.device;
+      args.pressure_rounds = 1;
+      args.sink = static_cast<int32_t*>(sink.p);
+      check(static_cast<cudaError_t>(v->launch_cluster(&args, blocks, 1, 128, static_cast<size_t>(smem), nullptr,
+                                                       static_cast<unsigned>(size), 1)),
+            "cluster launch of the GPC probe", __FILE__, __LINE__);
+      TBCHECK_CUDA(cudaDeviceSynchronize());
+      TBCHECK_CUDA(cudaMemcpy(host.data(), records.p, sizeof(TbcheckProbeRecord) * blocks, cudaMemcpyDeviceToHost));
+      std::map<uint32_t, std::vector<int>> by_cluster;
+      for (const auto& r : host)
+        if (r.start_ns != 0) by_cluster[r.cluster_id].push_back(static_cast<int>(r.sm_start));
+      for (auto& [id, sms] : by_cluster) p.sms_of_each_cluster.push_back(std::move(sms));
+      ++p.launches;
+    }
+  } catch (const CudaError& e) {
+    p.status = RunStatus::DeviceError;
+    p.reason = e.what();
+  }
+  return p;
+}
+
 bool built_with_cuda() { return true; }
 
 }  // namespace cuda

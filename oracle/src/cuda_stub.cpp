@@ -35,6 +35,14 @@ std::unique_ptr<Oracle> make_cuda_oracle(const CudaOptions& o) {
 }
 bool built_with_cuda() { return false; }
 
+GpcProbe probe_gpc(const CudaOptions&) {
+  GpcProbe p;
+  p.status = RunStatus::NoDevice;
+  p.reason = "this tbcheck was built without CUDA (TBCHECK_WITH_CUDA off or nvcc not found); the GPC probe needs a "
+             "CC 9.0 GPU and a CUDA build";
+  return p;
+}
+
 }  // namespace cuda
 
 namespace detail {

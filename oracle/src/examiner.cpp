@@ -301,4 +301,143 @@ json export_config(const model::Case& c, const ExportOptions& o) {
           {"benchmarks", std::move(benchmarks)}};
 }
 
+std::vector<int> tpcs_from_sm_mask(const std::string& mask, int tpcs, const std::string& file, const std::string& field) {
+  std::string m = mask;
+  const bool invert = !m.empty() && m[0] == '~';
+  if (invert) m.erase(0, 1);
+  uint64_t bits = 0;
+  size_t used = 0;
+  try {
+    bits = std::stoull(m, &used, 0);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (m.empty() || used != m.size())
+    bad(file, field, fmt::format("'{}' is not a mask like \"0x3\" or \"~0xaaaa\"", mask));
+  if (invert) bits = ~bits;
+  // libsmctrl: bit t set disables TPC t; the mask covers 64 TPCs.
+  std::vector<int> out;
+  for (int t = 0; t < std::min(tpcs, 64); ++t)
+    if (!(bits >> t & 1)) out.push_back(t);
+  if (out.empty()) bad(file, field, fmt::format("mask '{}' disables every TPC of the device", mask));
+  return out;
+}
+
+model::Case import_config(const std::string& file, const ImportOptions& o) {
+  const json cfg = model::read_json_file(file);
+  if (!cfg.is_object()) bad(file, "(top level)", "expected an examiner config object");
+  auto bs = cfg.find("benchmarks");
+  if (bs == cfg.end() || !bs->is_array() || bs->empty()) bad(file, "benchmarks", "expected a non-empty array");
+  const double unit_s = o.time_unit_ms / 1000.0;
+  auto units = [&](double seconds, const std::string& field, bool positive) -> int64_t {
+    const double u = seconds / unit_s;
+    const double r = std::round(u);
+    if (std::abs(u - r) > 1e-6 * std::max(1.0, std::abs(u)))
+      bad(file, field, fmt::format("{} s is not a whole number of {} ms time units (choose --time-unit-ms)", seconds,
+                                   o.time_unit_ms));
+    if (positive && r < 1) bad(file, field, fmt::format("{} s is shorter than one {} ms time unit", seconds, o.time_unit_ms));
+    return static_cast<int64_t>(r);
+  };
+  auto ns_of = [&](const json& v, const std::string& field) -> double {
+    // timer_spin reads additional_info as a number or as a string holding one.
+    if (v.is_number()) return v.get<double>();
+    if (v.is_string()) {
+      try {
+        size_t used = 0;
+        double d = std::stod(v.get<std::string>(), &used);
+        if (used == v.get<std::string>().size()) return d;
+      } catch (const std::exception&) {
+      }
+    }
+    bad(file, field, "expected a number of nanoseconds");
+  };
+  struct Entry {
+    model::Kernel k;
+    size_t bench, order;
+  };
+  std::vector<Entry> entries;
+  for (size_t b = 0; b < bs->size(); ++b) {
+    const json& e = (*bs)[b];
+    const std::string at = fmt::format("benchmarks[{}]", b);
+    if (!e.is_object()) bad(file, at, "expected an object");
+    const std::string plugin = e.value("filename", "");
+    const std::string label = e.contains("label") && e["label"].is_string() ? e["label"].get<std::string>() : fmt::format("b{}", b + 1);
+    std::optional<int> priority;
+    if (auto it = e.find("stream_priority"); it != e.end())
+      priority = as_int(*it, file, at + ".stream_priority", -1024, 1024);
+    int64_t release = 0;
+    if (auto it = e.find("release_time"); it != e.end()) release = units(as_seconds(*it, file, at + ".release_time"), at + ".release_time", false);
+    std::vector<int> tpcs;
+    auto mask_of = [&](const json& m, const std::string& field) {
+      if (!m.is_string()) bad(file, field, "expected a mask string");
+      return tpcs_from_sm_mask(m.get<std::string>(), o.device.tpcs(), file, field);
+    };
+    if (auto it = e.find("sm_mask"); it != e.end()) tpcs = mask_of(*it, at + ".sm_mask");
+    for (const char* unsupported : {"mps_thread_percentage", "use_processes"})
+      if (e.contains(unsupported)) bad(file, at + "." + unsupported, "not expressible as a tbcheck scenario");
+    auto base = [&](const std::string& name) {
+      model::Kernel k;
+      k.name = name;
+      k.regs = o.regs;
+      k.stream = static_cast<int>(b);
+      k.priority = priority;
+      k.release = release;
+      k.tpcs = tpcs;
+      return k;
+    };
+    if (plugin.ends_with("timer_spin.so")) {
+      model::Kernel k = base(label);
+      k.blocks = as_int(e.value("block_count", json()), file, at + ".block_count", 1, 1 << 26);
+      k.threads = as_int(e.value("thread_count", json()), file, at + ".thread_count", 1, 1 << 20);
+      if (!e.contains("additional_info")) bad(file, at + ".additional_info", "timer_spin needs its spin duration (ns)");
+      k.duration = static_cast<int>(units(ns_of(e["additional_info"], at + ".additional_info") * 1e-9, at + ".additional_info", true));
+      entries.push_back({k, b, 0});
+    } else if (plugin.ends_with("multikernel.so")) {
+      const json& list = e.value("additional_info", json());
+      if (!list.is_array() || list.empty()) bad(file, at + ".additional_info", "multikernel needs a non-empty kernel list");
+      for (size_t i = 0; i < list.size(); ++i) {
+        const std::string ka = fmt::format("{}.additional_info[{}]", at, i);
+        const json& x = list[i];
+        if (!x.is_object()) bad(file, ka, "expected a kernel object");
+        if (x.contains("delay") && !(x["delay"].is_number() && x["delay"].get<double>() == 0.0))
+          bad(file, ka + ".delay", "a delay after the previous kernel's end is not a fixed launch instant; not expressible");
+        model::Kernel k = base(x.contains("kernel_label") && x["kernel_label"].is_string() ? x["kernel_label"].get<std::string>()
+                                                                                      : fmt::format("{}.{}", label, i + 1));
+        k.blocks = as_int(x.value("block_count", json()), file, ka + ".block_count", 1, 1 << 26);
+        k.threads = as_int(x.value("thread_count", json()), file, ka + ".thread_count", 1, 1 << 20);
+        k.duration = static_cast<int>(units(ns_of(x.value("duration", json()), ka + ".duration") * 1e-9, ka + ".duration", true));
+        if (x.contains("shared_memory_size"))
+          k.smem = 4 * as_int(x["shared_memory_size"], file, ka + ".shared_memory_size", 0, 1 << 20);
+        if (x.contains("sm_mask")) k.tpcs = mask_of(x["sm_mask"], ka + ".sm_mask");
+        if (i > 0) k.release = release;  // later kernels follow in the stream; the release is the benchmark's
+        entries.push_back({k, b, i});
+      }
+    } else {
+      bad(file, at + ".filename",
+          fmt::format("plugin '{}': only timer_spin.so and multikernel.so kernels have known shapes and durations", plugin));
+    }
+  }
+  // The scenario lists kernels in launch order: by release, then benchmark, then stream order.
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.k.release < b.k.release; });
+  json j;
+  j["device"] = o.device_builtin ? json(o.device.name) : o.device.to_json();
+  j["kernels"] = json::array();
+  std::set<std::string> names;
+  for (auto& en : entries) {
+    std::string n = en.k.name;
+    for (int i = 2; !names.insert(n).second; ++i) n = fmt::format("{} ({})", en.k.name, i);
+    en.k.name = n;
+    json kj = en.k.to_json();
+    if (en.k.tpcs.size() == static_cast<size_t>(o.device.tpcs())) kj.erase("tpcs");
+    j["kernels"].push_back(kj);
+  }
+  const std::string stem = std::filesystem::path(file).stem().string();
+  j["id"] = stem;
+  j["source"] = fmt::format("cuda_scheduling_examiner config {} ({}), imported with a time unit of {} ms",
+                            std::filesystem::path(file).filename().string(), cfg.value("name", std::string("unnamed")),
+                            o.time_unit_ms);
+  // Loading it back checks every field against the device (priority range, TPCs, limits).
+  return model::case_from_json(j, file);
+}
+
 }  // namespace tbcheck::oracle::examiner

@@ -11,45 +11,12 @@
 #include "tbcheck/model/validate.hpp"
 
 namespace tbcheck::search {
-namespace {
-
-// The mechanism fields of the hypothesis-file shape (everything but the descriptive ones).
-bool is_mechanism(const std::string& key) {
-  return key != "name" && key != "source" && key != "description" && key != "base" && key != "file";
-}
-
-std::string value_text(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return "off";
-  return v.dump();
-}
-
-}  // namespace
-
 std::vector<OptionExplanation> explain(const model::Hypothesis& h) {
   std::vector<OptionExplanation> out;
-  const nlohmann::json fields = h.to_json();  // named: items() of a temporary would dangle
-  for (const auto& [key, v] : fields.items()) {
-    if (!is_mechanism(key)) continue;
-    OptionExplanation e{key, value_text(v), "", ""};
-    // option_table keys numbers as "<int>" and the skip flag as "true".
-    std::string lookup = v.is_number() ? "<int>" : e.value;
-    bool found = false;
-    for (const auto& row : model::option_table())
-      if (row.mechanism == key && row.value == lookup) {
-        e.cites = std::string(row.cites);
-        e.meaning = std::string(row.meaning);
-        found = true;
-      }
-    if (!found) {
-      // Off: a flag that is false or a threshold that is absent has no table row of its own.
-      for (const auto& row : model::option_table())
-        if (row.mechanism == key) {
-          e.cites = std::string(row.cites);
-          e.meaning = fmt::format("not applied ({} would be: {})", row.value, row.meaning);
-        }
-      if (v.is_boolean() && !v.get<bool>()) e.value = "false";
-    }
+  for (const auto& o : model::option_settings(h)) {
+    OptionExplanation e{std::string(o.mechanism), o.value, std::string(o.row->cites), std::string(o.row->meaning)};
+    // Off: a flag that is false or a threshold that is absent has no table row of its own.
+    if (!o.on) e.meaning = fmt::format("not applied ({} would be: {})", o.row->value, o.row->meaning);
     out.push_back(std::move(e));
   }
   return out;
@@ -57,12 +24,9 @@ std::vector<OptionExplanation> explain(const model::Hypothesis& h) {
 
 std::vector<std::string> option_differences(const model::Hypothesis& a, const model::Hypothesis& b) {
   std::vector<std::string> out;
-  nlohmann::json ja = a.to_json(), jb = b.to_json();
-  for (const auto& [key, v] : ja.items()) {
-    if (!is_mechanism(key)) continue;
-    nlohmann::json w = jb.contains(key) ? jb[key] : nlohmann::json();
-    if (v != w) out.push_back(fmt::format("{}: {} vs {}", key, value_text(v), value_text(w)));
-  }
+  const auto sa = model::option_settings(a), sb = model::option_settings(b);
+  for (size_t i = 0; i < sa.size(); ++i)
+    if (sa[i].value != sb[i].value) out.push_back(fmt::format("{}: {} vs {}", sa[i].mechanism, sa[i].value, sb[i].value));
   return out;
 }
 
@@ -166,20 +130,15 @@ CheckReport check_hypothesis(const model::Hypothesis& h, const std::vector<model
 
   // Corpus separation: the user's schedule on every case once, then each other hypothesis'.
   std::vector<std::optional<model::Schedule>> mine(corpus.size());
-  for (size_t c = 0; c < corpus.size(); ++c) try {
-      mine[c] = model::simulate(corpus[c].scenario, h);
-    } catch (const model::InputError&) {
-    }
+  for (size_t c = 0; c < corpus.size(); ++c) mine[c] = model::try_simulate(corpus[c].scenario, h);
   // The neighbours in the composition space, each with the first corpus cases that tell it apart.
   for (const auto& n : model::neighbours(h, 2)) {
     NeighbourSeparation ns{n.name, option_differences(h, n), {}};
     for (size_t c = 0; c < corpus.size() && ns.cases.size() < 3; ++c) {
       if (!mine[c]) continue;
-      try {
-        if (!first_difference(*mine[c], model::simulate(corpus[c].scenario, n)).empty()) ns.cases.push_back(corpus[c].id);
-      } catch (const model::InputError&) {
-        ns.cases.push_back(corpus[c].id);  // the neighbour cannot run a case the checked one runs
-      }
+      auto theirs = model::try_simulate(corpus[c].scenario, n);
+      // A neighbour that cannot run a case the checked one runs is told apart by it.
+      if (!theirs || !first_difference(*mine[c], *theirs).empty()) ns.cases.push_back(corpus[c].id);
     }
     r.neighbours.push_back(std::move(ns));
   }
@@ -201,13 +160,9 @@ CheckReport check_hypothesis(const model::Hypothesis& h, const std::vector<model
       if (!mine[c]) continue;
       int blocks = corpus[c].scenario.total_blocks();
       if (best_blocks >= 0 && blocks >= best_blocks) continue;
-      model::Schedule theirs;
-      try {
-        theirs = model::simulate(corpus[c].scenario, other);
-      } catch (const model::InputError&) {
-        continue;
-      }
-      std::string d = first_difference(*mine[c], theirs);
+      auto theirs = model::try_simulate(corpus[c].scenario, other);
+      if (!theirs) continue;
+      std::string d = first_difference(*mine[c], *theirs);
       if (d.empty()) continue;
       best_blocks = blocks;
       p.verdict = PairVerdict::SeparatedByCorpus;

@@ -1,24 +1,28 @@
 // Distinguishing-scenario synthesis over structures in increasing size: a simulator pre-pass per
-// structure, then Z3 (witness or UNSAT, so minimality is proved); every witness re-checked by simulation.
+// structure, then Z3 (witness or UNSAT, so minimality is proved); every witness re-checked by simulation
+// (witness.cpp), one-kernel structures by shared lemmas (lemma_cache.cpp), pairs on workers (worker_pool.cpp).
 #include "tbcheck/search/distinguish.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <climits>
-#include <exception>
-#include <future>
 #include <mutex>
 #include <random>
-#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "tbcheck/model/simulator.hpp"
+#include "tbcheck/search/lemma_cache.hpp"
+#include "tbcheck/smt/synthesis.hpp"
+#include "witness.hpp"
+#include "worker_pool.hpp"
 #include "tbcheck/search/shard.hpp"
 
 namespace tbcheck::search {
+
+using detail::separates;
+using detail::total_duration;
 
 std::string_view to_string(PairOutcome o) {
   switch (o) {
@@ -84,80 +88,6 @@ std::vector<std::vector<int>> structures_in_order(const DistinguishBounds& b) {
   return out;
 }
 
-int total_duration(const model::Scenario& s) {
-  int t = 0;
-  for (const auto& k : s.kernels) t += k.duration;
-  return t;
-}
-
-// Replicates the scenario per TPC: every kernel's block count times `factor`.
-model::Scenario lift(const model::Scenario& s, const model::Device& full, int factor) {
-  model::Scenario out = s;
-  out.device = full;
-  out.device_builtin = true;
-  for (auto& k : out.kernels) k.blocks *= factor;
-  return out;
-}
-
-// Kernel completion instants of a schedule are distinct unless the kernels start together and share
-// a duration (the same rule the Z3 query states): otherwise hardware order of completion is a race.
-bool realizable(const model::Scenario& s, const model::Schedule& sch) {
-  const size_t nk = s.kernels.size();
-  std::vector<int64_t> first(nk), last(nk);
-  for (size_t k = 0; k < nk; ++k) {
-    first[k] = sch.kernels[k].blocks.front().start;
-    last[k] = 0;
-    for (const auto& b : sch.kernels[k].blocks) last[k] = std::max(last[k], b.end);
-  }
-  for (size_t a = 0; a < nk; ++a)
-    for (size_t b = a + 1; b < nk; ++b)
-      if (last[a] == last[b] && !(first[a] == first[b] && s.kernels[a].duration == s.kernels[b].duration)) return false;
-  return true;
-}
-
-// Both simulators accept it, their schedules differ, and both are realizable.
-bool separates(const model::Scenario& s, const model::Hypothesis& a, const model::Hypothesis& b) {
-  try {
-    model::Schedule x = model::simulate(s, a), y = model::simulate(s, b);
-    return !first_difference(x, y).empty() && realizable(s, x) && realizable(s, y);
-  } catch (const model::InputError&) {
-    return false;  // infeasible under one of them: not a usable witness
-  }
-}
-
-// Lowers each kernel's duration while the scenario still separates (greedy, by simulation only).
-model::Scenario shorten(model::Scenario s, const model::Hypothesis& a, const model::Hypothesis& b) {
-  for (bool again = true; again;) {
-    again = false;
-    for (auto& k : s.kernels)
-      while (k.duration > 1) {
-        --k.duration;
-        if (separates(s, a, b)) {
-          again = true;
-          continue;
-        }
-        ++k.duration;
-        break;
-      }
-  }
-  return s;
-}
-
-// Drops every block after the first one on which the schedules differ (the dispatcher never looks
-// ahead, so the prefix still differs there); kept only when the shorter scenario still separates.
-model::Scenario truncate_after_difference(const model::Scenario& s, const model::Hypothesis& a, const model::Hypothesis& b) {
-  model::Schedule x = model::simulate(s, a), y = model::simulate(s, b);
-  for (size_t k = 0; k < s.kernels.size(); ++k)
-    for (size_t i = 0; i < x.kernels[k].blocks.size(); ++i)
-      if (!(x.kernels[k].blocks[i] == y.kernels[k].blocks[i])) {
-        model::Scenario t = s;
-        t.kernels.resize(k + 1);
-        t.kernels[k].blocks = static_cast<int>(i) + 1;
-        return separates(t, a, b) ? t : s;
-      }
-  return s;
-}
-
 std::string structure_text(const std::vector<int>& st, const model::Device& d) {
   return fmt::format("[{}] on {}", fmt::join(st, ","), d.name);
 }
@@ -181,7 +111,15 @@ std::string_view to_string(Finder f) {
 bool same_machine_on(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& d,
                      int max_blocks_per_kernel) {
   model::Hypothesis a = h1, b = h2;
-  if (d.sms <= 2) a.order = b.order = model::Order::Natural;  // 0, 1 either way
+  // Orders that scan the SMs of `d` as the natural order does (a switch: a new order must say).
+  auto natural_on_d = [&](model::Order o) {
+    switch (o) {
+      case model::Order::Natural: return true;
+      case model::Order::EvenFirst: return d.sms <= 2;  // 0, 1 either way
+    }
+    return false;
+  };
+  if (natural_on_d(a.order) && natural_on_d(b.order)) a.order = b.order = model::Order::Natural;
   // The issue rule acts only on pair leaders, which exist only in kernels of >= 2 x SMs + 5 blocks.
   bool leaders = false;
   for (int n = 1; n <= max_blocks_per_kernel && !leaders; ++n)
@@ -196,7 +134,7 @@ std::optional<model::Scenario> simulator_search(const model::Hypothesis& h1, con
   std::mt19937 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   const auto& regs = smt::realizable_regs();
-  const int max_w = std::min(params.max_warps, d.max_threads_per_block / 32);
+  const int max_w = std::min(params.max_warps, d.max_threads_per_block / model::kThreadsPerWarp);
   const int max_units = d.max_smem_per_block / 128;
   model::Scenario s;
   s.device = d;
@@ -218,7 +156,7 @@ std::optional<model::Scenario> simulator_search(const model::Hypothesis& h1, con
         kr.smem = from.smem;
       } else {
         int w = pick(0, 2) == 0 ? std::min(max_w, 4 * pick(1, 8)) : pick(0, 1) ? pick(1, std::min(max_w, 8)) : pick(1, max_w);
-        kr.threads = 32 * std::max(1, w);
+        kr.threads = model::kThreadsPerWarp * std::max(1, w);
         if (!params.vary_regs) kr.regs = 32;
         else {
           int r = pick(0, 5);
@@ -244,190 +182,150 @@ std::optional<model::Scenario> simulator_search(const model::Hypothesis& h1, con
   return std::nullopt;
 }
 
-std::optional<smt::FixedSchedule> LemmaCache::constant_schedule(const model::Hypothesis& h, const model::Device& d,
-                                                                const std::vector<int>& blocks,
-                                                                const smt::QueryOptions& o, double& spent) {
-  spent = 0;
-  // Keyed by what the answer depends on: the options (not the name), the device's limits, the
-  // structure and the parameter ranges.
-  model::json options = h.to_json();
-  for (const char* text : {"name", "source", "description"}) options.erase(text);
-  const std::string key = fmt::format("{}|{}|{}|{}|{},{},{},{},{}|{}|{}", options.dump(), d.to_json().dump(),
-                                      fmt::join(blocks, ","), o.timeout_ms, o.bounds.max_warps, o.bounds.max_duration,
-                                      o.bounds.vary_regs, o.bounds.vary_smem, o.bounds.max_local, smt::to_string(o.sort),
-                                      o.arith_solver);
-  std::promise<std::optional<smt::FixedSchedule>> mine;
-  {
-    std::unique_lock<std::mutex> lock(m_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      auto answer = it->second;
-      lock.unlock();  // wait for another thread's answer without holding the cache
-      return answer.get();
-    }
-    cache_.emplace(key, mine.get_future().share());
-  }
-  std::optional<smt::FixedSchedule> answer;
-  try {
-    // The candidate: h's schedule of the smallest kernels of this structure.
-    model::Scenario s;
-    s.device = d;
-    s.device_builtin = false;
-    for (size_t k = 0; k < blocks.size(); ++k) {
-      model::Kernel kr;
-      kr.name = fmt::format("k{}", k + 1);
-      kr.blocks = blocks[k];
-      kr.threads = 32;
-      kr.regs = 32;
-      kr.smem = 0;
-      kr.duration = 1;
-      s.kernels.push_back(kr);
-    }
-    smt::FixedSchedule expected;
-    for (const auto& k : model::simulate(s, h).kernels)
-      for (const auto& p : k.blocks) expected.emplace_back(p.sm, p.start);
-    smt::QueryResult q = smt::prove_schedule(h, d, blocks, expected, o);
-    spent = q.seconds;
-    if (q.outcome == smt::QueryOutcome::None) answer = expected;
-  } catch (const model::InputError&) {
-    // The smallest kernels cannot run under h on d: no lemma.
-  }
-  mine.set_value(answer);
-  return answer;
-}
+namespace {
 
-int LemmaCache::asked() const {
-  std::lock_guard<std::mutex> lock(m_);
-  return static_cast<int>(cache_.size());
-}
+// One pair's search (distinguish_pair): structures smallest first on each reduced device, by the
+// simulator pre-pass, shared lemmas and Z3; then random structures beyond the bounds; then the verdict.
+// The state the steps share (Z3 time against the budget, the result being filled) lives here.
+class PairSearch {
+ public:
+  PairSearch(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& full,
+             const DistinguishBounds& b, LemmaCache& lemmas)
+      : h1_(h1), h2_(h2), full_(full), b_(b), lemmas_(lemmas), t0_(std::chrono::steady_clock::now()) {
+    r_.h1 = h1.name;
+    r_.h2 = h2.name;
+    bounds_text_ = fmt::format("kernels <= {}, blocks <= {} per kernel and {} in all, durations <= {}, warps <= {}",
+                               b.max_kernels, b.max_blocks_per_kernel, b.max_total_blocks, b.params.max_duration,
+                               b.params.max_warps);
+  }
 
-PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& full,
-                            const DistinguishBounds& b, LemmaCache* lemmas) {
-  LemmaCache own;
-  if (!lemmas) lemmas = &own;
-  PairResult r;
-  r.h1 = h1.name;
-  r.h2 = h2.name;
-  const auto t0 = std::chrono::steady_clock::now();
-  std::string bounds_text = fmt::format("kernels <= {}, blocks <= {} per kernel and {} in all, durations <= {}, warps <= {}",
-                                        b.max_kernels, b.max_blocks_per_kernel, b.max_total_blocks, b.params.max_duration,
-                                        b.params.max_warps);
-  // A hypothesis that cannot run on the device at all (fermi needs a GPC map) separates nothing there.
-  for (const auto* h : {&h1, &h2}) {
-    model::Scenario probe;
-    probe.device = full;
-    probe.kernels.push_back(model::Kernel{});
-    probe.kernels.back().name = "k1";
+  PairResult run() {
+    if (!runs_on_device()) return r_;
     try {
-      model::simulate(probe, *h);
-    } catch (const model::InputError& e) {
-      r.outcome = PairOutcome::Unsupported;
-      r.reason = fmt::format("{} cannot run on {}: {}", h->name, full.name, e.what());
-      return r;
+      smt::check_encodable(h1_);
+      smt::check_encodable(h2_);
+    } catch (const smt::Unsupported& e) {
+      unsupported_ = e.what();
     }
+    if (h1_.same_options(h2_)) {
+      // Same options, same machine: no query needed, but say so rather than "unknown".
+      r_.outcome = PairOutcome::Inseparable;
+      r_.reason = "the two hypotheses choose the same option for every mechanism";
+      r_.minimal_proved = true;
+      return r_;
+    }
+    if (within_bounds()) return r_;
+    if (beyond_bounds()) return r_;
+    return verdict();
   }
-  std::string unsupported;
-  try {
-    smt::check_encodable(h1);
-    smt::check_encodable(h2);
-  } catch (const smt::Unsupported& e) {
-    unsupported = e.what();
+
+ private:
+  // A hypothesis that cannot run on the device at all (fermi needs a GPC map) separates nothing there.
+  bool runs_on_device() {
+    for (const auto* h : {&h1_, &h2_}) {
+      model::Scenario probe;
+      probe.device = full_;
+      probe.kernels.push_back(model::Kernel{});
+      probe.kernels.back().name = "k1";
+      model::FeasibilityCheck f = model::check_feasibility(probe, *h);
+      if (!f.runs()) {
+        r_.outcome = PairOutcome::Unsupported;
+        r_.reason = fmt::format("{} cannot run on {}: {}", h->name, full_.name, f.reason);
+        return false;
+      }
+    }
+    return true;
   }
-  if (h1.same_options(h2)) {
-    // Same options, same machine: no query needed, but say so rather than "unknown".
-    r.outcome = PairOutcome::Inseparable;
-    r.reason = "the two hypotheses choose the same option for every mechanism";
-    r.minimal_proved = true;
-    return r;
+
+  int64_t budget_left_ms() const {
+    if (b_.pair_budget_ms == 0) return INT64_MAX;
+    return static_cast<int64_t>(b_.pair_budget_ms) - static_cast<int64_t>(z3_seconds_ * 1000);
   }
-  double z3_seconds = 0;  // against the pair budget
-  double lemma_seconds = 0;  // constant-schedule lemmas this pair asked first (beyond the budget)
-  auto budget_left_ms = [&]() -> int64_t {
-    if (b.pair_budget_ms == 0) return INT64_MAX;
-    return static_cast<int64_t>(b.pair_budget_ms) - static_cast<int64_t>(z3_seconds * 1000);
-  };
+
   // The options of every Z3 query of this pair: the bounds and term sort of the run, a time limit.
-  auto query_options = [&](unsigned timeout_ms) {
+  smt::QueryOptions query_options(unsigned timeout_ms) const {
     smt::QueryOptions o;
-    o.bounds = b.params;
+    o.bounds = b_.params;
     o.timeout_ms = timeout_ms;
-    o.sort = b.sort;
+    o.sort = b_.sort;
     return o;
-  };
+  }
+
   // Runs one Z3 query within the per-query timeout and what is left of the pair budget.
-  auto query = [&](const model::Device& reduced, const std::vector<int>& st, smt::QueryOptions o) -> smt::QueryResult {
+  smt::QueryResult query(const model::Device& reduced, const std::vector<int>& st, smt::QueryOptions o) {
     int64_t left = budget_left_ms();
     if (left <= 0) {
       smt::QueryResult q;
       q.outcome = smt::QueryOutcome::Unknown;
-      q.reason = fmt::format("pair budget of {} ms spent", b.pair_budget_ms);
+      q.reason = fmt::format("pair budget of {} ms spent", b_.pair_budget_ms);
       return q;
     }
     o.timeout_ms = static_cast<unsigned>(std::min<int64_t>(o.timeout_ms, left));
-    smt::QueryResult q = smt::distinguish_structure(h1, h2, reduced, st, o);
-    z3_seconds += q.seconds;
+    smt::QueryResult q = smt::distinguish_structure(h1_, h2_, reduced, st, o);
+    z3_seconds_ += q.seconds;
     return q;
-  };
+  }
+
   // A witness on the reduced device: re-checked by both simulators, truncated after the first
   // difference, durations shortened, lifted to the full device and re-checked there.
-  auto accept = [&](const model::Scenario& found, Finder finder, int tpcs, const model::Device& reduced, bool minimal,
-                    const std::string& note) -> bool {
+  bool accept(const model::Scenario& found, Finder finder, int tpcs, bool minimal, const std::string& note) {
     // Never trust the model alone: the simulators must disagree on the reduced device ...
-    if (!separates(found, h1, h2)) {
-      r.outcome = PairOutcome::Unknown;
-      r.reason = fmt::format("internal: the witness {} does not separate the simulators", found.to_json().dump());
+    if (!separates(found, h1_, h2_)) {
+      r_.outcome = PairOutcome::Unknown;
+      r_.reason = fmt::format("internal: the witness {} does not separate the simulators", found.to_json().dump());
       return false;
     }
-    (void)reduced;
-    model::Scenario best = shorten(truncate_after_difference(found, h1, h2), h1, h2);
+    model::Scenario best = detail::shorten(detail::truncate_after_difference(found, h1_, h2_), h1_, h2_);
     // ... and, once lifted, on the full device.
-    int exact = full.tpcs() / tpcs;
+    int exact = full_.tpcs() / tpcs;
     std::vector<int> factors = {exact};
-    if (exact * tpcs != full.tpcs()) factors.push_back(exact + 1);
+    if (exact * tpcs != full_.tpcs()) factors.push_back(exact + 1);
     factors.push_back(1);
     for (int f : factors) {
-      model::Scenario lifted = lift(best, full, f);
-      if (!separates(lifted, h1, h2)) continue;
+      model::Scenario lifted = detail::lift(best, full_, f);
+      if (!separates(lifted, h1_, h2_)) continue;
       model::Case c;
       c.scenario = lifted;
-      c.id = fmt::format("synth-{}-{}-vs-{}", full.name, h1.name, h2.name);
+      c.id = fmt::format("synth-{}-{}-vs-{}", full_.name, h1_.name, h2_.name);
       c.source = "synthesized";
-      r.witness = c;
-      r.found_by = finder;
+      r_.witness = c;
+      r_.found_by = finder;
       std::string by = finder == Finder::Smt ? "Z3" : "simulator search";
-      r.route = f == 1 ? fmt::format("{} on {} TPC(s), disagrees unlifted on {}", by, tpcs, full.name)
-                       : fmt::format("{} on {} TPC(s), lifted x{} to {}", by, tpcs, f, full.name);
-      r.outcome = PairOutcome::Separated;
-      r.structure.clear();
-      for (const auto& k : best.kernels) r.structure.push_back(k.blocks);
-      r.kernels = static_cast<int>(lifted.kernels.size());
-      r.blocks = lifted.total_blocks();
-      r.total_duration = total_duration(lifted);
-      r.minimal_proved = minimal;
-      r.reason = note;
-      if (!unsupported.empty()) r.reason = (note.empty() ? "" : note + "; ") + "minimality not proved: " + unsupported;
-      r.first_difference = first_difference(model::simulate(lifted, h1), model::simulate(lifted, h2));
-      r.solver_seconds = z3_seconds + lemma_seconds;
-      r.wall_seconds = since(t0);
+      r_.route = f == 1 ? fmt::format("{} on {} TPC(s), disagrees unlifted on {}", by, tpcs, full_.name)
+                        : fmt::format("{} on {} TPC(s), lifted x{} to {}", by, tpcs, f, full_.name);
+      r_.outcome = PairOutcome::Separated;
+      r_.structure.clear();
+      for (const auto& k : best.kernels) r_.structure.push_back(k.blocks);
+      r_.kernels = static_cast<int>(lifted.kernels.size());
+      r_.blocks = lifted.total_blocks();
+      r_.total_duration = total_duration(lifted);
+      r_.minimal_proved = minimal;
+      r_.reason = note;
+      if (!unsupported_.empty()) r_.reason = (note.empty() ? "" : note + "; ") + "minimality not proved: " + unsupported_;
+      r_.first_difference = first_difference(model::simulate(lifted, h1_), model::simulate(lifted, h2_));
+      r_.solver_seconds = z3_seconds_ + lemma_seconds_;
+      r_.wall_seconds = since(t0_);
       return true;
     }
     return false;
-  };
+  }
+
   // The schedule both hypotheses give `st` when lemmas prove it fixed under each (and the two equal).
-  auto common_fixed = [&](const std::vector<int>& st, const model::Device& reduced) -> std::optional<smt::FixedSchedule> {
-    const smt::QueryOptions o = query_options(b.lemma_timeout_ms);
+  std::optional<smt::FixedSchedule> common_fixed(const std::vector<int>& st, const model::Device& reduced) {
+    const smt::QueryOptions o = query_options(b_.lemma_timeout_ms);
     double s1 = 0, s2 = 0;
-    auto c1 = lemmas->constant_schedule(h1, reduced, st, o, s1);
-    auto c2 = c1 ? lemmas->constant_schedule(h2, reduced, st, o, s2) : std::nullopt;
-    lemma_seconds += s1 + s2;
+    auto c1 = lemmas_.constant_schedule(h1_, reduced, st, o, s1);
+    auto c2 = c1 ? lemmas_.constant_schedule(h2_, reduced, st, o, s2) : std::nullopt;
+    lemma_seconds_ += s1 + s2;
     if (c1 && c2 && *c1 == *c2) return c1;
     return std::nullopt;
-  };
+  }
+
   // The same for every block of `st` but the last: facts for the pair query (QueryOptions::prefix).
   // Only where the dispatcher does not look ahead (the pair query refuses pair leaders already).
-  auto known_prefix = [&](const std::vector<int>& st, const model::Device& reduced) -> std::optional<smt::FixedSchedule> {
-    if (b.lemma_timeout_ms == 0) return std::nullopt;
-    for (const auto* h : {&h1, &h2})
+  std::optional<smt::FixedSchedule> known_prefix(const std::vector<int>& st, const model::Device& reduced) {
+    if (b_.lemma_timeout_ms == 0) return std::nullopt;
+    for (const auto* h : {&h1_, &h2_})
       if (h->selection == model::Selection::GpcPriority) return std::nullopt;  // looks ahead (seed 003 wave)
     std::vector<int> prefix = st;
     if (--prefix.back() == 0) prefix.pop_back();
@@ -435,143 +333,176 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
     // beside the first, so such lemmas fail, and asking costs up to the lemma timeout each.
     if (prefix.size() != 1) return std::nullopt;
     return common_fixed(prefix, reduced);
-  };
-  const auto structures = structures_in_order(b);
-  bool all_unsat_so_far = true;  // every smaller structure, on every smaller device, proved inseparable
-  for (int tpcs : b.reduced_tpcs) {
-    if (tpcs > full.tpcs()) continue;
-    model::Device reduced = reduced_device(full, tpcs);
-    if (same_machine_on(h1, h2, reduced, b.max_blocks_per_kernel)) {
-      r.structures_unsat += static_cast<int>(structures.size());  // by the options, not by Z3
-      continue;
-    }
-    bool device_all_unsat = true;
-    // Structures of this device neither separated nor proved inseparable, with where each one's entry
-    // sits in r.unknown_structures.
-    std::vector<std::pair<size_t, size_t>> undecided;
-    const size_t device_first_unknown = r.unknown_structures.size();
-    for (size_t si = 0; si < structures.size(); ++si) {
-      const auto& st = structures[si];
-      std::optional<model::Scenario> found;
-      Finder finder = Finder::None;
-      if (b.sim_samples > 0) {
-        ++r.structures_sampled;
-        found = simulator_search(h1, h2, reduced, st, b.params, b.sim_samples, b.seed + static_cast<unsigned>(si) * 7919u);
-        if (found) finder = Finder::Simulator;
-      }
-      if (found && !undecided.empty() && b.deep_samples > 0) {
-        // A witness here, but smaller structures are undecided: sample those harder first, so that
-        // the witness reported is the smallest the simulators can find.
-        for (auto [u, pos] : undecided) {
-          auto smaller = simulator_search(h1, h2, reduced, structures[u], b.params, b.deep_samples,
-                                          b.seed * 7u + static_cast<unsigned>(u) * 104729u);
-          if (smaller) {  // the entries from u on are no longer smaller than the witness
-            found = smaller;
-            r.unknown_structures.erase(r.unknown_structures.begin() + static_cast<long>(pos), r.unknown_structures.end());
-            device_all_unsat = pos == device_first_unknown;
-            break;
-          }
-        }
-      }
-      if (!found && unsupported.empty() && st.size() == 1 && b.lemma_timeout_ms > 0) {
-        // One kernel: both hypotheses proved to give the structure one fixed schedule cannot differ
-        // on it (see LemmaCache); cheaper than the pair query and shared with the other pairs.
-        if (common_fixed(st, reduced)) {
-          ++r.structures_unsat;
-          ++r.structures_by_lemma;
-          continue;
-        }
-      }
-      if (!found && unsupported.empty()) {
-        smt::QueryOptions o = query_options(b.timeout_ms);
-        o.prefix = known_prefix(st, reduced);
-        smt::QueryResult q = query(reduced, st, o);
-        if (q.outcome == smt::QueryOutcome::Unknown || q.outcome == smt::QueryOutcome::Unsupported) {
-          device_all_unsat = false;
-          undecided.emplace_back(si, r.unknown_structures.size());
-          r.unknown_structures.push_back(fmt::format("{}: {}", structure_text(st, reduced), q.reason));
-          continue;
-        }
-        if (q.outcome == smt::QueryOutcome::None) {
-          ++r.structures_unsat;
-          continue;
-        }
-        if (q.outcome != smt::QueryOutcome::Found) continue;
-        // Minimise the total duration at this structure; each step is proved by the next query.
-        model::Scenario best = q.scenario;
-        for (int limit = total_duration(best) - 1; limit >= static_cast<int>(st.size()); limit = total_duration(best) - 1) {
-          o.max_total_duration = limit;
-          smt::QueryResult shorter = query(reduced, st, o);
-          if (shorter.outcome != smt::QueryOutcome::Found) break;
-          best = shorter.scenario;
-        }
-        found = best;
-        finder = Finder::Smt;
-      } else if (!found) {
-        device_all_unsat = false;
-        undecided.emplace_back(si, r.unknown_structures.size());
-        r.unknown_structures.push_back(fmt::format("{}: no SMT encoding, and {} random scenarios did not separate",
-                                                   structure_text(st, reduced), b.sim_samples));
+  }
+
+  // Every structure within the bounds on every reduced device, smallest first; true when r_ is final
+  // (a witness, or an internal error said in the reason).
+  bool within_bounds() {
+    const auto structures = structures_in_order(b_);
+    for (int tpcs : b_.reduced_tpcs) {
+      if (tpcs > full_.tpcs()) continue;
+      model::Device reduced = reduced_device(full_, tpcs);
+      if (same_machine_on(h1_, h2_, reduced, b_.max_blocks_per_kernel)) {
+        r_.structures_unsat += static_cast<int>(structures.size());  // by the options, not by Z3
         continue;
       }
-      if (accept(*found, finder, tpcs, reduced, all_unsat_so_far && device_all_unsat && unsupported.empty(), "")) return r;
-      if (r.outcome == PairOutcome::Unknown && !r.reason.empty()) return r;  // internal error, said in the reason
-      device_all_unsat = false;
-      r.unknown_structures.push_back(fmt::format("{}: separates on the reduced device but lifting lost it", structure_text(st, reduced)));
+      bool device_all_unsat = true;
+      // Structures of this device neither separated nor proved inseparable, with where each one's entry
+      // sits in r_.unknown_structures.
+      std::vector<std::pair<size_t, size_t>> undecided;
+      const size_t device_first_unknown = r_.unknown_structures.size();
+      for (size_t si = 0; si < structures.size(); ++si) {
+        const auto& st = structures[si];
+        std::optional<model::Scenario> found;
+        Finder finder = Finder::None;
+        if (b_.sim_samples > 0) {
+          ++r_.structures_sampled;
+          found = simulator_search(h1_, h2_, reduced, st, b_.params, b_.sim_samples, b_.seed + static_cast<unsigned>(si) * 7919u);
+          if (found) finder = Finder::Simulator;
+        }
+        if (found && !undecided.empty() && b_.deep_samples > 0) {
+          // A witness here, but smaller structures are undecided: sample those harder first, so that
+          // the witness reported is the smallest the simulators can find.
+          for (auto [u, pos] : undecided) {
+            auto smaller = simulator_search(h1_, h2_, reduced, structures[u], b_.params, b_.deep_samples,
+                                            b_.seed * 7u + static_cast<unsigned>(u) * 104729u);
+            if (smaller) {  // the entries from u on are no longer smaller than the witness
+              found = smaller;
+              r_.unknown_structures.erase(r_.unknown_structures.begin() + static_cast<long>(pos), r_.unknown_structures.end());
+              device_all_unsat = pos == device_first_unknown;
+              break;
+            }
+          }
+        }
+        if (!found && unsupported_.empty() && st.size() == 1 && b_.lemma_timeout_ms > 0) {
+          // One kernel: both hypotheses proved to give the structure one fixed schedule cannot differ
+          // on it (see LemmaCache); cheaper than the pair query and shared with the other pairs.
+          if (common_fixed(st, reduced)) {
+            ++r_.structures_unsat;
+            ++r_.structures_by_lemma;
+            continue;
+          }
+        }
+        if (!found && unsupported_.empty()) {
+          smt::QueryOptions o = query_options(b_.timeout_ms);
+          o.prefix = known_prefix(st, reduced);
+          smt::QueryResult q = query(reduced, st, o);
+          if (q.outcome == smt::QueryOutcome::Unknown || q.outcome == smt::QueryOutcome::Unsupported) {
+            device_all_unsat = false;
+            undecided.emplace_back(si, r_.unknown_structures.size());
+            r_.unknown_structures.push_back(fmt::format("{}: {}", structure_text(st, reduced), q.reason));
+            continue;
+          }
+          if (q.outcome == smt::QueryOutcome::None) {
+            ++r_.structures_unsat;
+            continue;
+          }
+          if (q.outcome != smt::QueryOutcome::Found) continue;
+          // Minimise the total duration at this structure; each step is proved by the next query.
+          model::Scenario best = q.scenario;
+          for (int limit = total_duration(best) - 1; limit >= static_cast<int>(st.size()); limit = total_duration(best) - 1) {
+            o.max_total_duration = limit;
+            smt::QueryResult shorter = query(reduced, st, o);
+            if (shorter.outcome != smt::QueryOutcome::Found) break;
+            best = shorter.scenario;
+          }
+          found = best;
+          finder = Finder::Smt;
+        } else if (!found) {
+          device_all_unsat = false;
+          undecided.emplace_back(si, r_.unknown_structures.size());
+          r_.unknown_structures.push_back(fmt::format("{}: no SMT encoding, and {} random scenarios did not separate",
+                                                      structure_text(st, reduced), b_.sim_samples));
+          continue;
+        }
+        if (accept(*found, finder, tpcs, all_unsat_so_far_ && device_all_unsat && unsupported_.empty(), "")) return true;
+        if (r_.outcome == PairOutcome::Unknown && !r_.reason.empty()) return true;  // internal error, said in the reason
+        device_all_unsat = false;
+        r_.unknown_structures.push_back(fmt::format("{}: separates on the reduced device but lifting lost it", structure_text(st, reduced)));
+      }
+      all_unsat_so_far_ = all_unsat_so_far_ && device_all_unsat;
     }
-    all_unsat_so_far = all_unsat_so_far && device_all_unsat;
+    return false;
   }
+
   // Nothing within the bounds (or undecided there): random structures beyond them, by simulation
   // only. A witness found here is real but not minimal; "within bounds" stays what was proved.
-  if (b.wide_samples > 0) {
-    std::mt19937 rng(b.seed * 31u + 17u);
+  bool beyond_bounds() {
+    if (b_.wide_samples <= 0) return false;
+    std::mt19937 rng(b_.seed * 31u + 17u);
     // The reduced devices, then the full one (issue 3: "search on the full device directly"): some
     // options differ only on more SMs than a reduced device has (with one SM per TPC, quadro6000's
     // 1- and 2-TPC devices have 1 and 2 SMs, where even-first is the natural order).
-    std::vector<int> wide_tpcs = b.reduced_tpcs;
-    if (std::all_of(wide_tpcs.begin(), wide_tpcs.end(), [&](int t) { return t < full.tpcs(); }))
-      wide_tpcs.push_back(full.tpcs());
+    std::vector<int> wide_tpcs = b_.reduced_tpcs;
+    if (std::all_of(wide_tpcs.begin(), wide_tpcs.end(), [&](int t) { return t < full_.tpcs(); }))
+      wide_tpcs.push_back(full_.tpcs());
     for (int tpcs : wide_tpcs) {
-      if (tpcs > full.tpcs()) continue;
-      model::Device reduced = tpcs == full.tpcs() ? full : reduced_device(full, tpcs);
-      const int per = 40, rounds = std::max(1, b.wide_samples / per);
+      if (tpcs > full_.tpcs()) continue;
+      model::Device reduced = tpcs == full_.tpcs() ? full_ : reduced_device(full_, tpcs);
+      const int per = 40, rounds = std::max(1, b_.wide_samples / per);
       for (int round = 0; round < rounds; ++round) {
-        std::vector<int> st(static_cast<size_t>(std::uniform_int_distribution<int>(1, b.max_kernels)(rng)));
+        std::vector<int> st(static_cast<size_t>(std::uniform_int_distribution<int>(1, b_.max_kernels)(rng)));
         for (auto& x : st) x = std::uniform_int_distribution<int>(1, 4 * reduced.sms + 8)(rng);
-        auto found = simulator_search(h1, h2, reduced, st, b.params, per, b.seed + static_cast<unsigned>(round));
+        auto found = simulator_search(h1_, h2_, reduced, st, b_.params, per, b_.seed + static_cast<unsigned>(round));
         if (!found) continue;
-        std::string note = all_unsat_so_far && unsupported.empty()
-                               ? fmt::format("found beyond the bounds; none exists within them ({})", bounds_text)
+        std::string note = all_unsat_so_far_ && unsupported_.empty()
+                               ? fmt::format("found beyond the bounds; none exists within them ({})", bounds_text_)
                                : "found beyond the bounds by simulation";
-        if (accept(*found, Finder::Simulator, tpcs, reduced, false, note)) {
-          r.found_beyond_bounds = true;
-          return r;
+        if (accept(*found, Finder::Simulator, tpcs, false, note)) {
+          r_.found_beyond_bounds = true;
+          return true;
         }
       }
     }
+    return false;
   }
-  r.solver_seconds = z3_seconds + lemma_seconds;
-  r.wall_seconds = since(t0);
-  if (all_unsat_so_far) {
-    r.outcome = PairOutcome::Inseparable;
-    r.reason = fmt::format("no distinguishing scenario within bounds ({}) on reduced devices of {} TPC(s)", bounds_text,
-                           fmt::join(b.reduced_tpcs, ", "));
-    if (b.wide_samples > 0)
-      r.reason += fmt::format("; {} random scenarios beyond the bounds on those and on {} did not separate either",
-                              b.wide_samples, full.name);
-    r.minimal_proved = true;
-    return r;
+
+  // No witness: inseparable within the bounds, unsupported, or unknown.
+  PairResult verdict() {
+    r_.solver_seconds = z3_seconds_ + lemma_seconds_;
+    r_.wall_seconds = since(t0_);
+    if (all_unsat_so_far_) {
+      r_.outcome = PairOutcome::Inseparable;
+      r_.reason = fmt::format("no distinguishing scenario within bounds ({}) on reduced devices of {} TPC(s)", bounds_text_,
+                              fmt::join(b_.reduced_tpcs, ", "));
+      if (b_.wide_samples > 0)
+        r_.reason += fmt::format("; {} random scenarios beyond the bounds on those and on {} did not separate either",
+                                 b_.wide_samples, full_.name);
+      r_.minimal_proved = true;
+      return r_;
+    }
+    if (!unsupported_.empty()) {
+      r_.outcome = PairOutcome::Unsupported;
+      r_.reason = fmt::format("{}; the simulator pre-pass ({} scenarios per structure, {}) found no separating scenario",
+                              unsupported_, b_.sim_samples, bounds_text_);
+      return r_;
+    }
+    r_.outcome = PairOutcome::Unknown;
+    r_.reason = fmt::format("Z3 could not decide {} structure(s) within {} ms each (first: {})", r_.unknown_structures.size(),
+                            b_.timeout_ms, r_.unknown_structures.empty() ? "-" : r_.unknown_structures.front());
+    return r_;
   }
-  if (!unsupported.empty()) {
-    r.outcome = PairOutcome::Unsupported;
-    r.reason = fmt::format("{}; the simulator pre-pass ({} scenarios per structure, {}) found no separating scenario",
-                           unsupported, b.sim_samples, bounds_text);
-    return r;
-  }
-  r.outcome = PairOutcome::Unknown;
-  r.reason = fmt::format("Z3 could not decide {} structure(s) within {} ms each (first: {})", r.unknown_structures.size(),
-                         b.timeout_ms, r.unknown_structures.empty() ? "-" : r.unknown_structures.front());
-  return r;
+
+  const model::Hypothesis& h1_;
+  const model::Hypothesis& h2_;
+  const model::Device& full_;
+  const DistinguishBounds& b_;
+  LemmaCache& lemmas_;
+  const std::chrono::steady_clock::time_point t0_;
+  PairResult r_;
+  std::string bounds_text_;
+  std::string unsupported_;     // why Z3 cannot encode one of the two ("": it can)
+  double z3_seconds_ = 0;       // against the pair budget
+  double lemma_seconds_ = 0;    // constant-schedule lemmas this pair asked first (beyond the budget)
+  bool all_unsat_so_far_ = true;  // every smaller structure, on every smaller device, proved inseparable
+};
+
+}  // namespace
+
+PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& full,
+                            const DistinguishBounds& b, LemmaCache* lemmas) {
+  LemmaCache own;
+  return PairSearch(h1, h2, full, b, lemmas ? *lemmas : own).run();
 }
 
 std::string minimality_text(const PairResult& r) {
@@ -591,32 +522,13 @@ std::vector<PairResult> distinguish_pairs(const std::vector<model::Hypothesis>& 
                                           const DistinguishBounds& b, int jobs,
                                           const std::function<void(const PairResult&)>& done) {
   std::vector<PairResult> out(pairs.size());
-  std::atomic<size_t> next{0};
-  std::mutex report;
-  std::exception_ptr failure;  // the first exception of any worker, rethrown on the caller's thread
-  LemmaCache lemmas;           // one per run: a hypothesis' lemma serves all its pairs
-  auto work = [&] {
-    for (size_t k = next++; k < pairs.size(); k = next++) {
-      try {
-        out[k] = distinguish_pair(hs[pairs[k].first], hs[pairs[k].second], full, b, &lemmas);
-        std::lock_guard<std::mutex> lock(report);
-        if (done) done(out[k]);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(report);
-        if (!failure) failure = std::current_exception();
-        next = pairs.size();  // the others stop after their current pair
-      }
-    }
-  };
-  const size_t n = std::min(pairs.size(), static_cast<size_t>(std::max(1, jobs)));
-  if (n <= 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    for (size_t t = 0; t < n; ++t) pool.emplace_back(work);
-    for (auto& t : pool) t.join();
-  }
-  if (failure) std::rethrow_exception(failure);
+  std::mutex report;  // `done` is never called from two threads at once
+  LemmaCache lemmas;  // one per run: a hypothesis' lemma serves all its pairs
+  detail::run_on_workers(pairs.size(), jobs, [&](size_t k) {
+    out[k] = distinguish_pair(hs[pairs[k].first], hs[pairs[k].second], full, b, &lemmas);
+    std::lock_guard<std::mutex> lock(report);
+    if (done) done(out[k]);
+  });
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/check.hpp"
+#include "tbcheck/search/lemma_cache.hpp"
 
 namespace tbcheck::search {
 
@@ -382,14 +383,12 @@ class Learner {
     model::json probe = {{"device", device.to_json()},
                          {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32}, {"smem", 0},
                                        {"duration", 1}}}}};
-    const model::Scenario s = model::scenario_from_json(probe, "learn probe");
+    probe_ = model::scenario_from_json(probe, "learn probe");
     for (const auto& h : candidates) {
-      try {
-        (void)model::simulate(s, h);
+      if (auto why = not_applicable(h))
+        res_.not_applicable.push_back(fmt::format("{}: {}", h.name, *why));
+      else
         hs_.push_back(h);
-      } catch (const model::InputError& e) {
-        res_.not_applicable.push_back(fmt::format("{}: {}", h.name, e.reason()));
-      }
     }
     if (hs_.empty()) throw model::InputError("--hypotheses", "", "none of the hypotheses applies to " + device.name);
     res_.candidates = hs_.size();
@@ -418,6 +417,16 @@ class Learner {
   LearnResult run();
 
  private:
+  // Why h cannot place one small block on the device (nullopt: it can).
+  std::optional<std::string> not_applicable(const model::Hypothesis& h) const {
+    try {
+      (void)model::simulate(probe_, h);
+      return std::nullopt;
+    } catch (const model::InputError& e) {
+      return e.reason();
+    }
+  }
+
   enum class Ran { Observed, NoObservation, NoDevice };
 
   // Values of field f left among the consistent candidates, as written or as they act on the device.
@@ -434,21 +443,31 @@ class Learner {
   // separating case, not a minimal one, and this finds most in milliseconds where Z3 takes seconds.
   std::optional<model::Case> quick_witness(const model::Hypothesis& a, const model::Hypothesis& b) {
     static const std::vector<std::vector<int>> shapes = {{1}, {2}, {1, 1}, {1, 2}, {2, 1}, {2, 2}, {3}, {1, 1, 1}, {3, 2}};
-    unsigned k = 0;
+    // Kernels of many small blocks per TPC fill SMs, where warp slots fragment across PBs after completions.
+    static const std::vector<std::vector<int>> fills = {{8, 8}, {16, 8}, {6, 6, 6}, {12, 4, 4}, {4, 4, 4, 4}, {24, 12}};
+    std::vector<std::pair<int, const std::vector<int>*>> plan;
     for (int scale : {device_.tpcs(), 2 * device_.tpcs(), 1})
-      for (const auto& shape : shapes) {
-        std::vector<int> blocks;
-        for (int x : shape) blocks.push_back(x * scale);
-        auto found = simulator_search(a, b, device_, blocks, o_.bounds.params, 150, o_.seed + 7919u * ++k);
-        if (!found) continue;
-        model::Case c;
-        c.id = fmt::format("simulated-witness-{}", ++witnesses_);
-        c.source = "learn: simulator search";
-        c.scenario = std::move(*found);
-        c.scenario.device = device_;
-        c.scenario.device_builtin = true;
-        return c;
+      for (const auto& shape : shapes) plan.emplace_back(scale, &shape);
+    for (const auto& shape : fills) plan.emplace_back(device_.tpcs(), &shape);
+    unsigned k = 0;
+    for (const auto& [scale, shape] : plan) {
+      std::vector<int> blocks;
+      for (int x : *shape) blocks.push_back(x * scale);
+      std::optional<model::Scenario> found;
+      try {
+        found = simulator_search(a, b, device_, blocks, o_.bounds.params, 150, o_.seed + 7919u * ++k);
+      } catch (const model::InputError&) {
+        return std::nullopt;  // one of them cannot run on this device at all
       }
+      if (!found) continue;
+      model::Case c;
+      c.id = fmt::format("simulated-witness-{}", ++witnesses_);
+      c.source = "learn: simulator search";
+      c.scenario = std::move(*found);
+      c.scenario.device = device_;
+      c.scenario.device_builtin = true;
+      return c;
+    }
     return std::nullopt;
   }
 
@@ -503,6 +522,7 @@ class Learner {
   void finish_undecided();
 
   const model::Device& device_;
+  model::Scenario probe_;
   LearnOptions o_;
   std::function<void(const LearnStep&)> on_step_;
   std::vector<model::Hypothesis> hs_;
@@ -724,6 +744,7 @@ bool Learner::confirm(bool& stop) {
     nbrs_.clear();
     nchecks_.clear();
     for (auto& n : model::neighbours(h, o_.neighbour_distance)) {
+      if (not_applicable(n)) continue;  // cannot describe this device (as candidates are set aside)
       NeighbourCheck c;
       c.name = n.name;
       c.differences = option_differences(h, n);

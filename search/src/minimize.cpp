@@ -77,7 +77,7 @@ model::Kernel lowered(const model::Kernel& k, const model::Device& d, Param p, i
       r.blocks = k.blocks - steps;
       r.grid.reset();  // a 2-D grid no longer matches; the block count is what the dispatcher sees
       break;
-    case Param::Threads: r.threads = 32 * (k.warps() - steps); break;
+    case Param::Threads: r.threads = model::kThreadsPerWarp * (k.warps() - steps); break;
     case Param::Regs: {
       auto below = regs_below(d, k.regs);
       r.regs = below[below.size() - static_cast<size_t>(steps)];
@@ -218,14 +218,10 @@ struct Shrinker {
 
 PredicateResult evaluate_predicate(const model::Case& c, const MinimizeOptions& o, std::string* witness) {
   if (o.goal == MinimizeGoal::KeepDisagreement) {
-    model::Schedule a, b;
-    try {
-      a = model::simulate(c.scenario, o.hypotheses.at(0));
-      b = model::simulate(c.scenario, o.hypotheses.at(1));
-    } catch (const model::InputError&) {
-      return PredicateResult::Broken;  // a scenario one of them cannot run separates nothing
-    }
-    std::string d = first_difference(a, b);
+    auto a = model::try_simulate(c.scenario, o.hypotheses.at(0));
+    auto b = a ? model::try_simulate(c.scenario, o.hypotheses.at(1)) : std::nullopt;
+    if (!a || !b) return PredicateResult::Broken;  // a scenario one of them cannot run separates nothing
+    std::string d = first_difference(*a, *b);
     if (witness) *witness = d;
     return d.empty() ? PredicateResult::Broken : PredicateResult::Holds;
   }

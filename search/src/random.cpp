@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/resources.hpp"
 #include "tbcheck/model/simulator.hpp"
 
 namespace tbcheck::search {
@@ -57,12 +58,8 @@ uint64_t splitmix64(uint64_t x) {
 int probe_local_bytes(int regs) { return 4 * std::max(0, 256 - regs); }
 
 bool fits_empty_sm(const model::Kernel& k, const model::Scenario& base, const std::vector<model::Hypothesis>& hs) {
-  model::Scenario one{base.device, base.device_builtin, {k}};
-  try {
-    for (const auto& h : hs) model::check_feasible(one, h, "random");
-  } catch (const model::InputError&) {
-    return false;
-  }
+  for (const auto& h : hs)
+    if (!model::infeasibility_reason(k, base.device, h).empty()) return false;
   return true;
 }
 

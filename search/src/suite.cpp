@@ -12,13 +12,8 @@ namespace tbcheck::search {
 
 std::vector<std::pair<size_t, size_t>> separated_pairs(const model::Case& c, const std::vector<model::Hypothesis>& hs) {
   std::vector<std::optional<model::Schedule>> s(hs.size());
-  for (size_t i = 0; i < hs.size(); ++i) {
-    try {
-      s[i] = model::simulate(c.scenario, hs[i]);
-    } catch (const model::InputError&) {
-      // infeasible under this hypothesis: it separates nothing for it
-    }
-  }
+  // A hypothesis the case cannot run under separates nothing for it (nullopt).
+  for (size_t i = 0; i < hs.size(); ++i) s[i] = model::try_simulate(c.scenario, hs[i]);
   std::vector<std::pair<size_t, size_t>> out;
   for (size_t i = 0; i < hs.size(); ++i)
     for (size_t j = i + 1; j < hs.size(); ++j) {

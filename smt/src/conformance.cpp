@@ -52,7 +52,7 @@ model::Scenario random_small_scenario(unsigned seed, const model::Device& base) 
     kr.name = fmt::format("k{}", k + 1);
     kr.blocks = pick(1, 4);
     // Mix small and large blocks so that warps, registers and shared memory all bind sometimes.
-    kr.threads = 32 * (pick(0, 3) == 0 ? pick(1, 32) : pick(1, 8));
+    kr.threads = model::kThreadsPerWarp * (pick(0, 3) == 0 ? pick(1, 32) : pick(1, 8));
     const auto& regs = realizable_regs();
     kr.regs = pick(0, 2) == 0 ? regs[static_cast<size_t>(pick(0, static_cast<int>(regs.size()) - 1))] : (pick(0, 1) ? 32 : 64);
     kr.smem = pick(0, 2) == 0 ? 0 : 128 * pick(0, base.max_smem_per_block / 128);
@@ -65,7 +65,7 @@ model::Scenario random_small_scenario(unsigned seed, const model::Device& base) 
       ok = ok && model::infeasibility_reason(kr, s.device, h).empty();
     }
     if (!ok) {
-      kr.threads = 32 * pick(1, 4);
+      kr.threads = model::kThreadsPerWarp * pick(1, 4);
       kr.regs = 32;
       kr.smem = 1024 * pick(0, 8);
     }
@@ -101,13 +101,13 @@ model::Scenario random_fermi_scenario(unsigned seed, const model::Device& device
     static const int kWarps[] = {1, 2, 4, 6, 8, 12, 16, 24, 32};
     static const int kSmem[] = {0, 0, 0, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
     static const int kRegs[] = {16, 20, 32, 40, 63};
-    kr.threads = 32 * kWarps[pick(0, 8)];
+    kr.threads = model::kThreadsPerWarp * kWarps[pick(0, 8)];
     kr.smem = kSmem[pick(0, 9)];
     kr.regs = kRegs[pick(0, 4)];
     kr.duration = pick(1, 3);
     kr.local = pick(0, 3) == 0 ? pick(0, 2) * 16 : 0;
     if (!model::infeasibility_reason(kr, s.device, h).empty()) {
-      kr.threads = 32 * pick(1, 4);
+      kr.threads = model::kThreadsPerWarp * pick(1, 4);
       kr.regs = 32;
       kr.smem = 1024 * pick(0, 8);
     }

@@ -48,9 +48,11 @@ struct CommandOutput {
 };
 std::optional<CommandOutput> run_command(const std::vector<std::string>& argv);
 
-// Asks squeue and sacct (each when present and working) about the given job names; sacct from
-// `since` (YYYY-MM-DDTHH:MM:SS) on.
-SchedulerView ask_scheduler(const std::vector<std::string>& job_names, const std::string& since);
+// Asks squeue and sacct (each when present and working) about the given job names; sacct from the
+// day before `created` (UTC, YYYY-MM-DDTHH:MM:SS) on.
+SchedulerView ask_scheduler(const std::vector<std::string>& job_names, const std::string& created);
+// "2026-03-01T00:30:00" -> "2026-02-28" (an unreadable time: "2000-01-01").
+std::string day_before(const std::string& utc);
 
 // A word safe inside single quotes in a POSIX shell script.
 std::string shell_quote(const std::string& s);

@@ -2,6 +2,7 @@
 // with thresholds from a small documented set, and the neighbours of a composition (one or two changes).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,9 @@ std::vector<Hypothesis> neighbours(const Hypothesis& h, int max_distance = 2);
 
 // `count` distinct valid compositions that are not shipped and lie min..max option changes from `from`,
 // drawn with std::mt19937_64 seeded by `seed` (its output sequence is fixed by the standard, so a seed
-// names the same compositions everywhere). Fewer when the space has fewer.
+// names the same compositions everywhere). A draw that `keep` (when given) rejects is dropped and the
+// drawing goes on, so the draws before it stay the same. Fewer when the space has fewer.
 std::vector<Hypothesis> sample_compositions(const Hypothesis& from, uint64_t seed, int count, int min_distance,
-                                            int max_distance);
+                                            int max_distance, const std::function<bool(const Hypothesis&)>& keep = {});
 
 }  // namespace tbcheck::model

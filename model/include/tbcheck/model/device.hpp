@@ -9,6 +9,19 @@
 
 namespace tbcheck::model {
 
+// Threads in a warp on every GPU the seeds study (seed 000 Section II, seed 002 Equation 1): the unit of
+// W = ceil(threads / 32), of register allocation per warp and of every synthesized thread count.
+inline constexpr int kThreadsPerWarp = 32;
+
+// The stream priorities a device offers, as cudaDeviceGetStreamPriorityRange reports them: CUDA's
+// convention, `greatest` (the highest priority) is the lower number. Where the range comes from.
+struct PriorityRange {
+  int least = 0;
+  int greatest = 0;
+  std::string source;
+  bool contains(int p) const { return p <= least && p >= greatest; }
+};
+
 struct Device {
   std::string name;
   std::string description;
@@ -27,6 +40,8 @@ struct Device {
   int smem_reserved_per_block = 0;  // bytes the runtime adds to every block
   int max_smem_per_block = 0;       // bytes, excluding the reserved part
   std::vector<int> gpc_of_tpc;      // optional
+  std::string gpc_source;           // where the GPC map comes from (required with gpc_of_tpc)
+  std::optional<PriorityRange> stream_priorities;  // optional
   // How the front end issues the blocks of a large grid (issue 14; read by hypotheses with `issue: device`,
   // optional in files): whether a decision places a pair of blocks, and how many consecutive decisions
   // are handed out as one pass (their first blocks, then their second blocks) from which decision on.
@@ -39,6 +54,8 @@ struct Device {
   std::string architecture() const;
 
   int tpcs() const { return sms / sms_per_tpc; }
+  int cc_major() const;  // 9 for "9.0"
+  bool has_clusters() const { return cc_major() >= 9; }  // thread block clusters: CC 9.0 and later
   int tpc_of(int sm) const { return sm / sms_per_tpc; }
   int max_smem_config_bytes() const { return smem_configs_kb.back() * 1024; }
   int warp_slots_per_pb() const { return max_warps_per_sm / pbs_per_sm; }

@@ -13,6 +13,8 @@ namespace tbcheck::model {
 // GPC of every SM (from the device's gpc_of_tpc); an InputError naming the device and the hypothesis
 // when the device has no GPC map, which gpc-priority cannot do without (seed 003 Sections 2 and 4.1).
 std::vector<int> fermi_gpc_of_sm(const Device& d, const Hypothesis& h, const std::string& where);
+// The reason fermi_gpc_of_sm gives for a device without a GPC map.
+std::string fermi_no_gpc_map_reason(const Device& d, const Hypothesis& h);
 
 // seed 003 Section 4.2 (pick_block): the block indices (y * x_size + x) of a grid in the order the
 // scheduler picks them. A 1-D grid (or y_size 1) is 0, 1, 2, ...; a 2-D grid follows the multirow

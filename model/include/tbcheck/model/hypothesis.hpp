@@ -1,5 +1,5 @@
 // A hypothesis is one option per scheduler mechanism (DESIGN.md "Mechanisms and hypotheses").
-// Options are registered in one explicit table (option_table) with the paper section they come from.
+// Every mechanism has one descriptor (hypothesis.cpp) from which its names, table rows and JSON form come.
 #pragma once
 #include <optional>
 #include <string>
@@ -12,6 +12,10 @@ namespace tbcheck::model {
 
 struct Device;
 
+// The mechanisms' options. Each value has one row, with its JSON name and the paper section it comes
+// from, in its mechanism's descriptor (hypothesis.cpp); the engines check them in exhaustive switches
+// (no default, -Werror=switch), so a value added here does not compile until both the simulator and
+// the SMT encoder handle it (docs/extending.md).
 enum class Selection { RoundRobin, MostRoom, GpcPriority };
 enum class Order { Natural, EvenFirst };
 enum class Warps { Sm, PbStrictRR, PbAny };
@@ -41,8 +45,8 @@ struct Hypothesis {
   Capacity capacity = Capacity::Blocks;
   Issue issue = Issue::Single;  // optional in files (default single), so files written before it stay valid
 
-  bool pb_warps() const { return warps != Warps::Sm; }
-  bool pb_registers() const { return registers != Registers::Sm; }
+  bool pb_warps() const;      // warps placed on processing blocks (not one SM pool)
+  bool pb_registers() const;  // registers pooled per processing block
   // Whether block `b` (0-based) of a kernel of `n` blocks leads a pair on `d` (issue paired*): b is even,
   // the kernel started with at least 2 x SMs + 5 blocks and at least 2 x SMs + 3 are still to be placed.
   // Block b + 1 then goes to the leader's SM if it fits there at the leader's instant. The set of leaders
@@ -57,7 +61,8 @@ struct Hypothesis {
   bool same_options(const Hypothesis& o) const;
 };
 
-// One row per option of every mechanism: the registry of pluggable units.
+// One row per option of every mechanism (enumerated values, the skip flag's "true", a threshold's
+// "<int>"), derived from the mechanism descriptors in hypothesis.cpp: the registry of pluggable units.
 struct OptionInfo {
   std::string_view mechanism;  // JSON field
   std::string_view value;      // JSON value
@@ -65,6 +70,28 @@ struct OptionInfo {
   std::string_view meaning;
 };
 const std::vector<OptionInfo>& option_table();
+
+// The JSON fields of the mechanisms, in the hypothesis-file order.
+const std::vector<std::string_view>& mechanism_keys();
+
+// What a hypothesis chooses for one mechanism, in the hypothesis-file order. `value` is the JSON value as
+// text ("pb-strict-rr", "true"/"false", "32", or "off" for an absent threshold); `row` the option_table row
+// it chose, or the mechanism's row when the choice is off (a false flag, no threshold: `on` false).
+struct OptionSetting {
+  std::string_view mechanism;
+  std::string value;
+  const OptionInfo* row = nullptr;
+  bool on = true;
+};
+std::vector<OptionSetting> option_settings(const Hypothesis& h);
+
+// The hypotheses table: one column per enumerated mechanism, a flag or threshold shown in the column of
+// the mechanism it qualifies ("pb-strict-rr +skip", "sm (ignored <= 32)").
+struct OptionColumn {
+  std::string_view header;
+  std::string cell;
+};
+std::vector<OptionColumn> option_columns(const Hypothesis& h);
 
 std::string_view to_string(Selection);
 std::string_view to_string(Order);

@@ -14,7 +14,9 @@ enum class ObservationKind { Hardware, Paper, Synthetic };
 std::string_view to_string(ObservationKind);
 
 struct Fact {
-  enum class Kind { OnSms, BlockOnSm, StartsAt, StartsAfter, ConcurrentWith };
+  // ClustersCoscheduled (the CUDA programming guide's cluster guarantee): the blocks of each
+  // cluster of the kernel start together, on SMs of one GPC where the device has a GPC map.
+  enum class Kind { OnSms, BlockOnSm, StartsAt, StartsAfter, ConcurrentWith, ClustersCoscheduled };
   Kind kind = Kind::OnSms;
   std::string kernel;
   std::vector<int> sms;               // OnSms: the set of SMs the kernel's blocks use
@@ -24,6 +26,10 @@ struct Fact {
   std::string describe() const;
   json to_json() const;
 };
+
+// The cluster (index in launch order) of each block of a kernel launched with clusters; 2-D grids
+// number blocks row by row (x fastest), as blockIdx does.
+std::vector<int> cluster_of_blocks(const Kernel& k);
 
 struct Observation {
   ObservationKind kind = ObservationKind::Paper;

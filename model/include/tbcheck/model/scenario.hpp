@@ -1,6 +1,8 @@
-// Scenarios (a device and an ordered list of kernels launched at time 0) and their loading.
-// Per-block resource needs (W, R, S of DESIGN.md) are derived here, once.
+// Scenarios (a device and an ordered list of kernels, each launched at its release time) and their
+// loading. Per-block resource needs (W, R, S of DESIGN.md) are derived here, once.
 #pragma once
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,8 +21,16 @@ struct Kernel {
   int local = 0;  // bytes of local memory per thread
   std::optional<int> stream;
   int duration = 1;  // time units, every block of the kernel
+  // Controls users set (issue 17). The list order is the launch order, so release times never
+  // decrease along it; a kernel is launched (becomes eligible) at its release time.
+  std::optional<int> priority;              // CUDA stream priority: lower is higher, in the device's range
+  int64_t release = 0;                      // "release_time", time units
+  std::vector<int> tpcs;                    // TPCs the kernel may use; empty: all
+  std::optional<std::array<int, 3>> cluster;  // thread block cluster dimensions (CC >= 9.0)
 
-  int warps() const { return (threads + 31) / 32; }                 // W
+  int cluster_size() const { return cluster ? (*cluster)[0] * (*cluster)[1] * (*cluster)[2] : 1; }
+
+  int warps() const { return (threads + kThreadsPerWarp - 1) / kThreadsPerWarp; }                 // W
   int regs_per_warp(const Device& d) const;                           // R
   int smem_per_block(const Device& d) const;                          // S (rounded + reserved)
   json to_json() const;
@@ -35,6 +45,17 @@ struct Scenario {
   int kernel_index(const std::string& name) const;  // -1 if absent
   json to_json() const;
 };
+
+// The first control the scenario sets that no hypothesis option models yet (priority, tpcs,
+// cluster), as "kernels[i].<field>: <reason>"; "" when none. The simulator refuses such scenarios
+// (an InputError, reported unsupported per case by validate) instead of silently ignoring them.
+std::string unmodelled_control(const Scenario& s);
+// Throws that refusal as an InputError naming `where` and the field.
+void check_controls_modelled(const Scenario& s, const std::string& where);
+
+// Most blocks a thread block cluster may have: the portable limit of the CUDA programming guide
+// (larger clusters need cudaFuncAttributeNonPortableClusterSizeAllowed, which tbcheck does not set).
+inline constexpr int kMaxPortableClusterBlocks = 8;
 
 // The register counts the probe kernel is compiled for (seed 000 Section III-B): 24, 32, ..., 248, 255.
 // Synthesis, the random generator and the CUDA oracle all draw from this one list.

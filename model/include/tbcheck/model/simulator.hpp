@@ -1,6 +1,9 @@
 // The dispatcher of DESIGN.md (stream eligibility, retire-then-dispatch per instant, head-of-line
 // blocking, block-index order) with a hypothesis plugged in for SM selection and resources.
 #pragma once
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "tbcheck/model/hypothesis.hpp"
@@ -20,11 +23,31 @@ struct StreamOrder {
 };
 StreamOrder stream_order(const Scenario& s);
 
-// Simulates the scenario under the hypothesis. A kernel one block of which fits no empty SM
-// under the hypothesis is an InputError naming the kernel and the reason.
+// Whether a scenario can run under a hypothesis at all, and if not, why: a kernel one block of which
+// fits no empty SM, or gpc-priority on a device without a GPC map. Search asks this of scenarios it
+// made up, where "cannot run" is an answer, not an error.
+enum class Feasibility { Runs, KernelNeverFits, NoGpcMap };
+std::string_view to_string(Feasibility);
+
+struct FeasibilityCheck {
+  Feasibility status = Feasibility::Runs;
+  int kernel = -1;     // KernelNeverFits: the first such kernel (index in the scenario)
+  std::string field;   // the input field to blame ("kernels[2]", "device"); empty when it runs
+  std::string reason;  // the message InputError carries; empty when it runs
+  bool runs() const { return status == Feasibility::Runs; }
+  json to_json() const;
+};
+FeasibilityCheck check_feasibility(const Scenario& s, const Hypothesis& h);
+
+// The schedule, or std::nullopt with `why` (when given) filled: simulate() without the exception.
+std::optional<Schedule> try_simulate(const Scenario& s, const Hypothesis& h, FeasibilityCheck* why = nullptr);
+
+// Simulates the scenario under the hypothesis. A scenario check_feasibility rejects is an InputError
+// (from `where`, naming the field and the reason): for input a user gave.
 Schedule simulate(const Scenario& s, const Hypothesis& h);
 
-// Raises the InputError simulate() would raise for an infeasible kernel; `where` names the file.
+// Raises the InputError simulate() would raise for a kernel that never fits (KernelNeverFits; a missing
+// GPC map is raised by simulate itself); `where` names the file.
 void check_feasible(const Scenario& s, const Hypothesis& h, const std::string& where);
 
 }  // namespace tbcheck::model

@@ -1,6 +1,7 @@
 // The CUDA oracle's host logic that needs no GPU: probe variant choice, nanoseconds to model time
 // units, the launch-order check, device identity, MPS detection and the launch plan (pure functions).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -65,6 +66,7 @@ int64_t ns_to_units(uint64_t ns, uint64_t origin_ns, uint64_t unit);
 struct BlockRecord {
   uint64_t start_ns = 0, end_ns = 0;
   int sm_start = -1, sm_end = -1;
+  int cluster_id = -1, cluster_rank = -1;  // %clusterid (linear) and %cluster_ctarank; -1: not recorded
 };
 // One per scenario kernel, in scenario order; blocks in block-index order.
 struct KernelRecord {
@@ -149,6 +151,18 @@ struct KernelLaunch {
   int stream = 0;            // index of the oracle's stream
   std::optional<int> scenario_stream;
   uint64_t duration_ns = 0;
+  // Controls (issue 17): the stream's priority (cudaStreamCreateWithPriority), the launch instant
+  // after the run's origin (the host waits until then), the cluster dimensions (cudaLaunchKernelEx
+  // with cudaLaunchAttributeClusterDimension; {1,1,1}: a plain launch) and the partition index.
+  std::optional<int> priority;
+  uint64_t release_ns = 0;
+  std::array<int, 3> cluster = {1, 1, 1};
+  int partition = -1;  // into LaunchPlan::partitions; -1: the whole GPU
+};
+// A set of TPCs some kernels are confined to, run as one green context of `sms` SMs.
+struct Partition {
+  std::vector<int> tpcs;
+  int sms = 0;
 };
 struct LaunchPlan {
   uint64_t unit_ns = 0;
@@ -156,6 +170,7 @@ struct LaunchPlan {
   int streams = 0;
   bool nominal = true;  // register counts from nominal_variants(), not yet read from a device
   std::vector<KernelLaunch> kernels;
+  std::vector<Partition> partitions;
   std::vector<std::string> notes;
   nlohmann::json to_json() const;
   std::string to_text() const;  // a human table
@@ -170,6 +185,58 @@ struct PlanResult {
 // connections alias and are refused; so are registers no variant realizes and shared memory the
 // probe's static part exceeds. Watchdog: every block run one after another, plus the slack.
 PlanResult build_launch_plan(const model::Scenario& s, const std::vector<Variant>& variants, const CudaOptions& o);
+
+// Stream priorities: the scenario's value must lie in the range the GPU reports
+// (cudaDeviceGetStreamPriorityRange), since CUDA silently clamps values outside it.
+enum class PriorityFit { Fits, OutOfRange };
+struct PriorityCheck {
+  PriorityFit status = PriorityFit::Fits;
+  std::string reason;
+};
+PriorityCheck check_priority(const std::string& kernel, int priority, int least, int greatest);
+
+// Partitions: the distinct TPC sets of the scenario's kernels, each either identical to or
+// disjoint from every other (green contexts split the GPU into disjoint SM groups); "" or why not.
+std::string plan_partitions(const model::Scenario& s, std::vector<Partition>& out, std::vector<int>& partition_of_kernel);
+
+// Green contexts (cuGreenCtxCreate over cuDevSmResourceSplitByCount) exist from CUDA 12.4 on; they
+// choose how many SMs a context gets, not which, so the SM set is recorded, not requested.
+enum class GreenContexts { Available, Unsupported };
+struct GreenContextSupport {
+  GreenContexts status = GreenContexts::Unsupported;
+  std::string reason;
+};
+GreenContextSupport green_context_support(int driver_version, bool built_with_green_contexts);
+
+// The GPC-map probe (CC 9.0): each launched cluster's blocks share a GPC, so SMs that ever share a
+// cluster share a GPC. From the SMs of every cluster, the GPC of every TPC (GPCs numbered by their
+// lowest SM). Incomplete when some SM never ran a block or the two SMs of a TPC land in different
+// groups (then the map would be a guess).
+enum class GpcMapStatus { Complete, Incomplete };
+struct GpcMap {
+  GpcMapStatus status = GpcMapStatus::Complete;
+  std::vector<int> gpc_of_tpc;
+  std::vector<std::string> problems;
+};
+GpcMap gpc_map_from_clusters(int sms, int sms_per_tpc, const std::vector<std::vector<int>>& sms_of_each_cluster);
+
+// `tbcheck probe-gpc` on the GPU: clusters of the largest size the GPU allows for a block that fills
+// an SM's shared memory (so a cluster's blocks are on distinct SMs), launched repeatedly; the SMs of
+// every cluster as recorded. NoDevice without a GPU or CUDA build, Unsupported below CC 9.0.
+struct GpcProbe {
+  RunStatus status = RunStatus::Ok;
+  std::string reason;
+  DeviceIdentity identity;
+  int cluster_size = 0;
+  int launches = 0;
+  std::vector<std::vector<int>> sms_of_each_cluster;
+};
+GpcProbe probe_gpc(const CudaOptions& o);
+
+// The device file probe-gpc writes: `base` (the built-in device the GPU matches) with the measured
+// map and its source (GPU name, UUID, driver, cluster size); an InputError when the map is
+// incomplete or the base's SM count differs from the GPU's.
+model::Device device_with_gpc_map(const model::Device& base, const GpcProbe& probe, const GpcMap& map);
 
 // The cuda oracle with options (make_oracle("cuda") uses the defaults). In a build without CUDA
 // every run is NoDevice with the reason.

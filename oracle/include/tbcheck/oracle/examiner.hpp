@@ -27,6 +27,18 @@ struct ImportOptions {
 // an InputError naming the file, the field path and the reason.
 std::vector<model::Case> import_logs(const std::vector<std::string>& files, const ImportOptions& o);
 
+// One examiner config (its "benchmarks": timer_spin or multikernel plugins) as a scenario case
+// without observation: per benchmark one stream, with "stream_priority" as the kernels' priority,
+// "release_time" (seconds) as the first kernel's release, "sm_mask" (libsmctrl's convention: a set
+// bit disables that TPC; "~0x..." allowed) as the TPCs the kernels may use; timer_spin's
+// additional_info and multikernel's "duration" (ns) as durations. Times must be whole numbers of
+// time units; a multikernel "delay" (relative to the previous kernel's end) or another plugin is an
+// InputError naming the field. Kernels are listed in release order (benchmark order on ties).
+model::Case import_config(const std::string& file, const ImportOptions& o);
+
+// The TPCs an examiner/libsmctrl mask string leaves enabled on a device with `tpcs` TPCs.
+std::vector<int> tpcs_from_sm_mask(const std::string& mask, int tpcs, const std::string& file, const std::string& field);
+
 struct ExportOptions {
   double time_unit_ms = 20.0;
   int iterations = 1;

@@ -3,17 +3,15 @@
 // full device and re-verified by the simulators; or a bounded proof that none exists; or unknown.
 #pragma once
 #include <functional>
-#include <future>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "tbcheck/model/device.hpp"
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/observation.hpp"
-#include "tbcheck/smt/lemma.hpp"
-#include "tbcheck/smt/synthesis.hpp"
+#include "tbcheck/model/schedule.hpp"
+#include "tbcheck/smt/bounds.hpp"  // plain settings only: Z3's headers do not reach users of search
 
 namespace tbcheck::search {
 
@@ -88,22 +86,8 @@ std::optional<model::Scenario> simulator_search(const model::Hypothesis& h1, con
                                                 const model::Device& d, const std::vector<int>& blocks,
                                                 const smt::ParamBounds& params, int samples, unsigned seed);
 
-// Constant-schedule lemmas (smt/lemma.hpp), asked once per hypothesis, device and structure and shared
-// by every pair of a run; usable from several threads (a lemma another thread is computing is waited for).
-class LemmaCache {
- public:
-  // h's schedule of `blocks` on d if Z3 proves it the same for every launchable parameter choice within
-  // o.bounds; the candidate is h's schedule of the smallest kernels (1 warp, 32 registers, no shared
-  // memory, duration 1). `spent` gets the Z3 seconds when this call asked Z3 (0 when cached).
-  std::optional<smt::FixedSchedule> constant_schedule(const model::Hypothesis& h, const model::Device& d,
-                                                      const std::vector<int>& blocks, const smt::QueryOptions& o,
-                                                      double& spent);
-  int asked() const;  // lemmas Z3 was asked for (not cache hits)
-
- private:
-  mutable std::mutex m_;
-  std::map<std::string, std::shared_future<std::optional<smt::FixedSchedule>>> cache_;
-};
+// Constant-schedule lemmas shared by the pairs of a run (tbcheck/search/lemma_cache.hpp).
+class LemmaCache;
 
 // `lemmas`: shared constant-schedule lemmas (distinguish_all passes one cache to every pair); null: a
 // cache private to this pair.

@@ -8,11 +8,17 @@
 #include <utility>
 #include <vector>
 
+// The layering guard: targets that must not see Z3 (the CLI) define TBCHECK_NO_Z3, so an include chain
+// that brings Z3 to them stops the build here. Search's public headers include only smt/bounds.hpp.
+#ifdef TBCHECK_NO_Z3
+#error "Z3's headers reached a target that must not see them (TBCHECK_NO_Z3): include tbcheck/smt/bounds.hpp, not smt's Z3 headers"
+#endif
 #include <z3++.h>
 
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/scenario.hpp"
 #include "tbcheck/model/schedule.hpp"
+#include "tbcheck/smt/bounds.hpp"
 
 namespace tbcheck::smt {
 
@@ -23,13 +29,6 @@ class Unsupported : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The sort of every integer term: unbounded integers, or signed bit-vectors of `kBitVecWidth` bits
-// (wide enough for every byte count, register count and time the encoding forms). DESIGN.md asks
-// for both to be measured on the same queries; bench_distinguish does that.
-enum class Sort { Int, BitVec };
-std::string_view to_string(Sort);
-inline constexpr unsigned kBitVecWidth = 32;
-
 // The solver every tbcheck query runs on: Z3's default solver with a wall-clock limit and, by default,
 // the legacy arithmetic solver (smt.arith.solver=2). The encodings are linear integer constraints full
 // of if-then-else; on them the legacy solver answered UNSAT 1.5-3.5x faster than Z3 4.8's default
@@ -37,15 +36,6 @@ inline constexpr unsigned kBitVecWidth = 32;
 // comparison, bench/RESULTS.md).
 inline constexpr unsigned kArithSolver = 2;
 z3::solver make_solver(z3::context& c, unsigned timeout_ms, unsigned arith_solver = kArithSolver);
-
-// Ranges of the symbolic kernel parameters (DESIGN.md "SMT").
-struct ParamBounds {
-  int max_warps = 32;      // threads = 32 x warps, 1..32 warps
-  int max_duration = 3;    // durations 1..D
-  bool vary_regs = true;   // regs from the probe kernel's variants (24, 32, ..., 248, 255); else 32
-  bool vary_smem = true;   // smem in 128-byte steps up to the device maximum; else 0
-  int max_local = 0;       // local bytes per thread 0..max_local (0: local memory plays no part)
-};
 
 // Kernel parameters as Z3 terms: constants for a concrete scenario, variables for synthesis.
 // Every kernel has its own stream, so blocks are dispatched kernel after kernel, each kernel's in list

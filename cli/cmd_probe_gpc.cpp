@@ -1,0 +1,63 @@
+// `tbcheck probe-gpc`: measure a CC 9.0 GPU's GPC map with thread block clusters and write a device
+// file with it (the measurement is oracle/'s probe_gpc; the grouping is cuda_host's, unit-tested).
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/io.hpp"
+#include "tbcheck/oracle/cuda_host.hpp"
+
+namespace tbcheck::cli {
+namespace {
+
+struct ProbeGpc : Command {
+  std::string out_dir, base;
+  int device_index = 0;
+
+  int run() override {
+    if (out_dir.empty()) throw model::InputError("--out", "", "give the directory for the device file");
+    model::check_output_dir(out_dir, "--out");
+    oracle::cuda::CudaOptions o;
+    o.device_index = device_index;
+    const oracle::cuda::GpcProbe p = oracle::cuda::probe_gpc(o);
+    if (p.status != oracle::RunStatus::Ok) {
+      fmt::print("probe-gpc: {}: {}\n", oracle::to_string(p.status), p.reason);
+      const bool setup = p.status == oracle::RunStatus::NoDevice || p.status == oracle::RunStatus::Unsupported;
+      return setup ? kExitBadInput : kExitFailed;
+    }
+    // The built-in device the GPU is (by its scheduler limits), unless --base names one.
+    const model::Device* d = nullptr;
+    if (!base.empty()) {
+      d = &model::builtin_device(base, "--base", "");
+    } else {
+      for (const auto& b : model::builtin_devices())
+        if (oracle::cuda::compare_identity(b, p.identity).status == oracle::cuda::IdentityMatch::Match) d = &b;
+      if (!d) throw model::InputError("--base", "", fmt::format("no built-in device matches {}; name one", p.identity.name));
+    }
+    const auto map = oracle::cuda::gpc_map_from_clusters(p.identity.sms, d->sms_per_tpc, p.sms_of_each_cluster);
+    const model::Device measured = oracle::cuda::device_with_gpc_map(*d, p, map);
+    const std::string path = (std::filesystem::path(out_dir) / (measured.name + ".json")).string();
+    model::write_file_atomic(path, measured.to_json().dump(2) + "\n", /*no_overwrite=*/true);
+    fmt::print("{}: {} GPCs over {} TPCs (clusters of {}, {} launches) -> {}\n", measured.name,
+               *std::max_element(map.gpc_of_tpc.begin(), map.gpc_of_tpc.end()) + 1, map.gpc_of_tpc.size(),
+               p.cluster_size, p.launches, path);
+    return kExitOk;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_probe_gpc(CLI::App& app) {
+  auto c = std::make_unique<ProbeGpc>();
+  c->app = app.add_subcommand("probe-gpc",
+                              "Measure a CC 9.0 GPU's GPC map with thread block clusters and write a device file with it");
+  c->app->add_option("--out", c->out_dir, "Directory for the device file <device>.json")->required();
+  c->app->add_option("--base", c->base, "Built-in device the GPU is (default: the one whose limits match)");
+  c->app->add_option("--device-index", c->device_index, "CUDA device ordinal (default 0)")->check(CLI::Range(0, 64));
+  return c;
+}
+
+}  // namespace tbcheck::cli

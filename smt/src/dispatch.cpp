@@ -1,0 +1,130 @@
+// One dispatch decision as Z3 constraints: when block i starts, which SM the generic selection answers
+// (round-robin, most-room; paired issue), and that it waited only while nothing fitted (simulator.cpp's loop).
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "encoder.hpp"
+
+namespace tbcheck::smt::detail {
+
+std::vector<z3::expr_vector> Encoder::run_grouped() {
+  std::vector<z3::expr_vector> groups;
+  kernel_terms();
+  groups.push_back(take());
+  const int nb = s_.total_blocks();
+  for (int i = 0; i < nb; ++i) {
+    block(i);
+    groups.push_back(take());
+  }
+  return groups;
+}
+
+void Encoder::block(int i) {
+  size_t iu = static_cast<size_t>(i);
+  int k = s_.kernel_of_block(i);
+  size_t ku = static_cast<size_t>(k);
+  const expr& sm = d_.sm[iu];
+  const expr& st = d_.start[iu];
+  expr prev = i == 0 ? iv(0) : d_.start[iu - 1];
+  end_.push_back(define("end", i, st + s_.duration[ku]));
+  out_.push_back(sm >= 0 && sm < n_);
+  out_.push_back(st >= prev);
+  {
+    // Implied by the semantics, stated for the solver: a block starts when the previous one did or
+    // when some earlier block retires (nothing else changes the machine).
+    z3::expr_vector when(c_);
+    when.push_back(st == prev);
+    for (int j = 0; j < i; ++j) when.push_back(st == end_[static_cast<size_t>(j)]);
+    out_.push_back(z3::mk_or(when));
+  }
+
+  Instant now = at_start(i);
+  std::vector<SmCap> caps = capacities(i, now, fermi_ ? 1 : bmax_);  // Fermi asks only "fits"
+  expr lok = local_ok(i, now);
+
+  if (fermi_) {
+    fermi_pick(i, caps, lok);
+    pos_.push_back(iv(0));  // the round-robin pointer plays no part
+  } else {
+    generic_pick(i, caps, lok);
+  }
+  commit(i, now, caps);
+}
+
+void Encoder::generic_pick(int i, const std::vector<SmCap>& caps, const expr& lok) {
+  size_t iu = static_cast<size_t>(i);
+  const expr& sm = d_.sm[iu];
+  const expr& st = d_.start[iu];
+  expr prev = i == 0 ? iv(0) : d_.start[iu - 1];
+  // Selection: the SM the hypothesis answers at start_i.
+  std::vector<expr> chosen(static_cast<size_t>(n_), bv(false));  // by SM id
+  switch (h_.selection) {
+    case model::Selection::GpcPriority: throw std::logic_error("gpc-priority reached generic_pick");
+    case model::Selection::MostRoom:
+      for (int p = 0; p < n_; ++p) {
+        int s = order_[static_cast<size_t>(p)];
+        expr best = caps[static_cast<size_t>(s)].value >= 1;
+        for (int q = 0; q < n_; ++q) {
+          if (q == p) continue;
+          const expr& other = caps[static_cast<size_t>(order_[static_cast<size_t>(q)])].value;
+          best = best && (q < p ? caps[static_cast<size_t>(s)].value > other : caps[static_cast<size_t>(s)].value >= other);
+        }
+        chosen[static_cast<size_t>(s)] = best;
+      }
+      break;
+    case model::Selection::RoundRobin: {  // first position at or after the GPU-wide pointer with room
+      expr ptr = rr_pointer(i);
+      for (int p = 0; p < n_; ++p) {
+        int s = order_[static_cast<size_t>(p)];
+        expr pick = bv(false);
+        for (int from = 0; from < n_; ++from) {
+          expr ok = ptr == from && caps[static_cast<size_t>(s)].levels[0];
+          for (int q = from; q != p; q = (q + 1) % n_) ok = ok && !caps[static_cast<size_t>(order_[static_cast<size_t>(q)])].levels[0];
+          pick = pick || ok;
+        }
+        chosen[static_cast<size_t>(s)] = pick;
+      }
+      break;
+    }
+  }
+  if (follower_.count(i)) {
+    // Issue paired (issue 6): block i joins its leader's SM when it fits there at the leader's
+    // instant; otherwise the selection places it like any block. The round-robin pointer needs no
+    // case: the follower's position is its leader's, so pos + 1 is unchanged.
+    const expr& leader_sm = d_.sm[iu - 1];
+    expr fits = bv(false);
+    for (int s = 0; s < n_; ++s) fits = fits || (leader_sm == s && caps[static_cast<size_t>(s)].levels[0]);
+    expr joins = define("joins", i, st == d_.start[iu - 1] && lok && fits);
+    for (int s = 0; s < n_; ++s)
+      out_.push_back(z3::implies(sm == s, z3::ite(joins, leader_sm == s, chosen[static_cast<size_t>(s)]) && lok));
+  } else {
+    for (int s = 0; s < n_; ++s) out_.push_back(z3::implies(sm == s, chosen[static_cast<size_t>(s)] && lok));
+  }
+  pos_.push_back(position_of(sm));
+
+  // It waited only if nothing fitted just before (fit only grows while blocks retire).
+  if (i > 0) {
+    Instant before = before_start(i);
+    std::vector<SmCap> b = capacities(i, before, 1);
+    z3::expr_vector any(c_);
+    for (auto& x : b) any.push_back(x.levels[0]);
+    out_.push_back(st == prev || !(local_ok(i, before) && z3::mk_or(any)));
+  } else {
+    out_.push_back(st == 0);
+  }
+}
+
+expr Encoder::position_of(const expr& sm) {
+  expr p = iv(0);
+  for (int q = n_ - 1; q >= 0; --q) p = z3::ite(sm == order_[static_cast<size_t>(q)], iv(q), p);
+  return p;
+}
+
+expr Encoder::rr_pointer(int i) {
+  if (i == 0) return iv(0);
+  return z3::mod(pos_[static_cast<size_t>(i - 1)] + 1, iv(n_));
+}
+
+}  // namespace tbcheck::smt::detail
