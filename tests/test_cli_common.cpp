@@ -10,13 +10,17 @@
 #include <sstream>
 
 #include "helpers.hpp"
-#include "scratch.hpp"
 
 using tbcheck::test::run_tbcheck;
-using TempDir = tbcheck::test::ScratchDir;
 namespace fs = std::filesystem;
 
 namespace {
+
+// Writes `text` to `path`, creating its folders.
+void write_file(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path) << text;
+}
 
 // Every subcommand listed by `tbcheck --help`.
 std::vector<std::string> commands() {
@@ -37,16 +41,16 @@ std::vector<std::string> commands() {
 }  // namespace
 
 TEST_CASE("every --json document starts with schema_version, then tool", "[cli][json]") {
-  TempDir t;
+  tbcheck::test::ScratchDir t("common");
   std::string out = "'";  // built in steps: GCC 12 warns (-Wrestrict, falsely) on "'" + string + "'"
-  out += t.path.string();
+  out += t.path;
   out += "'";
   // The smallest clone of nicolaswilde/thread-block-scheduling import-ntbs takes: one V100 Test2 grid.
   const std::string rule(80, '=');
-  t.write("clone/my-result/V100/V100.log", rule + "\nTest2 " + std::string(74, '=') +
+  write_file(t / "clone/my-result/V100/V100.log", rule + "\nTest2 " + std::string(74, '=') +
                                                "\nK1 = K(4, 32, 32, 0 Bytes), all blocks 1s, stream1\n" + rule +
                                                "\nK1 smid = 0, 2, 1, 3, \n" + rule + "\n");
-  t.write("merged/README", "merge writes into an existing folder\n");
+  write_file(t / "merged/README", "merge writes into an existing folder\n");
   // One quick invocation per command that has --json; a command added with --json and no line here fails.
   const std::map<std::string, std::vector<std::string>> runs = {
       {"devices", {"devices --json"}},
@@ -142,8 +146,8 @@ TEST_CASE("an option a command cannot run without is marked REQUIRED in its --he
 
 TEST_CASE("validate and check mean the same by exit 1, and say so", "[cli]") {
   // A hypothesis no case names (round-robin under a new name) fails some of Wang's cases: findings, exit 0.
-  TempDir t;
-  const std::string mine = (t.path / "mine.json").string();
+  tbcheck::test::ScratchDir t("common");
+  const std::string mine = t / "mine.json";
   std::ofstream(mine) << R"({"name": "mine", "base": "round-robin"})";
   auto v = run_tbcheck("validate corpus/paper/000-wang -H '" + mine + "'");
   INFO(v.out);
@@ -161,7 +165,7 @@ TEST_CASE("validate and check mean the same by exit 1, and say so", "[cli]") {
   CHECK(c.exit_code == v.exit_code);
   CHECK(c.out.find("No case's expectation for mine is contradicted") != std::string::npos);
   // An expectation contradicted is exit 1 in both.
-  const std::string wrong = (t.path / "case.json").string();
+  const std::string wrong = t / "case.json";
   std::ofstream(wrong) << R"({"id": "x", "device": "rtx3090", "kernels": [
     {"name": "k1", "blocks": 2, "threads": 32, "regs": 32, "duration": 1}],
     "observation": {"kind": "paper", "facts": [{"kernel": "k1", "on_sms": [0, 1]}]},

@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include "helpers.hpp"
-#include "scratch.hpp"
 #include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/report/svg.hpp"
