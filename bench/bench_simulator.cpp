@@ -43,7 +43,7 @@ class Rng {
   uint64_t s_;
 };
 
-// The probe kernel's register variants (DESIGN.md, Oracle): 24, 32, ..., 248, 255.
+// The probe kernel's register variants (docs/design.md, Oracle): 24, 32, ..., 248, 255.
 std::vector<int> reg_variants() {
   std::vector<int> v;
   for (int r = 24; r <= 248; r += 8) v.push_back(r);

@@ -18,7 +18,7 @@ struct Check : Command {
   double timeout_s = 5.0;
   bool json = false;
 
-  // The corpus DESIGN.md names, as far as it exists from the current directory (the repository root).
+  // The corpus docs/design.md names, as far as it exists from the current directory (the repository root).
   static std::vector<std::string> default_corpus() {
     std::vector<std::string> out;
     for (const char* p : {"corpus/paper", "corpus/synth", "corpus/hw", "../shared/external"})

@@ -28,7 +28,7 @@ const model::Hypothesis& hypothesis_named(const std::vector<model::Hypothesis>& 
 struct Distinguish : Command {
   std::string device_name = "rtx3090", hypothesis_spec = "round-robin,most-room,olmedo,alg1", out_dir, shard_spec;
   search::DistinguishBounds bounds;
-  // 2 s each: on 2 cores the 55 pairs of DESIGN.md take about 50 s with 32 minimal proofs (bench/RESULTS.md).
+  // 2 s each: on 2 cores the 55 pairs of docs/design.md take about 50 s with 32 minimal proofs (bench/RESULTS.md).
   double timeout_s = 2, budget_s = 2;
   // Pairs answered at once; each worker has its own Z3 context. Default: one per hardware thread.
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -1,5 +1,5 @@
 // `tbcheck predict`: the schedule of a scenario under one or more hypotheses, as a table,
-// as the schedule JSON of DESIGN.md, and optionally as an SVG timeline and a Chrome trace.
+// as the schedule JSON of docs/design.md, and optionally as an SVG timeline and a Chrome trace.
 #include <filesystem>
 #include <optional>
 

@@ -42,7 +42,7 @@ inline const model::Hypothesis& hyp(const std::string& name) {
   return *h;
 }
 
-// DESIGN.md's "mini-ampere-2": full-size rtx3090 per-SM limits on `sms` SMs (JSON text).
+// docs/design.md's "mini-ampere-2": full-size rtx3090 per-SM limits on `sms` SMs (JSON text).
 inline std::string mini_device(int sms) {
   const std::string n = std::to_string(sms);
   return R"({"name": "mini-ampere-)" + n + R"(", "cc": "8.6", "sms": )" + n +

@@ -50,7 +50,7 @@ TEST_CASE("devices and hypotheses list the built-ins", "[cli]") {
   CHECK(o.out.find("Mechanism 2.2") != std::string::npos);
 }
 
-TEST_CASE("predict prints the schedule JSON of DESIGN.md", "[cli]") {
+TEST_CASE("predict prints the schedule JSON of docs/design.md", "[cli]") {
   TempDir t;
   std::string f = t.write("c.json", kSmallCase);
   auto r = run_tbcheck("predict " + f + " --hypothesis alg1 --json");

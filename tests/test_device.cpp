@@ -1,5 +1,5 @@
 // Device specs: validation of every inconsistent field with its reason, and the nine built-in
-// devices against the numbers DESIGN.md gives (Table I of seed 000, the CUDA occupancy limits).
+// devices against the numbers docs/design.md gives (Table I of seed 000, the CUDA occupancy limits).
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -31,7 +31,7 @@ InputError device_error(const std::string& key, const json& value) {
 
 }  // namespace
 
-TEST_CASE("device: the DESIGN.md example loads", "[loaders][device]") {
+TEST_CASE("device: the docs/design.md example loads", "[loaders][device]") {
   Device d = device_from_json(mini_ampere(), "dev.json");
   CHECK(d.name == "mini-ampere-2");
   CHECK(d.sms == 2);
@@ -135,7 +135,7 @@ TEST_CASE("device: the block-issue properties (issue 14) and the architecture of
                                                    {"rtx3090", "Ampere"}, {"tx2", "Pascal"}, {"v100", "Volta"}, {"xavier", "Volta"}});
 }
 
-TEST_CASE("device: ten built-in devices with the DESIGN.md numbers", "[loaders][device]") {
+TEST_CASE("device: ten built-in devices with the docs/design.md numbers", "[loaders][device]") {
   const auto& all = builtin_devices();
   std::vector<std::string> names;
   for (const auto& d : all) names.push_back(d.name);

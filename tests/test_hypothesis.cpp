@@ -1,5 +1,5 @@
 // Hypothesis files: option values, "base", rejected combinations with their reasons, and the twelve
-// shipped hypotheses with the options of the DESIGN.md table.
+// shipped hypotheses with the options of the docs/design.md table.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -46,7 +46,7 @@ struct Row {
 
 }  // namespace
 
-TEST_CASE("hypothesis: the shipped hypotheses have the options of the DESIGN.md table (and issue 6)", "[loaders][hypothesis]") {
+TEST_CASE("hypothesis: the shipped hypotheses have the options of the docs/design.md table (and issue 6)", "[loaders][hypothesis]") {
   using S = Selection;
   using O = Order;
   using W = Warps;
@@ -85,7 +85,7 @@ TEST_CASE("hypothesis: the shipped hypotheses have the options of the DESIGN.md 
   for (size_t i = 0; i < table.size(); ++i) {
     const Row& r = table[i];
     INFO(r.name);
-    const Hypothesis& h = shipped[i];  // in the DESIGN.md order
+    const Hypothesis& h = shipped[i];  // in the docs/design.md order
     CHECK(h.name == r.name);
     CHECK(h.file == std::string("builtin:") + r.name);
     CHECK(h.selection == r.selection);

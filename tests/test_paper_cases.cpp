@@ -1,4 +1,4 @@
-// The worked checks of DESIGN.md on seed 000 Table II: alg1 passes every case, each one-mechanism
+// The worked checks of docs/design.md on seed 000 Table II: alg1 passes every case, each one-mechanism
 // variant fails the case that evidences its mechanism, and the capacities quoted in the paper.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// The resource mechanisms of DESIGN.md: every option changes a small hand-derived schedule, and the
+// The resource mechanisms of docs/design.md: every option changes a small hand-derived schedule, and the
 // building blocks (ContiguousSpace, strict round-robin capacity, config_s, thresholds) on their own.
 #include <catch2/catch.hpp>
 
@@ -107,7 +107,7 @@ TEST_CASE("selection: round-robin pointer survives an idle GPU, most-room restar
 TEST_CASE("order: even-first scans 0, 2, 1, 3 on four SMs", "[resources][order]") {
   CHECK(sm_order(mini(4, {kernel("k", 1, 32, 32, 0, 1)}).device, Order::EvenFirst) == Ints{0, 2, 1, 3});
   CHECK(sm_order(mini(4, {kernel("k", 1, 32, 32, 0, 1)}).device, Order::Natural) == Ints{0, 1, 2, 3});
-  // On two SMs the two orders coincide (DESIGN.md: that pair needs 4 SMs).
+  // On two SMs the two orders coincide (docs/design.md: that pair needs 4 SMs).
   CHECK(sm_order(mini(2, {kernel("k", 1, 32, 32, 0, 1)}).device, Order::EvenFirst) == Ints{0, 1});
 
   // Four equal blocks: most-room ties go to the first SM of the order with the most room.

@@ -1,5 +1,5 @@
 // Scenario and kernel loading: every rejection names the file, the field path and the reason;
-// accepted kernels get the W, R, S of DESIGN.md and the documented defaults.
+// accepted kernels get the W, R, S of docs/design.md and the documented defaults.
 #include <catch2/catch.hpp>
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-// The dispatcher of DESIGN.md on hand-derived corner cases: streams, head-of-line blocking,
+// The dispatcher of docs/design.md on hand-derived corner cases: streams, head-of-line blocking,
 // retire-then-dispatch, block order, pointers and ties, infeasible kernels and the schedule JSON.
 #include <catch2/catch.hpp>
 
@@ -197,7 +197,7 @@ TEST_CASE("a kernel infeasible only under per-PB registers", "[simulator][errors
   CHECK_NOTHROW(check_feasible(s, test::hyp("most-room"), "x"));
 }
 
-TEST_CASE("Schedule::to_json has the DESIGN.md shape", "[simulator][json]") {
+TEST_CASE("Schedule::to_json has the docs/design.md shape", "[simulator][json]") {
   Scenario s = mini(2, {kernel("a", 3, 1024, 2), kernel("b", 1, 32, 1)});
   Schedule sch = simulate(s, test::hyp("most-room"));
   CHECK(sch.hypothesis == "most-room");
@@ -245,7 +245,7 @@ TEST_CASE("the dispatcher is deterministic and does not depend on previous runs"
 
 namespace {
 
-// DESIGN.md's dispatcher written the plain way (scan every SM for every block), over the same
+// docs/design.md's dispatcher written the plain way (scan every SM for every block), over the same
 // GpuState mechanisms: the simulator's cached capacities and event queue must agree with it.
 Schedule reference_simulate(const Scenario& s, const Hypothesis& h) {
   const Device& d = s.device;

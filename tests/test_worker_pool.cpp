@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "../search/src/worker_pool.hpp"
@@ -26,6 +28,9 @@ TEST_CASE("run_on_workers rethrows the first failure and stops taking tasks", "[
                                    [&](size_t k) {
                                      started++;
                                      if (k == 3) throw std::runtime_error("task 3 failed");
+                                     // Tasks take a little while, so the other worker cannot finish all of
+                                     // them before the failure is seen (a race the test must not depend on).
+                                     std::this_thread::sleep_for(std::chrono::microseconds(500));
                                    }),
                     "task 3 failed");
   CHECK(started.load() < 1000);

@@ -44,7 +44,7 @@ namespace tbcheck::model {
 //
 // Not covered by Pai (Section 4.4: concurrent kernels), chosen here so that a lone kernel on an idle GPU is
 // exactly the above:
-// - Dispatch follows DESIGN.md: stream eligibility, retire-then-dispatch per instant, and head-of-line
+// - Dispatch follows docs/design.md: stream eligibility, retire-then-dispatch per instant, and head-of-line
 //   blocking (only the earliest-launched eligible kernel with blocks left dispatches).
 // - A kernel plans its first wave when it first becomes the head, over the room the GPU has then: SM s
 //   counts for min(r, blocks of the kernel s can take now); priorities are the sums of these per GPC, the

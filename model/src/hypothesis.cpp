@@ -240,7 +240,7 @@ void read_option(const ObjectReader& r, const ThresholdMechanism& m, Hypothesis&
   h.*m.field = v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
 }
 
-// The shipped set, in the order DESIGN.md lists them.
+// The shipped set, in the order docs/design.md lists them.
 const std::vector<std::string_view> kShippedOrder = {
     "round-robin",       "most-room",       "olmedo",
     "alg1",              "alg1-literal",    "alg1-no-skip",

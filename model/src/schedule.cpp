@@ -1,4 +1,4 @@
-// Schedule helpers: makespan and the JSON shape of DESIGN.md.
+// Schedule helpers: makespan and the JSON shape of docs/design.md.
 // Blocks are written in block-index order with start and end in model time units.
 #include "tbcheck/model/schedule.hpp"
 

@@ -1,4 +1,4 @@
-// The discrete-event dispatcher of DESIGN.md with a hypothesis plugged in. Head-kernel capacities sit in
+// The discrete-event dispatcher of docs/design.md with a hypothesis plugged in. Head-kernel capacities sit in
 // a two-level index, recomputed lazily and only for SMs whose state changed since the last selection.
 #include "tbcheck/model/simulator.hpp"
 

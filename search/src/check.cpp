@@ -58,7 +58,7 @@ DistinguishBounds default_check_bounds() {
   b.max_total_blocks = 3;
   b.params.max_duration = 2;
   b.timeout_ms = 5000;
-  b.reduced_tpcs = {1, 2};  // 2 TPCs: on 2 SMs even-first equals natural order (DESIGN.md)
+  b.reduced_tpcs = {1, 2};  // 2 TPCs: on 2 SMs even-first equals natural order (docs/design.md)
   return b;
 }
 

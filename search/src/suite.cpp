@@ -1,5 +1,5 @@
 // Greedy set cover over cases: each case covers the hypothesis pairs whose simulated schedules
-// differ on it; the greedy choice is within ln(n) of optimal and is what DESIGN.md asks for.
+// differ on it; the greedy choice is within ln(n) of optimal and is what docs/design.md asks for.
 #include "tbcheck/search/suite.hpp"
 
 #include <algorithm>

@@ -27,7 +27,7 @@ std::vector<int> fermi_block_order(const Kernel& k);
 // min(blocks, sum of room) picks. `gpc_of_sm` as from fermi_gpc_of_sm.
 std::vector<int> fermi_first_wave(const std::vector<int>& gpc_of_sm, const std::vector<int>& room, int blocks);
 
-// The whole scenario under a gpc-priority hypothesis (DESIGN.md dispatcher: streams, retire-then-dispatch,
+// The whole scenario under a gpc-priority hypothesis (docs/design.md dispatcher: streams, retire-then-dispatch,
 // head-of-line blocking; Fermi placement). simulate() hands gpc-priority hypotheses to this.
 Schedule simulate_fermi(const Scenario& s, const Hypothesis& h);
 

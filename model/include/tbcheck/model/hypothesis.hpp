@@ -1,4 +1,4 @@
-// A hypothesis is one option per scheduler mechanism (DESIGN.md "Mechanisms and hypotheses").
+// A hypothesis is one option per scheduler mechanism (docs/design.md "Mechanisms and hypotheses").
 // Every mechanism has one descriptor (hypothesis.cpp) from which its names, table rows and JSON form come.
 #pragma once
 #include <optional>

@@ -1,4 +1,4 @@
-// The resource mechanisms of DESIGN.md: per-SM and per-PB accounting of block slots, warp slots,
+// The resource mechanisms of docs/design.md: per-SM and per-PB accounting of block slots, warp slots,
 // registers and shared memory, the TPC shared-memory configuration and the GPU local-memory
 // configuration. Each option's rule lives in exactly one function here (see resources.cpp).
 #pragma once

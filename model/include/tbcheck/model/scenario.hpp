@@ -1,5 +1,5 @@
 // Scenarios (a device and an ordered list of kernels, each launched at its release time) and their
-// loading. Per-block resource needs (W, R, S of DESIGN.md) are derived here, once.
+// loading. Per-block resource needs (W, R, S of docs/design.md) are derived here, once.
 #pragma once
 #include <array>
 #include <cstdint>

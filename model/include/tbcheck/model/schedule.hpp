@@ -1,5 +1,5 @@
 // A schedule: for every block of every kernel, its SM and its start and end time (model units).
-// Predictions and hardware observations share this shape (DESIGN.md "A schedule").
+// Predictions and hardware observations share this shape (docs/design.md "A schedule").
 #pragma once
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-// The dispatcher of DESIGN.md (stream eligibility, retire-then-dispatch per instant, head-of-line
+// The dispatcher of docs/design.md (stream eligibility, retire-then-dispatch per instant, head-of-line
 // blocking, block-index order) with a hypothesis plugged in for SM selection and resources.
 #pragma once
 #include <optional>
@@ -15,7 +15,7 @@ namespace tbcheck::model {
 // SMs in the order a hypothesis scans them (natural, or Mechanism 1's even-first).
 std::vector<int> sm_order(const Device& d, Order o);
 
-// DESIGN.md's streams: kernels with equal `stream` form one FIFO in list order; the others have their own.
+// docs/design.md's streams: kernels with equal `stream` form one FIFO in list order; the others have their own.
 // Shared by the generic dispatcher and the Fermi one.
 struct StreamOrder {
   std::vector<int> successor;         // the next kernel of the same stream, -1 if none

@@ -1,4 +1,4 @@
-// `check`: the third job of DESIGN.md. A user's hypothesis is explained (each option with its paper
+// `check`: the third job of docs/design.md. A user's hypothesis is explained (each option with its paper
 // citation), validated on every corpus case at the three levels, and told apart from each shipped one.
 #pragma once
 #include <functional>

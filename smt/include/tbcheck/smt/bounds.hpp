@@ -6,13 +6,13 @@
 namespace tbcheck::smt {
 
 // The sort of every integer term: unbounded integers, or signed bit-vectors of `kBitVecWidth` bits
-// (wide enough for every byte count, register count and time the encoding forms). DESIGN.md asks
+// (wide enough for every byte count, register count and time the encoding forms). docs/design.md asks
 // for both to be measured on the same queries; bench_distinguish does that.
 enum class Sort { Int, BitVec };
 std::string_view to_string(Sort);
 inline constexpr unsigned kBitVecWidth = 32;
 
-// Ranges of the symbolic kernel parameters (DESIGN.md "SMT").
+// Ranges of the symbolic kernel parameters (docs/design.md "SMT").
 struct ParamBounds {
   int max_warps = 32;      // threads = 32 x warps, 1..32 warps
   int max_duration = 3;    // durations 1..D
