@@ -3,6 +3,9 @@
 # Used by setup.sh and test.sh so a fresh Debian machine needs nothing else.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libz3-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev)
+# `deps.sh --test` (scripts/test.sh) adds what the tests run besides the build: a one-node Slurm for the
+# campaign test (scripts/slurm_test.sh) and jq, which that test reads JSON with.
+if [ "${1:-}" = --test ]; then pkgs+=(slurm-wlm munge jq); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

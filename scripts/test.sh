@@ -3,7 +3,7 @@
 # test with CTest. Long runs (fuzzing, large conformance) are in scripts/long.sh, not here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
+scripts/deps.sh --test
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)"
 cd build
