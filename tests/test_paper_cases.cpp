@@ -122,7 +122,7 @@ TEST_CASE("the cluster fact checks co-start and one GPC", "[paper][controls]") {
   f.kernel = "k";
   Schedule sch;
   sch.kernels.resize(1);
-  sch.kernels[0].name = "k";
+  sch.kernels[0].name = f.kernel;
   for (int b = 0; b < 8; ++b) sch.kernels[0].blocks.push_back({b, 0, 1});  // SM b, start 0, end 1
   CHECK(check_fact(f, s, sch).verdict == Verdict::Pass);
   sch.kernels[0].blocks[5].start = 2;  // block 5 belongs to cluster 0, which started at 0

@@ -114,7 +114,7 @@ TEST_CASE("svg: one bar per block, legend names every kernel, well-formed", "[sv
   CHECK(count(svg, "<rect class=\"block\"") == static_cast<size_t>(sc.total_blocks()));
   CHECK(bars(svg).size() == static_cast<size_t>(sc.total_blocks()));
   const std::string legend = legend_of(svg);
-  for (const auto& k : sc.kernels) CHECK(legend.find(">" + report::xml_escape(k.name) + "</text>") != std::string::npos);
+  for (const auto& k : sc.kernels) CHECK(legend.find(fmt::format(">{}</text>", report::xml_escape(k.name))) != std::string::npos);
   CHECK(svg.find(">SM 0</text>") != std::string::npos);
   CHECK(svg.find(">SM 1</text>") != std::string::npos);
   // Every block has its tooltip, with kernel, index, SM and interval.
