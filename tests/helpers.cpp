@@ -11,26 +11,6 @@
 
 namespace tbcheck::test {
 
-TempDir::TempDir() {
-  static std::atomic<int> counter{0};
-  path = std::filesystem::temp_directory_path() /
-         ("tbcheck-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  std::filesystem::remove_all(path);
-  std::filesystem::create_directories(path);
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path, ec);
-}
-
-std::string TempDir::write(const std::string& name, const std::string& text) const {
-  const auto p = path / name;
-  std::filesystem::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
-}
-
 RunResult run_tbcheck(const std::string& args) {
   std::string cmd = "cd '" + std::string(TBCHECK_SOURCE_DIR) + "' && '" + std::string(TBCHECK_BINARY) + "' " + args + " 2>&1";
   RunResult r;

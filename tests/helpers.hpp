@@ -25,16 +25,9 @@ inline std::string shared_or_skip(const std::string& rel) {
   return "";
 }
 
-// A fresh folder under the system temporary directory, removed with everything in it.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  // Writes `text` to `name` (sub-folders created) and returns the full path.
-  std::string write(const std::string& name, const std::string& text) const;
-};
+
+// A fresh folder per test (tests/scratch.hpp), under the name the docs and import tests use.
+using TempDir = ScratchDir;
 
 inline const model::Hypothesis& hyp(const std::string& name) {
   const model::Hypothesis* h = model::find_builtin_hypothesis(name);
