@@ -2,6 +2,8 @@
 // confirm, a renamed copy cannot be separated (UNSAT), and a tiny timeout is reported as unknown.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "helpers.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/distinguish.hpp"
@@ -159,4 +161,52 @@ TEST_CASE("pb-contiguous pairs are separated by a re-verified case", "[smt][synt
   CHECK(!search::first_difference(model::simulate(r.witness->scenario, test::hyp("alg1-literal")),
                                   model::simulate(r.witness->scenario, test::hyp("alg1-contiguous-regs")))
              .empty());
+}
+
+// Issue 17: the structure carries stream priorities and TPC masks (control_variants), so every new pair
+// is separated by a witness both simulators confirm, or settled by the device (two levels only).
+TEST_CASE("distinguish separates the priority and partition options with confirmed witnesses", "[smt][synthesis][controls]") {
+  search::DistinguishBounds b;
+  b.max_kernels = 2;
+  b.max_total_blocks = 3;
+  b.timeout_ms = 5000;
+  b.pair_budget_ms = 20000;
+  b.wide_samples = 0;
+  model::Hypothesis two = test::hyp("alg1-priority"), masks_off = test::hyp("alg1");
+  two.name = "alg1-two-level";
+  two.priority = model::Priority::TwoLevel;
+  masks_off.name = "alg1-partition-ignore";
+  masks_off.partition = model::Partition::Ignore;
+  struct Pair {
+    const model::Hypothesis *a, *b;
+    const char* device;
+    bool priorities, masks;
+  };
+  const Pair pairs[] = {{&test::hyp("alg1"), &test::hyp("alg1-priority"), "rtx2080ti", true, false},
+                        {&test::hyp("alg1"), &two, "rtx2080ti", true, false},
+                        {&test::hyp("alg1-priority"), &two, "rtx2080ti", true, false},
+                        {&test::hyp("alg1"), &masks_off, "rtx3090", false, true}};
+  for (const auto& p : pairs) {
+    INFO(p.a->name << " vs " << p.b->name);
+    for (bool z3_only : {false, true}) {
+      INFO("Z3 only: " << z3_only);
+      search::DistinguishBounds bb = b;
+      if (z3_only) bb.sim_samples = 0;
+      auto r = search::distinguish_pair(*p.a, *p.b, model::builtin_device(p.device, "", ""), bb);
+      REQUIRE(r.outcome == search::PairOutcome::Separated);
+      REQUIRE(r.witness);
+      if (z3_only) CHECK(r.found_by == search::Finder::Smt);
+      const auto& ks = r.witness->scenario.kernels;
+      CHECK(std::any_of(ks.begin(), ks.end(), [](const model::Kernel& k) { return k.priority.has_value(); }) == p.priorities);
+      CHECK(std::any_of(ks.begin(), ks.end(), [](const model::Kernel& k) { return !k.tpcs.empty(); }) == p.masks);
+      CHECK_FALSE(search::first_difference(model::simulate(r.witness->scenario, *p.a),
+                                           model::simulate(r.witness->scenario, *p.b)).empty());
+    }
+  }
+  // xavier has two priority levels: two-level is strict there, settled without a query.
+  auto r = search::distinguish_pair(test::hyp("alg1-priority"), two, model::builtin_device("xavier", "", ""), b);
+  CHECK(r.outcome == search::PairOutcome::Inseparable);
+  // rtx3090 has no priority range: priorities cannot be set there at all.
+  r = search::distinguish_pair(test::hyp("alg1"), test::hyp("alg1-priority"), model::builtin_device("rtx3090", "", ""), b);
+  CHECK(r.outcome == search::PairOutcome::Inseparable);
 }

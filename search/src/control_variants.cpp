@@ -27,7 +27,8 @@ bool priority_exercised(const model::Device& d, model::Priority a, model::Priori
 bool partition_exercised(const model::Device& d) { return d.tpcs() >= 2; }
 
 std::vector<smt::ParamBounds> control_variants(const model::Hypothesis& h1, const model::Hypothesis& h2,
-                                               const model::Device& d, int kernels, const smt::ParamBounds& params) {
+                                               const model::Device& d, int kernels, const smt::ParamBounds& params,
+                                               int mask_tpcs) {
   std::vector<smt::ParamBounds> out = {params};
   const size_t nk = static_cast<size_t>(kernels);
   if (priority_exercised(d, h1.priority, h2.priority) && kernels >= 2) {
@@ -52,7 +53,7 @@ std::vector<smt::ParamBounds> control_variants(const model::Hypothesis& h1, cons
   }
   if (h1.partition != h2.partition && partition_exercised(d)) {
     // Each kernel either unmasked or confined to one TPC; at least one mask.
-    const size_t choices = static_cast<size_t>(d.tpcs()) + 1;
+    const size_t choices = static_cast<size_t>(mask_tpcs > 0 ? std::min(mask_tpcs, d.tpcs()) : d.tpcs()) + 1;
     std::vector<size_t> digit(nk, 0);
     for (bool more = true; more;) {
       std::vector<std::vector<int>> tpcs(nk);
@@ -79,7 +80,7 @@ std::vector<smt::ParamBounds> control_variants(const model::Hypothesis& h1, cons
   model::Hypothesis a = h1;
   a.priority = h2.priority;
   a.partition = h2.partition;
-  if (a.same_options(h2) && out.size() > 1) out.erase(out.begin());
+  if (a.same_options(h2)) out.erase(out.begin());  // none left: the structure cannot separate them
   return out;
 }
 

@@ -11,10 +11,12 @@ namespace tbcheck::search::detail {
 
 // `params` with each assignment of controls to `kernels` kernels on `d` that can make h1 and h2 differ,
 // the plain one (no controls) first: priority vectors over the device's least, next and greatest levels
-// whose kernel orders differ between the two; one-TPC masks that leave some SM out. Only the plain one
-// when the two choose alike for both mechanisms.
+// whose kernel orders differ between the two; one-TPC masks that leave some SM out. Without the plain
+// one when the two differ in these mechanisms only (it cannot separate them), so possibly none.
+// `mask_tpcs` > 0 draws the masks from the first that many TPCs only (learn on a full device).
 std::vector<smt::ParamBounds> control_variants(const model::Hypothesis& h1, const model::Hypothesis& h2,
-                                               const model::Device& d, int kernels, const smt::ParamBounds& params);
+                                               const model::Device& d, int kernels, const smt::ParamBounds& params,
+                                               int mask_tpcs = 0);
 
 // Whether the device can tell the options apart: priorities need a range of two levels (three for
 // two-level against strict), masks a second TPC. same_machine_on treats them as equal where it cannot.

@@ -361,8 +361,12 @@ class PairSearch {
       // sits in r_.unknown_structures.
       std::vector<std::pair<size_t, size_t>> undecided;
       const size_t device_first_unknown = r_.unknown_structures.size();
-      for (size_t si = 0; si < structures.size(); ++si)
-        for (const smt::ParamBounds& params : detail::control_variants(h1_, h2_, reduced, static_cast<int>(structures[si].size()), b_.params)) {
+      for (size_t si = 0; si < structures.size(); ++si) {
+        // Issue 17: the structure with each assignment of priorities and masks that can matter; none
+        // when the pair differs only in those and no assignment of this size can separate it.
+        const auto variants = detail::control_variants(h1_, h2_, reduced, static_cast<int>(structures[si].size()), b_.params);
+        if (variants.empty()) ++r_.structures_unsat;  // by the options, not by Z3
+        for (const smt::ParamBounds& params : variants) {
         const auto& st = structures[si];
         // Issue 17: a structure with priorities or masks; lemmas and prefixes are about plain structures.
         const bool plain = params.priorities.empty() && params.tpcs.empty();
@@ -433,6 +437,7 @@ class PairSearch {
         if (r_.outcome == PairOutcome::Unknown && !r_.reason.empty()) return true;  // internal error, said in the reason
         device_all_unsat = false;
         r_.unknown_structures.push_back(fmt::format("{}: separates on the reduced device but lifting lost it", structure_text(st, reduced)));
+        }
       }
       all_unsat_so_far_ = all_unsat_so_far_ && device_all_unsat;
     }

@@ -476,10 +476,15 @@ class Learner {
       std::vector<int> blocks;
       for (int x : *shape) blocks.push_back(x * scale);
       std::optional<model::Scenario> found;
-      try {
-        found = simulator_search(a, b, device_, blocks, o_.bounds.params, 150, o_.seed + 7919u * ++k);
-      } catch (const model::InputError&) {
-        return std::nullopt;  // one of them cannot run on this device at all
+      // Issue 17: priorities and masks (on TPC 0) where the pair differs in them (control_variants).
+      for (const auto& params :
+           detail::control_variants(a, b, device_, static_cast<int>(blocks.size()), o_.bounds.params, 1)) {
+        try {
+          found = simulator_search(a, b, device_, blocks, params, 150, o_.seed + 7919u * ++k);
+        } catch (const model::InputError&) {
+          return std::nullopt;  // one of them cannot run on this device at all
+        }
+        if (found) break;
       }
       if (!found) continue;
       model::Case c;
