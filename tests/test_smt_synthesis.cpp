@@ -210,3 +210,27 @@ TEST_CASE("distinguish separates the priority and partition options with confirm
   r = search::distinguish_pair(test::hyp("alg1"), test::hyp("alg1-priority"), model::builtin_device("rtx3090", "", ""), b);
   CHECK(r.outcome == search::PairOutcome::Inseparable);
 }
+
+TEST_CASE("the shipped priority and partition witnesses separate their pairs", "[synthesis][controls]") {
+  const std::pair<const char*, const char*> pairs[] = {
+      {"alg1", "alg1-priority"},
+      {"alg1", "alg1-two-level"},
+      {"alg1-priority", "alg1-two-level"},
+      {"alg1", "alg1-partition-ignore"}};
+  auto resolve = [](const std::string& name) {
+    const auto* h = model::find_builtin_hypothesis(name);
+    return h ? *h : model::load_hypothesis_file(test::source_path("corpus/hypotheses-extra/" + name + ".json"));
+  };
+  for (const auto& [a, b] : pairs) {
+    const std::string device = std::string(b) == "alg1-partition-ignore" ? "rtx3090" : "rtx2080ti";
+    const std::string id = "synth-" + device + "-" + a + "-vs-" + b;
+    INFO(id);
+    auto cases = model::load_cases(test::source_path("corpus/synth/" + id + ".json"));
+    REQUIRE(cases.size() == 1);
+    const auto& s = cases[0].scenario;
+    const bool controls = std::any_of(s.kernels.begin(), s.kernels.end(),
+                                      [](const model::Kernel& k) { return k.priority || !k.tpcs.empty(); });
+    CHECK(controls);
+    CHECK_FALSE(search::first_difference(model::simulate(s, resolve(a)), model::simulate(s, resolve(b))).empty());
+  }
+}
