@@ -110,5 +110,6 @@ TEST_CASE("gpc-priority refuses priorities and masks it has no reading of", "[co
   FeasibilityCheck f = check_feasibility(s, test::hyp("fermi"));
   CHECK(f.status == Feasibility::Unsupported);
   CHECK_THAT(f.reason, Catch::StartsWith("unsupported: ") && Catch::Contains("partition"));
+  CHECK(f.field == "kernels[0].tpcs");
   CHECK(check_feasibility(s, with("fermi", Priority::Ignore, Partition::Ignore)).runs());
 }

@@ -93,12 +93,15 @@ FeasibilityCheck scenario_support(const Scenario& s, const Hypothesis& h) {
     case Selection::GpcPriority:
       // Seed 003's waves are planned per kernel in launch order over the whole GPC map; neither a priority
       // order nor a TPC mask has a reading there yet.
-      if (priorities_matter(s, h.priority) || partition_matters(s, h.partition)) {
+      if (const bool by_priority = priorities_matter(s, h.priority); by_priority || partition_matters(s, h.partition)) {
+        size_t k = 0;  // the first kernel that sets the control
+        while (k + 1 < s.kernels.size() && (by_priority ? !s.kernels[k].priority : s.kernels[k].tpcs.empty())) ++k;
         f.status = Feasibility::Unsupported;
-        f.field = priorities_matter(s, h.priority) ? "kernels[].priority" : "kernels[].tpcs";
+        f.kernel = static_cast<int>(k);
+        f.field = fmt::format("kernels[{}].{}", k, by_priority ? "priority" : "tpcs");
         f.reason = fmt::format("unsupported: {} under {}: the gpc-priority dispatcher (seed 003) has no priority order "
                                "(priority '{}') or TPC partition (partition '{}') yet",
-                               f.field, h.name, to_string(h.priority), to_string(h.partition));
+                               s.kernels[k].name, h.name, to_string(h.priority), to_string(h.partition));
         return f;
       }
       for (size_t k = 0; k < s.kernels.size(); ++k)
