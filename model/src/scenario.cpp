@@ -221,7 +221,7 @@ std::string unmodelled_control(const Scenario& s) {
     };
     if (k.priority) return at("priority", "a stream priority");
     if (!k.tpcs.empty()) return at("tpcs", "a TPC partition");
-    if (k.cluster) return at("cluster", "thread block clusters");
+    // cluster: modelled by the cluster_gpc / cluster_spread options (model/src/cluster.cpp)
   }
   return "";
 }

@@ -25,6 +25,10 @@ enum class SmemConfig { None, Tpc };
 enum class Local { Ignore, GpuConfig };
 enum class Capacity { Blocks, Literal };
 enum class Issue { Single, Paired, PairedCc8, FromDevice };
+// Thread block clusters (issue 17 part B; model/src/cluster.cpp): which GPC takes a cluster, and how its
+// blocks spread over that GPC's SMs.
+enum class ClusterGpc { MostRoom, LowestIndex };
+enum class ClusterSpread { Selection, OnePerSm };
 
 struct Hypothesis {
   std::string name;
@@ -44,6 +48,8 @@ struct Hypothesis {
   Local local = Local::Ignore;
   Capacity capacity = Capacity::Blocks;
   Issue issue = Issue::Single;  // optional in files (default single), so files written before it stay valid
+  ClusterGpc cluster_gpc = ClusterGpc::MostRoom;            // optional in files, like issue
+  ClusterSpread cluster_spread = ClusterSpread::Selection;  // optional in files, like issue
 
   bool pb_warps() const;      // warps placed on processing blocks (not one SM pool)
   bool pb_registers() const;  // registers pooled per processing block
@@ -102,6 +108,8 @@ std::string_view to_string(SmemConfig);
 std::string_view to_string(Local);
 std::string_view to_string(Capacity);
 std::string_view to_string(Issue);
+std::string_view to_string(ClusterGpc);
+std::string_view to_string(ClusterSpread);
 
 // Reads a hypothesis object. `base` (optional) names a shipped hypothesis whose options are
 // taken first. Unknown fields or option values are errors listing the valid ones; option
