@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "helpers.hpp"
 #include "tbcheck/model/cluster.hpp"
 #include "tbcheck/model/compare.hpp"
@@ -53,9 +55,10 @@ TEST_CASE("cluster: the GPC choice and the spread choice place one cluster diffe
   // most-room GPC: GPC 1 (room 32 > 24); most-room selection alternates SMs 2 and 3 (16, then 15 < 16).
   CHECK(sms_of(model::simulate(sc, cluster_hyp("most-room", G::MostRoom, S::Selection)), 1) == std::vector<int>{2, 3});
   CHECK(sms_of(model::simulate(sc, cluster_hyp("most-room", G::MostRoom, S::OnePerSm)), 1) == std::vector<int>{2, 3});
-  // lowest-index GPC: GPC 0; SM 1 has 16 against SM 0's 8, so most-room puts both there, one-per-SM does not.
+  // lowest-index GPC: GPC 0; SM 1 has 16 against SM 0's 8, so most-room puts both there; one-per-SM puts one
+  // on each, the first on SM 0 (the first in the order with room).
   CHECK(sms_of(model::simulate(sc, cluster_hyp("most-room", G::LowestIndex, S::Selection)), 1) == std::vector<int>{1, 1});
-  CHECK(sms_of(model::simulate(sc, cluster_hyp("most-room", G::LowestIndex, S::OnePerSm)), 1) == std::vector<int>{1, 0});
+  CHECK(sms_of(model::simulate(sc, cluster_hyp("most-room", G::LowestIndex, S::OnePerSm)), 1) == std::vector<int>{0, 1});
   // round-robin: the pointer stands after SM 0 (big's block), so GPC 0's first SM from it is SM 1, then SM 0.
   CHECK(sms_of(model::simulate(sc, cluster_hyp("round-robin", G::LowestIndex, S::Selection)), 1) == std::vector<int>{1, 0});
 }

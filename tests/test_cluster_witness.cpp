@@ -2,6 +2,10 @@
 // distinguish_pair): every pair of cluster choices separated on a two-GPC device, none without clusters.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "helpers.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/distinguish.hpp"

@@ -2,7 +2,10 @@
 // scenarios under every cluster option, the cluster cases, a wrong schedule, and the refusals.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
+
+#include <fmt/format.h>
 
 #include "helpers.hpp"
 #include "tbcheck/model/observation.hpp"
@@ -33,10 +36,10 @@ std::vector<model::Hypothesis> variants() {
 }  // namespace
 
 TEST_CASE("SMT clusters conform with the simulator on random clustered scenarios", "[smt][cluster][conformance]") {
-  // Each option value is in half of the eight variants. The default run checks 30 scenarios per variant
-  // (120 per option value); scripts/long.sh sets TBCHECK_CLUSTER_SCENARIOS=200 (800 per option value).
+  // Each option value is in half of the eight variants. The default run checks 50 scenarios per variant
+  // (200 per option value); scripts/long.sh sets TBCHECK_CLUSTER_SCENARIOS=200 (800 per option value).
   const char* env = std::getenv("TBCHECK_CLUSTER_SCENARIOS");
-  const int n = env && std::atoi(env) > 0 ? std::atoi(env) : 30;
+  const int n = env && std::atoi(env) > 0 ? std::atoi(env) : 50;
   for (const auto& h : variants()) {
     INFO(h.name);
     auto report = smt::run_cluster_conformance(h, n, /*seed=*/4242, /*timeout_ms=*/60000);

@@ -124,6 +124,7 @@ std::vector<int> cluster_block_order(int blocks, const std::optional<std::pair<i
 
 std::vector<std::vector<int>> gpc_sms_in_order(const std::vector<int>& gpc_of_sm, const std::vector<int>& order) {
   std::vector<std::vector<int>> out(static_cast<size_t>(gpc_count(gpc_of_sm)));
+  if (gpc_of_sm.empty()) return out;  // no map: no GPCs
   for (int sm : order) out[static_cast<size_t>(gpc_of_sm[static_cast<size_t>(sm)])].push_back(sm);
   return out;
 }
