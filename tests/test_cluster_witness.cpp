@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "helpers.hpp"
+#include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/distinguish.hpp"
 
@@ -76,5 +77,23 @@ TEST_CASE("cluster choices are one machine on a device without clusters or witho
     b.max_total_blocks = 2;
     const auto r = search::distinguish_pair(hs[0], hs[3], dev, b);
     CHECK(r.outcome == search::PairOutcome::Inseparable);
+  }
+}
+
+TEST_CASE("the shipped cluster witnesses still separate their pairs", "[distinguish][cluster]") {
+  // corpus/synth-cluster: `tbcheck distinguish` over tests/data/cluster/most-room-*.json (docs/controls.md).
+  const auto cases = model::load_cases(test::source_path("corpus/synth-cluster"));
+  REQUIRE(cases.size() == 6);
+  const std::string prefix = "synth-h100-sxm-assumed-gpcs-";
+  for (const auto& c : cases) {
+    INFO(c.id);
+    REQUIRE(c.id.rfind(prefix, 0) == 0);
+    const std::string pair = c.id.substr(prefix.size());
+    const size_t vs = pair.find("-vs-");
+    REQUIRE(vs != std::string::npos);
+    const auto h1 = model::load_hypothesis_file(test::source_path("tests/data/cluster/" + pair.substr(0, vs) + ".json"));
+    const auto h2 = model::load_hypothesis_file(test::source_path("tests/data/cluster/" + pair.substr(vs + 4) + ".json"));
+    CHECK(std::any_of(c.scenario.kernels.begin(), c.scenario.kernels.end(), [](const auto& k) { return k.cluster.has_value(); }));
+    CHECK(search::first_difference(model::simulate(c.scenario, h1), model::simulate(c.scenario, h2)) != "");
   }
 }

@@ -137,7 +137,8 @@ TEST_CASE("hypothesis: a complete file without base, and base with changes", "[l
   CHECK(j["registers_ignore_at_or_below"] == 32);
   CHECK(j["selection"] == "most-room");
   CHECK(j["issue"] == "single");  // optional in files, always written
-  CHECK(j.size() == 15);
+  CHECK(j["cluster_gpc"] == "most-room");  // optional in files, always written
+  CHECK(j.size() == 17);
 }
 
 TEST_CASE("hypothesis: unknown option values list the valid ones", "[loaders][hypothesis]") {
@@ -175,7 +176,7 @@ TEST_CASE("hypothesis: unknown fields, wrong types, missing fields", "[loaders][
   CHECK(e.reason() ==
         "unknown field; valid fields are: name, base, source, description, selection, order, warps, "
         "skip_on_multiple_of_4, registers, registers_ignore_at_or_below, smem, smem_ignore_below, smem_config, local, "
-        "capacity, issue");
+        "capacity, issue, cluster_gpc, cluster_spread");
 
   json t = full();
   t["skip_on_multiple_of_4"] = "yes";
@@ -331,7 +332,7 @@ TEST_CASE("hypothesis: settings, table columns and keys come from the mechanism 
   bool differ = false;
   for (size_t i = 0; i < cols.size(); ++i) differ = differ || cols[i].cell != paired[i].cell;
   CHECK(differ);
-  CHECK(cols.back().header == "issue");
+  CHECK(cols.back().header == "cluster spread");
   for (const auto& c : cols)
     if (c.header == "warps") CHECK(c.cell == "pb-strict-rr +skip");
   // Every enumerated value named in the table reads back to itself.
