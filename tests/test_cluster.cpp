@@ -17,13 +17,6 @@ using namespace tbcheck;
 
 namespace {
 
-model::Hypothesis cluster_hyp(const std::string& base, model::ClusterGpc g, model::ClusterSpread s) {
-  model::Hypothesis h = test::hyp(base);
-  h.name = fmt::format("{}-{}-{}", base, model::to_string(g), model::to_string(s));
-  h.cluster_gpc = g;
-  h.cluster_spread = s;
-  return h;
-}
 
 // 4 SMs in 2 TPCs, one TPC per GPC; CC 9.0 limits as h100-sxm.
 std::string two_gpc_scenario(const std::string& kernels) {
@@ -53,14 +46,14 @@ TEST_CASE("cluster: the GPC choice and the spread choice place one cluster diffe
   using G = model::ClusterGpc;
   using S = model::ClusterSpread;
   // most-room GPC: GPC 1 (room 32 > 24); most-room selection alternates SMs 2 and 3 (16, then 15 < 16).
-  CHECK(sms_of(model::simulate(sc, cluster_hyp("most-room", G::MostRoom, S::Selection)), 1) == std::vector<int>{2, 3});
-  CHECK(sms_of(model::simulate(sc, cluster_hyp("most-room", G::MostRoom, S::OnePerSm)), 1) == std::vector<int>{2, 3});
+  CHECK(sms_of(model::simulate(sc, test::cluster_variant("most-room", G::MostRoom, S::Selection)), 1) == std::vector<int>{2, 3});
+  CHECK(sms_of(model::simulate(sc, test::cluster_variant("most-room", G::MostRoom, S::OnePerSm)), 1) == std::vector<int>{2, 3});
   // lowest-index GPC: GPC 0; SM 1 has 16 against SM 0's 8, so most-room puts both there; one-per-SM puts one
   // on each, the first on SM 0 (the first in the order with room).
-  CHECK(sms_of(model::simulate(sc, cluster_hyp("most-room", G::LowestIndex, S::Selection)), 1) == std::vector<int>{1, 1});
-  CHECK(sms_of(model::simulate(sc, cluster_hyp("most-room", G::LowestIndex, S::OnePerSm)), 1) == std::vector<int>{0, 1});
+  CHECK(sms_of(model::simulate(sc, test::cluster_variant("most-room", G::LowestIndex, S::Selection)), 1) == std::vector<int>{1, 1});
+  CHECK(sms_of(model::simulate(sc, test::cluster_variant("most-room", G::LowestIndex, S::OnePerSm)), 1) == std::vector<int>{0, 1});
   // round-robin: the pointer stands after SM 0 (big's block), so GPC 0's first SM from it is SM 1, then SM 0.
-  CHECK(sms_of(model::simulate(sc, cluster_hyp("round-robin", G::LowestIndex, S::Selection)), 1) == std::vector<int>{1, 0});
+  CHECK(sms_of(model::simulate(sc, test::cluster_variant("round-robin", G::LowestIndex, S::Selection)), 1) == std::vector<int>{1, 0});
 }
 
 TEST_CASE("cluster: a cluster that fits no GPC waits, and blocks the kernels behind it", "[cluster][simulator]") {
@@ -98,7 +91,7 @@ TEST_CASE("cluster: every cluster starts together on one GPC under every cluster
   for (auto base : {"most-room", "round-robin", "olmedo"})
     for (auto g : {model::ClusterGpc::MostRoom, model::ClusterGpc::LowestIndex})
       for (auto sp : {model::ClusterSpread::Selection, model::ClusterSpread::OnePerSm}) {
-        const auto h = cluster_hyp(base, g, sp);
+        const auto h = test::cluster_variant(base, g, sp);
         INFO(h.name);
         const auto s = model::simulate(cs[0].scenario, h);
         for (const auto& f : cs[0].observation->facts) CHECK(model::check_fact(f, cs[0].scenario, s).verdict == model::Verdict::Pass);

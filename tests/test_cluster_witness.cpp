@@ -18,13 +18,7 @@ namespace {
 std::vector<model::Hypothesis> cluster_variants(const std::string& base) {
   std::vector<model::Hypothesis> out;
   for (auto g : {model::ClusterGpc::MostRoom, model::ClusterGpc::LowestIndex})
-    for (auto s : {model::ClusterSpread::Selection, model::ClusterSpread::OnePerSm}) {
-      model::Hypothesis h = test::hyp(base);
-      h.name = fmt::format("{}-{}-{}", base, model::to_string(g), model::to_string(s));
-      h.cluster_gpc = g;
-      h.cluster_spread = s;
-      out.push_back(h);
-    }
+    for (auto s : {model::ClusterSpread::Selection, model::ClusterSpread::OnePerSm}) out.push_back(test::cluster_variant(base, g, s));
   return out;
 }
 

@@ -17,19 +17,12 @@ using namespace tbcheck;
 
 namespace {
 
-model::Hypothesis variant(const std::string& base, model::ClusterGpc g, model::ClusterSpread s) {
-  model::Hypothesis h = test::hyp(base);
-  h.name = fmt::format("{}-{}-{}", base, model::to_string(g), model::to_string(s));
-  h.cluster_gpc = g;
-  h.cluster_spread = s;
-  return h;
-}
 
 std::vector<model::Hypothesis> variants() {
   std::vector<model::Hypothesis> out;
   for (auto base : {"most-room", "round-robin"})
     for (auto g : {model::ClusterGpc::MostRoom, model::ClusterGpc::LowestIndex})
-      for (auto s : {model::ClusterSpread::Selection, model::ClusterSpread::OnePerSm}) out.push_back(variant(base, g, s));
+      for (auto s : {model::ClusterSpread::Selection, model::ClusterSpread::OnePerSm}) out.push_back(test::cluster_variant(base, g, s));
   return out;
 }
 
@@ -70,7 +63,7 @@ TEST_CASE("random clustered scenarios have clusters, several GPCs and run", "[sm
 
 TEST_CASE("SMT clusters: a wrong schedule is caught", "[smt][cluster]") {
   const auto& base = model::builtin_device("h100-sxm-assumed-gpcs", "test", "device");
-  const auto h = variant("most-room", model::ClusterGpc::LowestIndex, model::ClusterSpread::OnePerSm);
+  const auto h = test::cluster_variant("most-room", model::ClusterGpc::LowestIndex, model::ClusterSpread::OnePerSm);
   // A scenario with a cluster of two or more blocks; move its second block to another SM.
   for (unsigned i = 0;; ++i) {
     REQUIRE(i < 100);

@@ -75,21 +75,8 @@ ConformanceReport run_cluster_conformance(const model::Hypothesis& h, int scenar
     r.unsupported_reason = fmt::format("clusters under {}: {}", h.name, why);
     return r;
   }
-  for (int n = 0; n < scenarios; ++n) {
-    const unsigned sd = seed + static_cast<unsigned>(n) * 7919u;
-    model::Scenario sc = random_cluster_scenario(sd, base, h);
-    bool unknown = false, not_unique = false;
-    std::string err = check_one(sc, h, timeout_ms, &unknown, &not_unique);
-    if (!err.empty()) {
-      r.mismatches.push_back(err);
-      if (not_unique) ++r.not_unique;
-    } else if (unknown) {
-      ++r.unknown;
-    } else {
-      ++r.checked;
-    }
-  }
-  return r;
+  return check_scenarios(h, scenarios, seed, timeout_ms,
+                         [&](unsigned sd) { return random_cluster_scenario(sd, base, h); });
 }
 
 }  // namespace tbcheck::smt

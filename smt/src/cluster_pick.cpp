@@ -79,6 +79,15 @@ void Encoder::cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lo
   std::vector<int> pos(static_cast<size_t>(n_));
   for (int p = 0; p < n_; ++p) pos[static_cast<size_t>(order_[static_cast<size_t>(p)])] = p;
   std::vector<expr> chosen(static_cast<size_t>(n_), bv(false));
+  // chosen[s]: s has room and beats every other SM of the GPC with room, by `beats(s, t)`.
+  auto best_by = [&](const auto& beats) {
+    for (int s = 0; s < n_; ++s) {
+      expr c = ok(s);
+      for (int t = 0; t < n_; ++t)
+        if (t != s) c = c && (!ok(t) || beats(static_cast<size_t>(s), static_cast<size_t>(t)));
+      chosen[static_cast<size_t>(s)] = c;
+    }
+  };
   switch (h_.cluster_spread) {
     case model::ClusterSpread::OnePerSm: {
       std::vector<expr> on;  // blocks of this cluster already on each SM
@@ -87,34 +96,16 @@ void Encoder::cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lo
         for (int j = i - rank; j < i; ++j) here.push_back(d_.sm[static_cast<size_t>(j)] == s);
         on.push_back(here.empty() ? iv(0) : count_if(here));
       }
-      for (int s = 0; s < n_; ++s) {
-        const size_t su = static_cast<size_t>(s);
-        expr c = ok(s);
-        for (int t = 0; t < n_; ++t) {
-          if (t == s) continue;
-          const size_t tu = static_cast<size_t>(t);
-          c = c && (!ok(t) || on[su] < on[tu] || (on[su] == on[tu] && bv(pos[su] < pos[tu])));
-        }
-        chosen[su] = c;
-      }
+      best_by([&](size_t s, size_t t) { return on[s] < on[t] || (on[s] == on[t] && bv(pos[s] < pos[t])); });
       break;
     }
     case model::ClusterSpread::Selection:
       switch (h_.selection) {
         case model::Selection::GpcPriority:  // refused in the constructor
         case model::Selection::MostRoom:
-          for (int s = 0; s < n_; ++s) {
-            const size_t su = static_cast<size_t>(s);
-            expr c = ok(s);
-            for (int t = 0; t < n_; ++t) {
-              if (t == s) continue;
-              const size_t tu = static_cast<size_t>(t);
-              const expr& vs = caps[su].value;
-              const expr& vt = caps[tu].value;
-              c = c && (!ok(t) || (pos[tu] < pos[su] ? vs > vt : vs >= vt));
-            }
-            chosen[su] = c;
-          }
+          best_by([&](size_t s, size_t t) {
+            return pos[t] < pos[s] ? caps[s].value > caps[t].value : caps[s].value >= caps[t].value;
+          });
           break;
         case model::Selection::RoundRobin: {
           const expr ptr = rr_pointer(i);

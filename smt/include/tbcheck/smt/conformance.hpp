@@ -1,6 +1,7 @@
 // Conformance of the SMT engine with the simulator: random concrete scenarios, the model's schedule
 // compared block by block with simulate(), and uniqueness (a different schedule is UNSAT).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ model::Scenario random_fermi_scenario(unsigned seed, const model::Device& device
 model::Scenario random_cluster_scenario(unsigned seed, const model::Device& base, const model::Hypothesis& h);
 // Random clustered scenarios (random_cluster_scenario on h100-sxm-assumed-gpcs) checked as run_conformance does.
 ConformanceReport run_cluster_conformance(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms);
+
+// check_one on `scenarios` scenarios make(seed + n x 7919), n = 0, 1, ..., counted into one report.
+ConformanceReport check_scenarios(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms,
+                                  const std::function<model::Scenario(unsigned)>& make);
 
 // Random scenarios (random_small_scenario; random_fermi_scenario on quadro6000 for gpc-priority).
 ConformanceReport run_conformance(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms);
