@@ -1,6 +1,7 @@
-// Simulator throughput: a deterministic ~1M-block, ~2000-kernel scenario on h100-sxm, simulated under
-// several hypotheses; prints one table of placements/s and the ratio to round-robin (--hash: behaviour digest).
+// Simulator throughput: a deterministic ~1M-block, ~2000-kernel scenario on h100-sxm under several hypotheses (placements/s,
+// ratio to round-robin), then the same kernels with clusters and priorities beside plain alg1 (--hash: behaviour digest).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -176,6 +177,29 @@ int run_hash(const GenParams& bench) {
   return 0;
 }
 
+// Issue 17: the benchmark scenario with controls. Clusters: on h100-sxm-assumed-gpcs (h100-sxm with an
+// assumed GPC map), each kernel launched with 1-D clusters of 1, 2, 4 or 8 blocks (its block count rounded
+// up to whole clusters). Priorities: every kernel on a priority in [0, -5] (a stream's kernels share one).
+Scenario with_clusters(const Scenario& plain, uint64_t seed) {
+  Scenario s = plain;
+  s.device = builtin_device("h100-sxm-assumed-gpcs", "bench", "device");
+  Rng rng(seed ^ 0xc1u);
+  for (auto& k : s.kernels) {
+    const int c = 1 << rng.uniform(0, 3);
+    k.blocks = (k.blocks + c - 1) / c * c;
+    k.cluster = std::array<int, 3>{c, 1, 1};
+  }
+  return s;
+}
+
+Scenario with_priorities(const Scenario& plain, uint64_t seed) {
+  Scenario s = plain;
+  s.device.stream_priorities = PriorityRange{0, -5, "bench: CUDA's usual range"};
+  Rng rng(seed ^ 0x9fu);
+  for (auto& k : s.kernels) k.priority = k.stream ? -(*k.stream % 6) : -rng.uniform(0, 5);
+  return s;
+}
+
 struct Row {
   std::string hypothesis;
   int blocks = 0;
@@ -266,6 +290,52 @@ int main(int argc, char** argv) try {
     r.rate = blocks / r.seconds;
     rows.push_back(r);
   }
+  // Controls (issue 17): the same kernels with clusters or priorities, beside plain alg1 in this run.
+  struct ControlRow {
+    std::string label;
+    const Scenario* scenario;
+    std::string hypothesis;
+  };
+  const Scenario clustered = with_clusters(s, p.seed), prioritized = with_priorities(s, p.seed);
+  const std::vector<ControlRow> control_rows = {
+      {"plain", &s, "alg1"},
+      {"plain", &s, "most-room"},
+      {"plain", &s, "round-robin"},
+      {"clusters", &clustered, "most-room"},
+      {"clusters", &clustered, "round-robin"},
+      {"priorities", &prioritized, "alg1-priority"},
+      {"priorities", &prioritized, "alg1"},
+  };
+  fmt::print("\ncontrols (clusters on {}: {} blocks):\n{:<11} {:<14} {:>9} {:>9} {:>14} {:>7} {:>9}\n",
+             clustered.device.name, clustered.total_blocks(), "scenario", "hypothesis", "blocks", "seconds",
+             "placements/s M", "x alg1", "makespan");
+  double alg1_rate = 0;
+  for (const auto& c : control_rows) {
+    const Hypothesis& h = hypothesis(c.hypothesis);
+    const int nb = c.scenario->total_blocks();
+    double best = 1e300;
+    int64_t makespan = 0;
+    std::string refused;
+    for (int i = 0; i < reps && refused.empty(); ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      try {
+        makespan = simulate(*c.scenario, h).makespan();
+      } catch (const InputError& e) {
+        refused = e.reason();
+      }
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    if (!refused.empty()) {
+      fmt::print("{:<11} {:<14} refused: {}\n", c.label, c.hypothesis, refused.substr(0, 120));
+      continue;
+    }
+    const double rate = nb / best;
+    if (c.label == "plain" && c.hypothesis == "alg1") alg1_rate = rate;
+    fmt::print("{:<11} {:<14} {:>9} {:>9.3f} {:>14.2f} {:>7} {:>9}\n", c.label, c.hypothesis, nb, best, rate / 1e6,
+               alg1_rate > 0 ? fmt::format("{:.2f}", rate / alg1_rate) : "-", makespan);
+  }
+  fmt::print("\n");
+
   double rr_rate = 0;
   for (const auto& r : rows)
     if (r.hypothesis == "round-robin") rr_rate = r.rate;

@@ -48,7 +48,7 @@ struct Learn : Command {
     const model::Device& dev = model::builtin_device(device_name, "--device", "");
     opt.space = hypothesis_spec.empty() ? search::LearnSpace::Compositions : search::LearnSpace::List;
     const std::vector<model::Hypothesis> hs =
-        hypothesis_spec.empty() ? model::all_compositions() : model::resolve_hypotheses(hypothesis_spec);
+        hypothesis_spec.empty() ? model::compositions_for(dev) : model::resolve_hypotheses(hypothesis_spec);
     if (!out_dir.empty()) model::check_output_dir(out_dir, "--out");  // before the oracle runs; created at the first write
     // Default corpus: every case this checkout holds when run from its root (paper, synthesized, predictions,
     // hardware runs), and the shared recordings beside it when present.

@@ -10,6 +10,7 @@
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/model/text.hpp"
+#include "tbcheck/report/controls.hpp"
 #include "tbcheck/report/svg.hpp"
 #include "tbcheck/report/table.hpp"
 #include "tbcheck/report/trace.hpp"
@@ -123,6 +124,7 @@ struct Predict : Command {
       nlohmann::json out = envelope();
       for (const auto& s : schedules) {
         nlohmann::json j = s.to_json();
+        report::annotate_schedule_json(j, sc);  // priorities, partitions, clusters (issue 17)
         j["makespan"] = s.makespan();
         if (schedules.size() == 1) out.update(j);
         else out["schedules"].push_back(j);
@@ -135,6 +137,8 @@ struct Predict : Command {
       const auto& s = schedules[i];
       fmt::print("{}{} on {} ({} SMs): {} blocks, makespan {}\n", i ? "\n" : "", s.hypothesis, sc.device.name, s.sms,
                  sc.total_blocks(), s.makespan());
+      for (const auto& k : sc.kernels)
+        if (std::string c = report::controls_text(k); !c.empty()) fmt::print("{}: {}\n", k.name, c);
       fmt::print("{}", schedule_table(s).render());
     }
     if (contest) fmt::print("\nAgainst {} on {} ({}):\n{}", against_spec, sc.device.name, contest->architecture, contest->text());

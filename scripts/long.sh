@@ -13,6 +13,8 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target tbcheck_tests
 echo "== SMT conformance: ${scenarios} random scenarios per hypothesis =="
 TBCHECK_CONFORMANCE_SCENARIOS="$scenarios" ./build/tests/tbcheck_tests "[conformance]" --durations yes
+echo "== SMT conformance with thread block clusters: 200 random clustered scenarios per cluster variant =="
+TBCHECK_CLUSTER_SCENARIOS=200 ./build/tests/tbcheck_tests "[smt][cluster][conformance]" --durations yes
 echo "== learn acceptance (issue 13): 24 seeded non-shipped compositions on rtx3090 and h100-sxm =="
 cmake --build build -j"$(nproc)" --target bench_learn
 ./build/bench/bench_learn --devices rtx3090,h100-sxm --distances 2,3 --per-distance 6 --seed 1 --no-noise --check

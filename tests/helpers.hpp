@@ -35,6 +35,15 @@ inline const model::Hypothesis& hyp(const std::string& name) {
   return *h;
 }
 
+// A shipped hypothesis with other cluster choices, named "<base>-<cluster_gpc>-<cluster_spread>" (issue 17).
+inline model::Hypothesis cluster_variant(const std::string& base, model::ClusterGpc g, model::ClusterSpread s) {
+  model::Hypothesis h = hyp(base);
+  h.name = base + "-" + std::string(model::to_string(g)) + "-" + std::string(model::to_string(s));
+  h.cluster_gpc = g;
+  h.cluster_spread = s;
+  return h;
+}
+
 // docs/design.md's "mini-ampere-2": full-size rtx3090 per-SM limits on `sms` SMs (JSON text).
 inline std::string mini_device(int sms) {
   const std::string n = std::to_string(sms);

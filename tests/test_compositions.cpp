@@ -7,6 +7,7 @@
 
 #include "helpers.hpp"
 #include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
 
 using namespace tbcheck;
@@ -30,9 +31,17 @@ TEST_CASE("the composition space is every valid combination, shipped ones under 
     REQUIRE(it != all.end());
     CHECK(it->name == s.name);
   }
-  // Every named option of the table is used by some composition.
+  // Every named option of the table is used by some composition (the cluster options: on a device with clusters).
+  const auto with_clusters = model::compositions_for(model::builtin_device("h100-sxm-assumed-gpcs", "test", "device"));
   for (const auto& row : model::option_table()) {
     if (row.value == "<int>" || row.value == "true") continue;
+    if (row.mechanism == "cluster_gpc" || row.mechanism == "cluster_spread") {
+      INFO(row.mechanism << ": " << row.value);
+      CHECK(std::any_of(with_clusters.begin(), with_clusters.end(), [&](const model::Hypothesis& h) {
+        return h.to_json()[std::string(row.mechanism)] == std::string(row.value);
+      }));
+      continue;
+    }
     const bool used = std::any_of(all.begin(), all.end(), [&](const model::Hypothesis& h) {
       auto j = h.to_json();
       return j.contains(std::string(row.mechanism)) && j[std::string(row.mechanism)] == std::string(row.value);
@@ -44,6 +53,18 @@ TEST_CASE("the composition space is every valid combination, shipped ones under 
   CHECK(std::any_of(all.begin(), all.end(), [](const auto& h) { return h.registers_ignore_at_or_below == 32; }));
   CHECK(std::any_of(all.begin(), all.end(), [](const auto& h) { return h.smem_ignore_below == 3072; }));
   CHECK(std::none_of(all.begin(), all.end(), [](const auto& h) { return h.smem_ignore_below == 1024; }));
+}
+
+TEST_CASE("cluster options grow the space only on a device with clusters and a GPC map", "[compositions][cluster]") {
+  const auto& all = model::all_compositions();
+  CHECK(model::compositions_for(model::builtin_device("h100-sxm", "test", "device")).size() == all.size());  // no map
+  CHECK(model::compositions_for(model::builtin_device("a100", "test", "device")).size() == all.size());      // CC 8.0
+  const auto more = model::compositions_for(model::builtin_device("h100-sxm-assumed-gpcs", "test", "device"));
+  CHECK(more.size() > all.size());
+  std::set<std::string> names;
+  for (const auto& h : more) CHECK(names.insert(h.name).second);
+  // The cluster variants are of compositions the cluster rule is defined for (most-room's SM pools, ...).
+  for (size_t i = all.size(); i < more.size(); ++i) CHECK(more[i].warps == model::Warps::Sm);
 }
 
 TEST_CASE("composition names say the changes from alg1", "[compositions]") {

@@ -142,8 +142,9 @@ TEST_CASE("hypothesis: a complete file without base, and base with changes", "[l
   CHECK(j["registers_ignore_at_or_below"] == 32);
   CHECK(j["selection"] == "most-room");
   CHECK(j["issue"] == "single");  // optional in files, always written
-  CHECK(j["priority"] == "ignore");  // so are issue 17's priority and partition
+  CHECK(j["priority"] == "ignore");  // so are issue 17's priority, partition and cluster mechanisms
   CHECK(j["partition"] == "allowed-sms");
+  CHECK(j["cluster_gpc"] == "most-room");
   CHECK(j.size() == 17);
 }
 
@@ -182,7 +183,7 @@ TEST_CASE("hypothesis: unknown fields, wrong types, missing fields", "[loaders][
   CHECK(e.reason() ==
         "unknown field; valid fields are: name, base, source, description, selection, order, warps, "
         "skip_on_multiple_of_4, registers, registers_ignore_at_or_below, smem, smem_ignore_below, smem_config, local, "
-        "capacity, issue, priority, partition");
+        "capacity, issue, priority, partition, cluster_gpc, cluster_spread");
 
   json t = full();
   t["skip_on_multiple_of_4"] = "yes";
@@ -340,7 +341,7 @@ TEST_CASE("hypothesis: settings, table columns and keys come from the mechanism 
   bool differ = false;
   for (size_t i = 0; i < cols.size(); ++i) differ = differ || cols[i].cell != paired[i].cell;
   CHECK(differ);
-  CHECK(cols.back().header == "partition");  // issue 17's mechanisms come last
+  CHECK(cols.back().header == "cluster spread");  // issue 17's mechanisms come last
   for (const auto& c : cols)
     if (c.header == "warps") CHECK(c.cell == "pb-strict-rr +skip");
   // Every enumerated value named in the table reads back to itself.

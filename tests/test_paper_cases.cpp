@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "helpers.hpp"
+#include "tbcheck/model/cluster.hpp"
 #include "tbcheck/model/compare.hpp"
 #include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/resources.hpp"
@@ -95,21 +96,16 @@ TEST_CASE("Case 4.2: holes of 11, 11, 11 and 23 KB when kernel 9 arrives", "[pap
 
 // Issue 17: the priority and partition cases pass exactly under the hypotheses their `expect` names
 // (the priority-aware alg1-priority passes, alg1's launch order fails; the TPC-mask case fails when masks
-// are ignored); the cluster case stays refused by name; the Test5 prediction runs with `expect` open.
+// are ignored); the cluster cases are tests/test_cluster.cpp's; the Test5 prediction runs with `expect` open.
 TEST_CASE("the priority and partition cases pass only under the options that model them", "[paper][controls]") {
   std::vector<Case> cases;
   for (const char* dir : {"corpus/paper/amert-tx2", "corpus/paper/controls"})
     for (auto& c : load_cases(test::source_path(dir))) cases.push_back(std::move(c));
-  REQUIRE(cases.size() == 6);
+  REQUIRE(cases.size() == 7);
   int priority_cases = 0, mask_cases = 0;
   for (const auto& c : cases) {
     INFO(c.id);
-    if (c.scenario.kernels[0].cluster) {
-      CHECK_THAT(unmodelled_control(c.scenario), Catch::Contains("no hypothesis option models"));
-      CHECK(evaluate(c, test::hyp("alg1")).at(Level::Exact) == Verdict::Unsupported);
-      continue;
-    }
-    CHECK(unmodelled_control(c.scenario).empty());
+    if (has_clusters(c.scenario)) continue;  // modelled by the cluster options: tests/test_cluster.cpp
     REQUIRE_FALSE(c.expect.empty());
     const bool masks = !c.scenario.kernels[0].tpcs.empty();
     (masks ? mask_cases : priority_cases)++;

@@ -216,7 +216,7 @@ TEST_CASE("scenario: device names, kernel names and empty lists", "[loaders][sce
   InputError dev = scenario_error(R"({"device": "rtx9090", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "duration": 1}]})");
   CHECK(dev.field() == "device");
   CHECK(dev.reason() ==
-        "unknown device 'rtx9090'; built-in devices are: a100, h100-pcie, h100-sxm, h200, quadro6000, rtx2080ti, "
+        "unknown device 'rtx9090'; built-in devices are: a100, h100-pcie, h100-sxm-assumed-gpcs, h100-sxm, h200, quadro6000, rtx2080ti, "
         "rtx3090, tx2, v100, xavier");
 
   InputError dup = kernel_error(R"("name": "a", "blocks": 1, "threads": 32, "regs": 32, "duration": 1)");
@@ -285,16 +285,3 @@ TEST_CASE("controls load, write back, and impossible values name the field", "[s
   CHECK(ok.kernels[0].cluster_size() == 8);
 }
 
-TEST_CASE("a control no hypothesis models is refused by name; release_time, priority and tpcs are modelled", "[scenario][controls]") {
-  for (const char* field : {R"("release_time": 3)", R"("priority": -1)", R"("tpcs": [0])"})
-    CHECK(unmodelled_control(test::scenario(R"({"device": "rtx2080ti", "kernels": [
-        {"blocks": 1, "threads": 32, "regs": 32, "duration": 1, )" + std::string(field) + "}]}")) == "");
-  for (const char* field : {R"("cluster": [2])"}) {
-    auto s = test::scenario(R"({"device": "h100-sxm", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "duration": 1},
-        {"blocks": 2, "threads": 32, "regs": 32, "duration": 1, )" + std::string(field) + "}]}");
-    auto e = error_of([&] { check_controls_modelled(s, "f.json"); });
-    CHECK(e.where() == "f.json");
-    CHECK_THAT(e.field(), Catch::StartsWith("kernels[1]."));
-    CHECK_THAT(e.reason(), Catch::StartsWith("unsupported: ") && Catch::Contains("no hypothesis option models"));
-  }
-}

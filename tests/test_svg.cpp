@@ -388,3 +388,33 @@ TEST_CASE("tbcheck predict --svg: zoom, folding and the difference picture from 
     CHECK(!std::filesystem::exists(svg));
   }
 }
+
+TEST_CASE("svg: clusters are outlined, partitions marked, controls named in the legend", "[svg][cluster]") {
+  // A clustered kernel on the illustrative CC 9.0 device: one dashed outline per cluster, over its blocks.
+  auto cs = load_cases(test::source_path("corpus/paper/controls/cuda-guide-cluster-coscheduled-assumed-gpcs.json"));
+  REQUIRE(cs.size() == 1);
+  const Scenario& sc = cs[0].scenario;
+  const Schedule s = simulate(sc, test::hyp("most-room"));
+  const std::string svg = report::render_timeline_svg(s, sc, "clusters");
+  std::regex outline(R"re(<rect class="cluster"[^>]*><title>(\S+) cluster (\d+): blocks ([^<]*)</title>)re");
+  size_t n = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), outline); it != std::sregex_iterator(); ++it) ++n;
+  size_t clusters = 0;
+  for (const auto& k : sc.kernels) clusters += static_cast<size_t>(k.blocks / k.cluster_size());
+  CHECK(n == clusters);
+  CHECK(svg.find("gemm (clusters of 2 x 1 x 1 (132))") != std::string::npos);
+  CHECK(svg.find("wide (clusters of 4 x 2 x 1 (4))") != std::string::npos);
+  CHECK(svg.find("class=\"partition\"") == std::string::npos);
+
+  // A partitioned kernel and a prioritized one (fields only): a strip on the allowed SMs' rows, the
+  // priority in the legend, and no fold across the partition's edge.
+  Scenario p = mini_scenario();
+  p.kernels[0].tpcs = {0};
+  p.kernels[1].priority = -1;
+  const Schedule plain = simulate(mini_scenario(), test::hyp("alg1"));
+  const std::string svg2 = report::render_timeline_svg(plain, p, "partitions");
+  CHECK(svg2.find("class=\"partition\"") != std::string::npos);
+  CHECK(svg2.find(fmt::format("{} (TPCs 0)", p.kernels[0].name)) != std::string::npos);
+  CHECK(svg2.find(fmt::format("{} (priority -1)", p.kernels[1].name)) != std::string::npos);
+  CHECK(svg2.find("may use this SM") != std::string::npos);
+}

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "helpers.hpp"
+#include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/report/trace.hpp"
 
@@ -148,4 +149,23 @@ TEST_CASE("trace: dumps and parses back as the same JSON, bad scale rejected", "
   CHECK_THROWS_AS(report::chrome_trace(s, sc, -1.0), std::invalid_argument);
   CHECK_THROWS_AS(report::chrome_trace(s, sc, std::numeric_limits<double>::infinity()), std::invalid_argument);
   CHECK_THROWS_AS(report::chrome_trace(s, sc, std::numeric_limits<double>::quiet_NaN()), std::invalid_argument);
+}
+
+TEST_CASE("trace: blocks carry their kernel's controls and their cluster", "[trace][cluster]") {
+  auto cs = model::load_cases(test::source_path("corpus/paper/controls/cuda-guide-cluster-coscheduled-assumed-gpcs.json"));
+  REQUIRE(cs.size() == 1);
+  const auto& sc = cs[0].scenario;
+  const auto s = model::simulate(sc, test::hyp("most-room"));
+  const auto t = report::chrome_trace(s, sc, 1000.0);
+  std::map<std::pair<std::string, int>, std::set<int64_t>> starts;  // (kernel, cluster) -> starts
+  int clustered = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    REQUIRE(e["args"].contains("cluster"));
+    CHECK(e["args"]["controls"].contains("cluster"));
+    starts[{e["name"].get<std::string>(), e["args"]["cluster"].get<int>()}].insert(e["args"]["start"].get<int64_t>());
+    ++clustered;
+  }
+  CHECK(clustered == sc.total_blocks());
+  for (const auto& [key, st] : starts) CHECK(st.size() == 1);  // a cluster's blocks start together
 }

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "tbcheck/model/cluster.hpp"
+#include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
 
 namespace tbcheck::model {
@@ -30,8 +32,15 @@ std::vector<std::string> mechanism_fields() {
 
 namespace {
 
+// Mechanisms only a device with thread block clusters and a GPC map can exercise (issue 17 part B): fixed at
+// their default (first) option in all_compositions, varied by compositions_for on such a device.
+bool cluster_field(const std::string& field) { return field == "cluster_gpc" || field == "cluster_spread"; }
+
 // The values of one mechanism field in the enumerated space.
 std::vector<json> values_of(const std::string& field) {
+  if (cluster_field(field))
+    for (const auto& row : option_table())
+      if (row.mechanism == field) return {json(std::string(row.value))};
   for (const auto& t : threshold_set())
     if (t.mechanism == field) return t.values;
   std::vector<json> out;
@@ -90,6 +99,31 @@ const std::vector<Hypothesis>& all_compositions() {
     }
   }();
   return all;
+}
+
+std::vector<Hypothesis> compositions_for(const Device& d) {
+  std::vector<Hypothesis> out = all_compositions();
+  if (!d.has_clusters() || d.gpc_of_tpc.empty()) return out;
+  // Every other cluster option, on the compositions whose resources the cluster rule is defined for.
+  const size_t n = out.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (!cluster_unsupported_options(out[i]).empty()) continue;
+    for (const auto& g : option_table()) {
+      if (g.mechanism != "cluster_gpc") continue;
+      for (const auto& sp : option_table()) {
+        if (sp.mechanism != "cluster_spread") continue;
+        json j = out[i].to_json();
+        if (j["cluster_gpc"] == std::string(g.value) && j["cluster_spread"] == std::string(sp.value)) continue;
+        j["cluster_gpc"] = std::string(g.value);
+        j["cluster_spread"] = std::string(sp.value);
+        Hypothesis h = hypothesis_from_json(j, "composition");
+        h.name = composition_name(h);
+        h.file = "composition:" + h.name;
+        out.push_back(std::move(h));
+      }
+    }
+  }
+  return out;
 }
 
 int option_distance(const Hypothesis& a, const Hypothesis& b) {

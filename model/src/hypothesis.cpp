@@ -115,6 +115,34 @@ constexpr Choice<Partition> kPartitionChoices[] = {
     {Partition::Ignore, "ignore", "Bakita and Anderson, RTAS 2023 (the mask is applied by libsmctrl, not by CUDA: without it, none)",
      "TPC masks play no part: what a GPU or driver on which the mask is not applied does"},
 };
+// Issue 17 part B. The guarantee is the CUDA C++ Programming Guide's ("Thread Block Clusters": the blocks
+// of a cluster are guaranteed to be co-scheduled on a GPC); which GPC and which SMs is left open by NVIDIA,
+// so both axes below are assumptions that the options make testable.
+constexpr Choice<ClusterGpc> kClusterGpcChoices[] = {
+    {ClusterGpc::MostRoom, "most-room",
+     "CUDA C++ Programming Guide, Thread Block Clusters (co-scheduling on one GPC); the GPC choice is an "
+     "assumption: most-room selection (seed 000 Mechanism 1) lifted from SMs to GPCs",
+     "a cluster is dispatched whole when a GPC has room for all its blocks (the sum of its SMs' capacities); the "
+     "GPC with the most room takes it (ties to the lowest GPC index); a cluster that fits no GPC waits "
+     "(head-of-line)"},
+    {ClusterGpc::LowestIndex, "lowest-index",
+     "CUDA C++ Programming Guide, Thread Block Clusters (co-scheduling on one GPC); the GPC choice is an "
+     "assumption: first fit over GPCs, as the NVIDIA Hopper whitepaper's GPC-level hardware scheduling "
+     "leaves open",
+     "as most-room, but the lowest-indexed GPC with room for the whole cluster takes it"},
+};
+constexpr Choice<ClusterSpread> kClusterSpreadChoices[] = {
+    {ClusterSpread::Selection, "selection",
+     "assumption: the hypothesis' own SM selection (seed 000 Mechanism 1 or seed 002 Section III-C) restricted "
+     "to the chosen GPC's SMs",
+     "the cluster's blocks are placed one by one, in rank order, by the hypothesis' selection over the chosen "
+     "GPC's SMs only"},
+    {ClusterSpread::OnePerSm, "one-per-sm",
+     "assumption: distributed shared memory favours spreading a cluster over distinct SMs (NVIDIA Hopper "
+     "whitepaper, thread block clusters and DSMEM)",
+     "each block of the cluster goes to the SM of the GPC (with room) holding the fewest blocks of this cluster, "
+     "ties to the first SM in the hypothesis' order"},
+};
 
 template <typename E, size_t N>
 constexpr bool in_enum_order(const Choice<E> (&rows)[N]) {
@@ -126,7 +154,8 @@ static_assert(in_enum_order(kSelectionChoices) && in_enum_order(kOrderChoices) &
                   in_enum_order(kRegistersChoices) && in_enum_order(kSmemChoices) &&
                   in_enum_order(kSmemConfigChoices) && in_enum_order(kLocalChoices) &&
                   in_enum_order(kCapacityChoices) && in_enum_order(kIssueChoices) &&
-                  in_enum_order(kPriorityChoices) && in_enum_order(kPartitionChoices),
+                  in_enum_order(kPriorityChoices) && in_enum_order(kPartitionChoices) &&
+                  in_enum_order(kClusterGpcChoices) && in_enum_order(kClusterSpreadChoices),
               "each Choice table lists its enum's values once, in declaration order");
 
 // An enumerated mechanism: a JSON field, the Hypothesis member it sets, its values, and its column in
@@ -184,7 +213,11 @@ const auto kMechanisms = std::make_tuple(
     EnumMechanism<Priority, std::size(kPriorityChoices)>{"priority", &Hypothesis::priority, kPriorityChoices, "priority",
                                                          false},
     EnumMechanism<Partition, std::size(kPartitionChoices)>{"partition", &Hypothesis::partition, kPartitionChoices,
-                                                           "partition", false});
+                                                           "partition", false},
+    EnumMechanism<ClusterGpc, std::size(kClusterGpcChoices)>{"cluster_gpc", &Hypothesis::cluster_gpc,
+                                                             kClusterGpcChoices, "cluster gpc", false},
+    EnumMechanism<ClusterSpread, std::size(kClusterSpreadChoices)>{"cluster_spread", &Hypothesis::cluster_spread,
+                                                                   kClusterSpreadChoices, "cluster spread", false});
 
 template <class F>
 void for_each_mechanism(F&& f) {
@@ -343,6 +376,8 @@ std::string_view to_string(Capacity e) { return name_in(kCapacityChoices, e); }
 std::string_view to_string(Issue e) { return name_in(kIssueChoices, e); }
 std::string_view to_string(Priority e) { return name_in(kPriorityChoices, e); }
 std::string_view to_string(Partition e) { return name_in(kPartitionChoices, e); }
+std::string_view to_string(ClusterGpc e) { return name_in(kClusterGpcChoices, e); }
+std::string_view to_string(ClusterSpread e) { return name_in(kClusterSpreadChoices, e); }
 
 std::vector<OptionSetting> option_settings(const Hypothesis& h) {
   std::vector<OptionSetting> out;

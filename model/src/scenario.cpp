@@ -211,26 +211,6 @@ Scenario scenario_from_json(const json& j, const std::string& where) {
   return s;
 }
 
-std::string unmodelled_control(const Scenario& s) {
-  for (size_t i = 0; i < s.kernels.size(); ++i) {
-    const Kernel& k = s.kernels[i];
-    auto at = [&](const char* field, const char* what) {
-      return fmt::format("kernels[{}].{}: kernel {} sets {}, which no hypothesis option models yet (issue 17's "
-                         "mechanism options); refused rather than predicted as if it were absent",
-                         i, field, k.name, what);
-    };
-    if (k.cluster) return at("cluster", "thread block clusters");
-  }
-  return "";
-}
-
-void check_controls_modelled(const Scenario& s, const std::string& where) {
-  const std::string why = unmodelled_control(s);
-  if (why.empty()) return;
-  const size_t colon = why.find(": ");
-  throw InputError(where, why.substr(0, colon), "unsupported: " + why.substr(colon + 2));
-}
-
 Scenario load_scenario_file(const std::string& path) {
   json j = read_json_file(path);
   // A scenario file may be a full corpus case; only the scenario part matters here, but unknown

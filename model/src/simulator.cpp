@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "tbcheck/model/cluster.hpp"
 #include "tbcheck/model/controls.hpp"
 #include "tbcheck/model/fermi.hpp"
 #include "tbcheck/model/resources.hpp"
@@ -57,6 +58,7 @@ FeasibilityCheck kernel_feasibility(const Scenario& s, const Hypothesis& h) {
   FeasibilityCheck f;
   for (size_t i = 0; i < s.kernels.size(); ++i) {
     std::string why = infeasibility_reason(s.kernels[i], s.device, h);
+    if (why.empty()) why = cluster_never_fits(s.kernels[i], s.device, h);
     if (why.empty()) continue;
     f.status = Feasibility::KernelNeverFits;
     f.kernel = static_cast<int>(i);
@@ -81,12 +83,14 @@ FeasibilityCheck scenario_support(const Scenario& s, const Hypothesis& h) {
                            s.total_blocks(), kMaxSimulatedBlocks);
     return f;
   }
-  // cluster: refused until an option models it (issue 17)
-  if (std::string why = unmodelled_control(s); !why.empty()) {
+  // Clusters (model/src/cluster.cpp): placed by the device's GPC map, never a guessed one.
+  for (auto [status, why] : {std::pair{Feasibility::NoGpcMap, cluster_no_gpc_map(s)},
+                             std::pair{Feasibility::Unsupported, cluster_unsupported(s, h)}}) {
+    if (why.empty()) continue;
     const size_t colon = why.find(": ");
-    f.status = Feasibility::Unsupported;
+    f.status = status;
     f.field = why.substr(0, colon);
-    f.reason = "unsupported: " + why.substr(colon + 2);
+    f.reason = (status == Feasibility::Unsupported ? "unsupported: " : "") + why.substr(colon + 2);
     return f;
   }
   switch (h.selection) {
@@ -142,7 +146,10 @@ FeasibilityCheck check_feasibility(const Scenario& s, const Hypothesis& h) {
 }
 
 void check_feasible(const Scenario& s, const Hypothesis& h, const std::string& where) {
-  FeasibilityCheck f = kernel_feasibility(s, h);  // the GPC map is simulate_fermi's to check
+  // The scenario's refusals first (too large, an unmodelled control, clusters without a GPC map), so that
+  // they name the file too; gpc-priority's GPC map is simulate_fermi's to check.
+  FeasibilityCheck f = scenario_support(s, h);
+  if (f.runs()) f = kernel_feasibility(s, h);
   if (!f.runs()) throw InputError(where, f.field, f.reason);
 }
 
@@ -412,8 +419,73 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
     n_dirty = 0;
   };
 
-  int64_t now = 0;
   int undispatched = s.total_blocks();
+  // Thread block clusters (model/src/cluster.cpp): a clustered head kernel places one whole cluster at a
+  // time on one GPC, or waits. Clusters keep their own capacities and GPC rooms for one kernel at a time,
+  // recomputed for the SMs whose state changed since (cl_mark), apart from the index.
+  const std::vector<int> gpc_of_sm = cluster_gpc_of_sm(d);
+  const std::vector<std::vector<int>> gpc_sms = gpc_sms_in_order(gpc_of_sm, order);
+  std::vector<int64_t> cluster_cap(static_cast<size_t>(d.sms)), gpc_room(gpc_sms.size());
+  std::vector<int> on_sm(static_cast<size_t>(d.sms), 0);
+  std::vector<char> cl_dirty(static_cast<size_t>(d.sms), 0);
+  std::vector<int> cl_dirty_list;
+  int cl_kernel = -1;  // the kernel cluster_cap and gpc_room are for
+  const bool any_cluster = !gpc_of_sm.empty() && has_clusters(s);
+  auto cl_mark = [&](int sm) {
+    if (any_cluster && !cl_dirty[static_cast<size_t>(sm)]) {
+      cl_dirty[static_cast<size_t>(sm)] = 1;
+      cl_dirty_list.push_back(sm);
+    }
+  };
+  auto cl_set = [&](int sm, int64_t v) {
+    int64_t& c = cluster_cap[static_cast<size_t>(sm)];
+    gpc_room[static_cast<size_t>(gpc_of_sm[static_cast<size_t>(sm)])] += v - c;
+    c = v;
+  };
+  auto place_block = [&](int k, int sm, int64_t now) {
+    const int slot = n_free == 0 ? static_cast<int>(slots.size()) : free_slots[--n_free];
+    if (slot == static_cast<int>(slots.size())) {
+      slots.emplace_back();
+      free_slots.push_back(-1);
+    }
+    g.commit(sm, needs[k], slots[slot]);
+    const int64_t end = now + s.kernels[k].duration;
+    out.kernels[k].blocks.push_back({sm, now, end});
+    retiring.push(end, {slot, k});
+    ++next_block[k];
+    --undispatched;
+  };
+  auto place_cluster = [&](int k, int64_t now) {
+    if (cl_kernel != k) {
+      cl_kernel = k;
+      std::fill(gpc_room.begin(), gpc_room.end(), 0);
+      for (int sm = 0; sm < d.sms; ++sm) {
+        cluster_cap[static_cast<size_t>(sm)] = capacity_of(sm, k);
+        gpc_room[static_cast<size_t>(gpc_of_sm[static_cast<size_t>(sm)])] += cluster_cap[static_cast<size_t>(sm)];
+      }
+    } else {
+      for (int sm : cl_dirty_list) cl_set(sm, capacity_of(sm, k));
+    }
+    for (int sm : cl_dirty_list) cl_dirty[static_cast<size_t>(sm)] = 0;
+    cl_dirty_list.clear();
+    const int size = s.kernels[k].cluster_size();
+    const int gpc = choose_cluster_gpc(h, gpc_room, size);
+    if (gpc < 0) return false;
+    const std::vector<int>& sms = gpc_sms[static_cast<size_t>(gpc)];
+    for (int c = 0; c < size; ++c) {
+      const int sm = choose_cluster_sm(h, sms, pos_of, cluster_cap, on_sm, rr_pointer);
+      if (sm < 0) throw std::logic_error("a cluster's GPC ran out of room: its resources are not additive");
+      place_block(k, sm, now);
+      cl_set(sm, capacity_of(sm, k));
+      ++on_sm[static_cast<size_t>(sm)];
+      rr_pointer = (pos_of[sm] + 1) % d.sms;
+    }
+    for (int sm : sms) on_sm[static_cast<size_t>(sm)] = 0;
+    head = -1;  // the index was not kept up to date: rebuilt for the next unclustered head
+    return true;
+  };
+
+  int64_t now = 0;
   while (true) {
     // 1. Retire every block whose end has come; successors in a stream become eligible now.
     while (!retiring.empty() && retiring.next_end() <= now) {
@@ -421,6 +493,7 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
         const Allocation& a = slots[r.slot];
         g.release(a);
         touched(a.sm, tpc_coupled && g.tpc_idle(g.tpc_of(a.sm)));
+        cl_mark(a.sm);
         free_slots[n_free++] = r.slot;
         if (--unretired[r.kernel] == 0 && successor[r.kernel] >= 0) satisfied(successor[r.kernel]);
       });
@@ -432,6 +505,11 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
     // 2. Dispatch from the head until the hypothesis answers CANNOT_SCHEDULE_NOW.
     while (!ready.empty()) {
       int k = ready.top().second;
+      if (s.kernels[k].cluster) {
+        if (!g.local_allows(needs[k]) || !place_cluster(k, now)) break;
+        if (next_block[k] == s.kernels[k].blocks) ready.pop();
+        continue;
+      }
       if (k != head) {
         head = k;
         for (int sm = 0; sm < d.sms; ++sm) all_capacities[pos_of[sm]] = capacity_of(sm, k);
@@ -493,6 +571,7 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
         slot = free_slots[--n_free];
       }
       g.commit(sm, n, slots[slot]);
+      cl_mark(sm);
       if (tpc_was_idle) {
         touched(sm, true);
       } else {
@@ -522,7 +601,9 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
   // Issue device (issue 14): the decisions above are the paired ones; a hand-out pass only changes which
   // block index each placement gets. Blocks of one kernel are alike, so this relabelling is all it takes.
   for (size_t k = 0; k < s.kernels.size(); ++k) {
-    const std::vector<int> label = h.hand_out_order(d, s.kernels[k].blocks);
+    const Kernel& kr = s.kernels[k];
+    const std::vector<int> label =
+        kr.cluster ? cluster_block_order(kr.blocks, kr.grid, kr.cluster) : h.hand_out_order(d, kr.blocks);
     if (label.empty()) continue;
     auto& blocks = out.kernels[k].blocks;
     const auto placed = blocks;

@@ -6,12 +6,15 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
+#include <map>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/text.hpp"
+#include "tbcheck/report/controls.hpp"
 
 namespace tbcheck::report {
 
@@ -60,8 +63,26 @@ std::string kernel_details(const model::Scenario& sc, const std::string& name) {
   const int i = sc.kernel_index(name);
   if (i < 0) return name;
   const model::Kernel& k = sc.kernels[static_cast<size_t>(i)];
-  return fmt::format("{}: {} blocks x {} threads, {} regs, {} B smem, duration {}", name, k.blocks, k.threads,
-                     k.regs, k.smem, k.duration);
+  const std::string controls = controls_text(k);
+  return fmt::format("{}: {} blocks x {} threads, {} regs, {} B smem, duration {}{}", name, k.blocks, k.threads, k.regs,
+                     k.smem, k.duration, controls.empty() ? "" : "; " + controls);
+}
+
+// The legend's label of a kernel: its name, and the controls it sets in parentheses.
+std::string legend_label(const model::Scenario& sc, const std::string& name) {
+  const int i = sc.kernel_index(name);
+  const std::string controls = i < 0 ? "" : controls_text(sc.kernels[static_cast<size_t>(i)]);
+  return controls.empty() ? name : fmt::format("{} ({})", name, controls);
+}
+
+// Per schedule kernel, the SMs its TPC partition allows (empty: no partition), from the scenario by name.
+std::vector<std::vector<bool>> partitions(const model::Schedule& s, const model::Scenario& sc) {
+  std::vector<std::vector<bool>> out;
+  for (const auto& k : s.kernels) {
+    const int i = sc.kernel_index(k.name);
+    out.push_back(i < 0 ? std::vector<bool>{} : allowed_sms(sc.kernels[static_cast<size_t>(i)], sc.device));
+  }
+  return out;
 }
 
 }  // namespace
@@ -251,9 +272,17 @@ std::string render(const std::vector<const model::Schedule*>& sides, const model
   struct Group {
     int first, last;
   };
+  // Partitions (issue 17): each partitioned kernel marks its allowed SMs in the right margin, so SMs fold
+  // together only where they are allowed alike.
+  const std::vector<std::vector<bool>> allowed = partitions(*sides[0], sc);
+  auto is_allowed = [&](size_t k, int sm) {
+    return sm < static_cast<int>(allowed[k].size()) && allowed[k][static_cast<size_t>(sm)];
+  };
   std::vector<Group> groups;
   for (int sm = lo; sm <= hi; ++sm) {
     bool same = o.fold && !groups.empty();
+    for (size_t k = 0; same && k < allowed.size(); ++k)
+      same = allowed[k].empty() || is_allowed(k, sm) == is_allowed(k, groups.back().first);
     for (const auto& sd : side)
       same = same && sd.slots[static_cast<size_t>(sm)] == sd.slots[static_cast<size_t>(groups.back().first)];
     if (same) groups.back().last = sm;
@@ -282,7 +311,9 @@ std::string render(const std::vector<const model::Schedule*>& sides, const model
   if (is_diff)
     for (const auto* s : sides) tag_w = std::max(tag_w, kLabelCharW * static_cast<double>(code_points(s->hypothesis)) + 10);
   const double left = std::max(kLeft, label_w + tag_w + 14);
-  const double right = is_diff ? 96 : kRight;
+  size_t partitioned = 0;
+  for (const auto& a : allowed) partitioned += !a.empty();
+  const double right = (is_diff ? 96 : kRight) + 6 * static_cast<double>(partitioned);
   const double plot_right = left + kPlotW;
 
   int64_t span = 1;
@@ -328,7 +359,7 @@ std::string render(const std::vector<const model::Schedule*>& sides, const model
   const double header_bottom = 40 + 15 * static_cast<double>(notes.size());
   double lx = left, ly = header_bottom + 16, widest = plot_right;
   for (const auto& k : s0.kernels) {
-    const double w = kLegendSwatch + 5 + kCharW * static_cast<double>(code_points(k.name)) + 18;
+    const double w = kLegendSwatch + 5 + kCharW * static_cast<double>(code_points(legend_label(sc, k.name))) + 18;
     if (lx > left && lx + w > plot_right) {
       lx = left;
       ly += kLegendRow;
@@ -387,7 +418,7 @@ std::string render(const std::vector<const model::Schedule*>& sides, const model
                    "<text x=\"{}\" y=\"{}\">{}</text></g>\n",
                    xml_escape(kernel_details(sc, name)), num(legend[i].x), num(legend[i].y - kLegendSwatch + 1),
                    num(kLegendSwatch), num(kLegendSwatch), kPalette[i % kPaletteSize],
-                   num(legend[i].x + kLegendSwatch + 5), num(legend[i].y), xml_escape(name));
+                   num(legend[i].x + kLegendSwatch + 5), num(legend[i].y), xml_escape(legend_label(sc, name)));
   }
   fmt::format_to(w, "</g>\n");
 
@@ -433,6 +464,10 @@ std::string render(const std::vector<const model::Schedule*>& sides, const model
 
   // Bars; marked ones after the rest so their outlines are never covered, the first difference last.
   const bool fade = diff && diff->count > 0;
+  struct Box {
+    double x0, y0, x1, y1;
+  };
+  std::map<std::tuple<size_t, size_t, size_t>, Box> box_of;  // (side, kernel, block) -> its bar
   std::string marked[3];
   std::vector<double> first_rows;  // y centres of the rows that hold the first difference
   for (const auto& r : row_list) {
@@ -477,11 +512,53 @@ std::string render(const std::vector<const model::Schedule*>& sides, const model
                            num(x + 3), num(by + lh / 2 + fs * 0.36), num(fs),
                            fade && !sl.mark ? "#333333" : label_colour(sl.kernel),
                            fade && !sl.mark ? " fill-opacity=\"0.7\"" : "", xml_escape(kname));
+      for (int blk : blocks) box_of[{r.side, sl.kernel, static_cast<size_t>(blk)}] = {x, by, x + bw, by + lh};
       if (sl.mark == 2) first_rows.push_back(by + lh / 2);
       marked[sl.mark] += bar;
     }
   }
   fmt::format_to(w, "<g class=\"blocks\">\n{}{}{}</g>\n", marked[0], marked[1], marked[2]);
+  // Clusters (issue 17): a dashed outline around the bars of each cluster's blocks.
+  fmt::format_to(w, "<g class=\"clusters\" fill=\"none\" stroke=\"#111111\" stroke-width=\"1.2\" stroke-dasharray=\"3 2\">\n");
+  for (size_t sd = 0; sd < sides.size(); ++sd)
+    for (size_t k = 0; k < sides[sd]->kernels.size(); ++k) {
+      const int ki = sc.kernel_index(sides[sd]->kernels[k].name);
+      if (ki < 0 || !sc.kernels[static_cast<size_t>(ki)].cluster) continue;
+      const std::vector<int> id = model::cluster_of_blocks(sc.kernels[static_cast<size_t>(ki)]);
+      std::map<int, std::pair<Box, std::vector<int>>> outline;
+      for (size_t b = 0; b < id.size(); ++b) {
+        auto it = box_of.find({sd, k, b});
+        if (it == box_of.end()) continue;
+        auto [o2, fresh] = outline.try_emplace(id[b], it->second, std::vector<int>{});
+        Box& u = o2->second.first;
+        u = {std::min(u.x0, it->second.x0), std::min(u.y0, it->second.y0), std::max(u.x1, it->second.x1),
+             std::max(u.y1, it->second.y1)};
+        o2->second.second.push_back(static_cast<int>(b));
+      }
+      for (const auto& [c, ub] : outline)
+        fmt::format_to(w, "<rect class=\"cluster\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>\n",
+                       num(ub.first.x0 - 1), num(ub.first.y0 - 1), num(ub.first.x1 - ub.first.x0 + 2),
+                       num(ub.first.y1 - ub.first.y0 + 2),
+                       xml_escape(fmt::format("{} cluster {}: blocks {}", sides[sd]->kernels[k].name, c,
+                                              model::format_int_list(ub.second))));
+    }
+  fmt::format_to(w, "</g>\n");
+  // Partitions: per partitioned kernel, a strip of its colour right of the plot on every allowed SM's row.
+  if (partitioned > 0) {
+    fmt::format_to(w, "<g class=\"partitions\">\n");
+    size_t column = 0;
+    for (size_t k = 0; k < allowed.size(); ++k) {
+      if (allowed[k].empty()) continue;
+      const double px = plot_right + 3 + 6 * static_cast<double>(column++);
+      for (const auto& r : row_list)
+        if (is_allowed(k, groups[r.group].first))
+          fmt::format_to(w, "<rect class=\"partition\" x=\"{}\" y=\"{}\" width=\"4\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>\n",
+                         num(px), num(r.y), num(r.h), kPalette[k % kPaletteSize],
+                         xml_escape(fmt::format("{} may use this SM ({})", sides[0]->kernels[k].name,
+                                                group_label(groups[r.group]))));
+    }
+    fmt::format_to(w, "</g>\n");
+  }
   // A pointer in the right margin, on each row that holds the first difference.
   for (double cy : first_rows)
     fmt::format_to(w, "<text class=\"first-difference\" x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#d00000\">\u25c0 first</text>\n",

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "tbcheck/model/observation.hpp"
+#include "tbcheck/report/controls.hpp"
 #include "tbcheck/report/svg.hpp"
 
 namespace tbcheck::report {
@@ -59,6 +61,11 @@ nlohmann::json chrome_trace(const model::Schedule& s, const model::Scenario& sc,
 
   for (size_t k = 0; k < s.kernels.size(); ++k) {
     const auto& ks = s.kernels[k];
+    // Issue 17: the kernel's controls on each of its blocks, and the cluster a block belongs to.
+    const int ki = sc.kernel_index(ks.name);
+    const model::Kernel* kernel = ki < 0 ? nullptr : &sc.kernels[static_cast<size_t>(ki)];
+    const nlohmann::json controls = kernel ? controls_json(*kernel) : nlohmann::json::object();
+    const std::vector<int> cluster = kernel && kernel->cluster ? model::cluster_of_blocks(*kernel) : std::vector<int>{};
     for (size_t b = 0; b < ks.blocks.size(); ++b) {
       const int lane = lanes.of_block[k][b];
       if (lane < 0) continue;
@@ -71,6 +78,9 @@ nlohmann::json chrome_trace(const model::Schedule& s, const model::Scenario& sc,
                         {"ts", static_cast<double>(p.start) * us_per_unit},
                         {"dur", static_cast<double>(p.end - p.start) * us_per_unit},
                         {"args", {{"block", b}, {"sm", p.sm}, {"lane", lane}, {"start", p.start}, {"end", p.end}}}});
+      auto& args = events.back()["args"];
+      if (!controls.empty()) args["controls"] = controls;
+      if (b < cluster.size()) args["cluster"] = cluster[b];
     }
   }
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};

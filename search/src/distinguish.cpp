@@ -16,6 +16,7 @@
 #include "tbcheck/search/lemma_cache.hpp"
 #include "tbcheck/smt/synthesis.hpp"
 #include "control_variants.hpp"
+#include "cluster_witness.hpp"
 #include "witness.hpp"
 #include "worker_pool.hpp"
 #include "tbcheck/search/shard.hpp"
@@ -129,6 +130,10 @@ bool same_machine_on(const model::Hypothesis& h1, const model::Hypothesis& h2, c
   // Issue 17's controls: priorities need a device range with enough levels, masks a second TPC.
   if (!detail::priority_exercised(d, a.priority, b.priority)) a.priority = b.priority;
   if (!detail::partition_exercised(d)) a.partition = b.partition;
+  // The structures asked on `d` launch no clusters (clustered ones: cluster_witness.cpp), so the cluster
+  // mechanisms never act there.
+  a.cluster_gpc = b.cluster_gpc;
+  a.cluster_spread = b.cluster_spread;
   return a.same_options(b);
 }
 
@@ -224,6 +229,7 @@ class PairSearch {
       r_.minimal_proved = true;
       return r_;
     }
+    if (detail::cluster_pair(h1_, h2_, full_) && clustered()) return r_;
     if (within_bounds()) return r_;
     if (beyond_bounds()) return r_;
     return verdict();
@@ -442,6 +448,33 @@ class PairSearch {
       all_unsat_so_far_ = all_unsat_so_far_ && device_all_unsat;
     }
     return false;
+  }
+
+  // A pair that differs in a cluster mechanism (issue 17 part B): clustered structures on two-GPC devices,
+  // by simulation. The witness stays on its small device (lifting would change its GPCs); not proved minimal.
+  bool clustered() {
+    const int samples = std::max(200, b_.sim_samples / 10);
+    auto found = detail::cluster_witness(h1_, h2_, full_, samples, b_.seed);
+    if (!found || !separates(*found, h1_, h2_)) return false;
+    model::Case c;
+    c.scenario = *found;
+    c.id = fmt::format("synth-{}-{}-vs-{}", full_.name, h1_.name, h2_.name);
+    c.source = "synthesized";
+    r_.witness = c;
+    r_.found_by = Finder::Simulator;
+    r_.route = fmt::format("simulator search over clustered structures on {} (two GPCs of {}), not lifted",
+                           found->device.name, full_.name);
+    r_.outcome = PairOutcome::Separated;
+    r_.structure.clear();
+    for (const auto& k : found->kernels) r_.structure.push_back(k.blocks);
+    r_.kernels = static_cast<int>(found->kernels.size());
+    r_.blocks = found->total_blocks();
+    r_.total_duration = total_duration(*found);
+    r_.minimal_proved = false;
+    r_.reason = "clustered structures are searched by simulation only (the SMT pair query has no cluster structures)";
+    r_.first_difference = first_difference(model::simulate(*found, h1_), model::simulate(*found, h2_));
+    r_.wall_seconds = since(t0_);
+    return true;
   }
 
   // Nothing within the bounds (or undecided there): random structures beyond them, by simulation

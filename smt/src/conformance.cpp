@@ -259,11 +259,18 @@ ConformanceReport run_conformance(const model::Hypothesis& h, int scenarios, uns
   // gpc-priority needs a GPC map: quadro6000 (seed 003's 14-SM Fermi), the only built-in device with one.
   const bool fermi = h.selection == model::Selection::GpcPriority;
   const model::Device& base = model::builtin_device(fermi ? "quadro6000" : "rtx3090", "", "");
+  return check_scenarios(h, scenarios, seed, timeout_ms, [&](unsigned sd) {
+    return fermi      ? random_fermi_scenario(sd, base, h)
+           : controls ? random_control_scenario(sd, base)
+                      : random_small_scenario(sd, base);
+  });
+}
+
+ConformanceReport check_scenarios(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms,
+                                  const std::function<model::Scenario(unsigned)>& make) {
+  ConformanceReport r;
   for (int n = 0; n < scenarios; ++n) {
-    const unsigned sd = seed + static_cast<unsigned>(n) * 7919u;
-    model::Scenario sc = fermi      ? random_fermi_scenario(sd, base, h)
-                         : controls ? random_control_scenario(sd, base)
-                                    : random_small_scenario(sd, base);
+    const model::Scenario sc = make(seed + static_cast<unsigned>(n) * 7919u);
     bool unknown = false, not_unique = false;
     std::string err = check_one(sc, h, timeout_ms, &unknown, &not_unique);
     if (!err.empty()) {

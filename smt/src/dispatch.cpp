@@ -47,6 +47,8 @@ void Encoder::block(int i) {
   if (fermi_) {
     fermi_pick(i, caps, lok);
     pos_.push_back(iv(0));  // the round-robin pointer plays no part
+  } else if (ku < s_.cluster.size() && s_.cluster[ku]) {
+    cluster_pick(i, caps, lok);
   } else {
     generic_pick(i, caps, lok);
   }

@@ -1,6 +1,7 @@
 // Internal to smt/: the encoder of one hypothesis over one symbolic scenario, split by the simulator's
 // seams (state.cpp, capacity.cpp, dispatch.cpp, commit.cpp, fermi_pick.cpp; terms.cpp for term helpers).
 #pragma once
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -123,6 +124,9 @@ class Encoder {
   void block(int i);
   // Selection and waiting rule of the generic dispatcher (round-robin, most-room; issue paired).
   void generic_pick(int i, const std::vector<SmCap>& caps, const expr& lok);
+  // Thread block clusters (cluster_pick.cpp; model/src/cluster.cpp is the reference): a cluster's leader waits
+  // until a GPC has room for all its blocks and picks the GPC; its other blocks start with it on that GPC.
+  void cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lok);
   expr position_of(const expr& sm);
   expr rr_pointer(int i);
 
@@ -180,6 +184,9 @@ class Encoder {
   std::vector<int> gpc_of_sm_;
   std::vector<expr> CAP0_, plan_at_, wave_size_, taken_;
   std::vector<std::vector<expr>> plan_;
+  // clusters: the GPC of every SM, and the GPC each clustered block (by pick) went to
+  std::vector<int> cluster_gpc_of_sm_;
+  std::map<int, expr> cluster_gpc_;
 };
 
 }  // namespace tbcheck::smt::detail

@@ -13,6 +13,7 @@
 
 #include "encoder.hpp"
 #include "tbcheck/model/controls.hpp"
+#include "tbcheck/model/cluster.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/fermi.hpp"
 
@@ -66,7 +67,9 @@ std::vector<int> pick_order(const SymbolicScenario& s, const Hypothesis& h) {
     if (!fermi) {
       // Issue device (issue 14): the p-th placement is the block its hand-out pass gives it, so the
       // encoder's picks stay the paired decisions (leader, follower, ...) and only the labels move.
-      const std::vector<int> index = h.hand_out_order(s.device, s.blocks[k]);
+      const std::vector<int> index = k < s.cluster.size() && s.cluster[k]
+                                         ? model::cluster_block_order(s.blocks[k], s.grid[k], s.cluster[k])
+                                         : h.hand_out_order(s.device, s.blocks[k]);
       for (int b = 0; b < s.blocks[k]; ++b) out.push_back(first + (index.empty() ? b : index[static_cast<size_t>(b)]));
       continue;
     }
@@ -110,6 +113,7 @@ SymbolicScenario SymbolicScenario::make_symbolic(z3::context& c, const model::De
   s.device = d;
   s.blocks = blocks;
   s.grid.assign(blocks.size(), std::nullopt);
+  s.cluster.assign(blocks.size(), std::nullopt);
   for (size_t k = 0; k < blocks.size(); ++k) {
     auto name = [&](const char* what) { return fmt::format("{}_{}_k{}", prefix, what, k); };
     expr w = s.var(name("warps"));
@@ -157,6 +161,7 @@ SymbolicScenario SymbolicScenario::make_fixed(z3::context& c, const model::Scena
       throw Unsupported("the SMT engine launches every kernel at 0; release_time is modelled by the simulator only");
     s.blocks.push_back(k.blocks);
     s.grid.push_back(k.grid);
+    s.cluster.push_back(k.cluster);
     s.warps.push_back(s.num(k.warps()));
     s.regs.push_back(s.num(k.regs));
     s.smem.push_back(s.num(k.smem));
@@ -181,6 +186,7 @@ model::Scenario SymbolicScenario::decode(const z3::model& m) const {
     kr.name = fmt::format("k{}", k + 1);
     kr.blocks = blocks[k];
     if (k < grid.size()) kr.grid = grid[k];
+    if (k < cluster.size()) kr.cluster = cluster[k];
     kr.threads = static_cast<int>(value_of(m, warps[k]) * model::kThreadsPerWarp);
     kr.regs = static_cast<int>(value_of(m, regs[k]));
     kr.smem = static_cast<int>(value_of(m, smem[k]));
@@ -268,6 +274,20 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
         throw Unsupported(e.what());
       }
       break;
+  }
+  // Thread block clusters (cluster_pick.cpp): the rule the simulator follows, refused where it refuses.
+  for (size_t k = 0; k < s_.blocks.size(); ++k) {
+    if (k >= s_.cluster.size() || !s_.cluster[k]) continue;
+    model::Scenario probe;
+    probe.device = dev_;
+    model::Kernel kr;
+    kr.name = fmt::format("k{}", k + 1);
+    kr.cluster = s_.cluster[k];
+    probe.kernels.push_back(kr);
+    if (std::string why = model::cluster_no_gpc_map(probe); !why.empty()) throw Unsupported(why);
+    if (std::string why = model::cluster_unsupported_options(h_); !why.empty())
+      throw Unsupported(fmt::format("clusters under {}: {}", h_.name, why));
+    cluster_gpc_of_sm_ = model::cluster_gpc_of_sm(dev_);
   }
   switch (h_.registers) {
     case model::Registers::Sm: break;

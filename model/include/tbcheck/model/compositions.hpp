@@ -28,6 +28,12 @@ std::vector<std::string> mechanism_fields();
 // alg1 ("alg1+registers=pb-contiguous+smem=counted"), so the name says what it is.
 const std::vector<Hypothesis>& all_compositions();
 
+// all_compositions keeps the cluster mechanisms (cluster_gpc, cluster_spread) at their defaults; on a device
+// with thread block clusters (CC 9.0) and a GPC map this adds every other cluster choice to the compositions
+// whose resources the cluster rule is defined for (model/cluster.hpp). Elsewhere it is all_compositions.
+struct Device;
+std::vector<Hypothesis> compositions_for(const Device& d);
+
 // The canonical name of h's options in that scheme (ignores h.name).
 std::string composition_name(const Hypothesis& h);
 

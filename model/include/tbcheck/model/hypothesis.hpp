@@ -29,6 +29,10 @@ enum class Issue { Single, Paired, PairedCc8, FromDevice };
 // (model/include/tbcheck/model/controls.hpp has the helpers both engines share).
 enum class Priority { Ignore, Strict, TwoLevel };
 enum class Partition { AllowedSms, Ignore };
+// Thread block clusters (issue 17 part B; model/src/cluster.cpp): which GPC takes a cluster, and how its
+// blocks spread over that GPC's SMs.
+enum class ClusterGpc { MostRoom, LowestIndex };
+enum class ClusterSpread { Selection, OnePerSm };
 
 struct Hypothesis {
   std::string name;
@@ -50,6 +54,8 @@ struct Hypothesis {
   Issue issue = Issue::Single;  // optional in files (default single), so files written before it stay valid
   Priority priority = Priority::Ignore;        // optional in files, like issue
   Partition partition = Partition::AllowedSms;  // optional in files: masks honoured, as docs/controls.md documents
+  ClusterGpc cluster_gpc = ClusterGpc::MostRoom;            // optional in files, like issue
+  ClusterSpread cluster_spread = ClusterSpread::Selection;  // optional in files, like issue
 
   bool pb_warps() const;      // warps placed on processing blocks (not one SM pool)
   bool pb_registers() const;  // registers pooled per processing block
@@ -110,6 +116,8 @@ std::string_view to_string(Capacity);
 std::string_view to_string(Issue);
 std::string_view to_string(Priority);
 std::string_view to_string(Partition);
+std::string_view to_string(ClusterGpc);
+std::string_view to_string(ClusterSpread);
 
 // Reads a hypothesis object. `base` (optional) names a shipped hypothesis whose options are
 // taken first. Unknown fields or option values are errors listing the valid ones; option

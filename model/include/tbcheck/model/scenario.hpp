@@ -46,13 +46,6 @@ struct Scenario {
   json to_json() const;
 };
 
-// The first control the scenario sets that no hypothesis option models yet (cluster; priority and
-// tpcs have the priority and partition options), as "kernels[i].<field>: <reason>"; "" when none. The simulator refuses such scenarios
-// (an InputError, reported unsupported per case by validate) instead of silently ignoring them.
-std::string unmodelled_control(const Scenario& s);
-// Throws that refusal as an InputError naming `where` and the field.
-void check_controls_modelled(const Scenario& s, const std::string& where);
-
 // Most blocks a thread block cluster may have: the portable limit of the CUDA programming guide
 // (larger clusters need cudaFuncAttributeNonPortableClusterSizeAllowed, which tbcheck does not set).
 inline constexpr int kMaxPortableClusterBlocks = 8;

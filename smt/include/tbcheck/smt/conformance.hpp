@@ -1,6 +1,7 @@
 // Conformance of the SMT engine with the simulator: random concrete scenarios, the model's schedule
 // compared block by block with simulate(), and uniqueness (a different schedule is UNSAT).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,17 @@ model::Scenario random_control_scenario(unsigned seed, const model::Device& base
 // feasible under h.
 model::Scenario random_fermi_scenario(unsigned seed, const model::Device& device, const model::Hypothesis& h,
                                       int max_blocks = 40);
+
+// A random scenario with thread block clusters on a reduced CC 9.0 device (2-4 TPCs of 2 SMs in 2-3 GPCs of a
+// random map, full-size per-SM limits of `base`): 1-3 kernels, some clustered (1-D and 2-D clusters of up to 4
+// blocks), some not, 1-12 blocks in all; check_feasibility(h) accepts it.
+model::Scenario random_cluster_scenario(unsigned seed, const model::Device& base, const model::Hypothesis& h);
+// Random clustered scenarios (random_cluster_scenario on h100-sxm-assumed-gpcs) checked as run_conformance does.
+ConformanceReport run_cluster_conformance(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms);
+
+// check_one on `scenarios` scenarios make(seed + n x 7919), n = 0, 1, ..., counted into one report.
+ConformanceReport check_scenarios(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms,
+                                  const std::function<model::Scenario(unsigned)>& make);
 
 // Random scenarios (random_small_scenario, or random_control_scenario with `controls`; random_fermi_scenario
 // on quadro6000 for gpc-priority).

@@ -1,6 +1,7 @@
 // Z3 encoding of the dispatcher and of every mechanism option, assembled from a hypothesis' JSON
 // options exactly as the simulator is, over a scenario whose kernel parameters may be symbolic.
 #pragma once
+#include <array>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -45,6 +46,7 @@ struct SymbolicScenario {
   Sort sort = Sort::Int;
   std::vector<int> blocks;                                  // per kernel (the fixed structure)
   std::vector<std::optional<std::pair<int, int>>> grid;     // per kernel: a 2-D grid (x, y), or none (1-D)
+  std::vector<std::optional<std::array<int, 3>>> cluster;   // per kernel: thread block cluster dims, or none
   std::vector<z3::expr> warps, regs, smem, duration, local;  // per kernel; smem in bytes
   // Issue 17's controls per kernel, concrete (a synthesis structure enumerates them): stream priority,
   // TPC mask (empty: all). Every kernel is released at 0, so strict priorities are a stable reorder.

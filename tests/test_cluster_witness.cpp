@@ -1,0 +1,93 @@
+// Witnesses for pairs that differ in a cluster mechanism (search/src/cluster_witness.cpp, through
+// distinguish_pair): every pair of cluster choices separated on a two-GPC device, none without clusters.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "helpers.hpp"
+#include "tbcheck/model/observation.hpp"
+#include "tbcheck/model/simulator.hpp"
+#include "tbcheck/search/distinguish.hpp"
+
+using namespace tbcheck;
+
+namespace {
+
+std::vector<model::Hypothesis> cluster_variants(const std::string& base) {
+  std::vector<model::Hypothesis> out;
+  for (auto g : {model::ClusterGpc::MostRoom, model::ClusterGpc::LowestIndex})
+    for (auto s : {model::ClusterSpread::Selection, model::ClusterSpread::OnePerSm}) out.push_back(test::cluster_variant(base, g, s));
+  return out;
+}
+
+search::DistinguishBounds quick() {
+  search::DistinguishBounds b;
+  b.sim_samples = 2000;
+  b.wide_samples = 0;
+  b.timeout_ms = 2000;
+  b.pair_budget_ms = 4000;
+  b.lemma_timeout_ms = 0;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("distinguish separates every pair of cluster choices with a simulator-checked witness", "[distinguish][cluster]") {
+  const auto& dev = model::builtin_device("h100-sxm-assumed-gpcs", "test", "device");
+  for (const char* base : {"most-room", "round-robin"}) {
+    const auto hs = cluster_variants(base);
+    for (size_t i = 0; i < hs.size(); ++i)
+      for (size_t j = i + 1; j < hs.size(); ++j) {
+        INFO(hs[i].name << " vs " << hs[j].name);
+        const auto r = search::distinguish_pair(hs[i], hs[j], dev, quick());
+        REQUIRE(r.outcome == search::PairOutcome::Separated);
+        REQUIRE(r.witness);
+        const auto& sc = r.witness->scenario;
+        // The witness launches clusters, on two GPCs, and the simulators place some block differently.
+        CHECK(std::any_of(sc.kernels.begin(), sc.kernels.end(), [](const auto& k) { return k.cluster.has_value(); }));
+        CHECK(sc.device.gpc_of_tpc.front() != sc.device.gpc_of_tpc.back());
+        const auto a = model::simulate(sc, hs[i]), b = model::simulate(sc, hs[j]);
+        bool differ = false;
+        for (size_t k = 0; k < a.kernels.size(); ++k)
+          for (size_t x = 0; x < a.kernels[k].blocks.size(); ++x)
+            differ = differ || a.kernels[k].blocks[x].sm != b.kernels[k].blocks[x].sm ||
+                     a.kernels[k].blocks[x].start != b.kernels[k].blocks[x].start;
+        CHECK(differ);
+        CHECK_FALSE(r.first_difference.empty());
+      }
+  }
+}
+
+TEST_CASE("cluster choices are one machine on a device without clusters or without a GPC map", "[distinguish][cluster]") {
+  const auto hs = cluster_variants("most-room");
+  for (const char* name : {"h100-sxm", "rtx3090"}) {
+    INFO(name);
+    const auto& dev = model::builtin_device(name, "test", "device");
+    CHECK(search::same_machine_on(hs[0], hs[3], search::reduced_device(dev, 2), 3));
+    auto b = quick();
+    b.max_kernels = 1;
+    b.max_total_blocks = 2;
+    const auto r = search::distinguish_pair(hs[0], hs[3], dev, b);
+    CHECK(r.outcome == search::PairOutcome::Inseparable);
+  }
+}
+
+TEST_CASE("the shipped cluster witnesses still separate their pairs", "[distinguish][cluster]") {
+  // corpus/synth-cluster: `tbcheck distinguish` over tests/data/cluster/most-room-*.json (docs/controls.md).
+  const auto cases = model::load_cases(test::source_path("corpus/synth-cluster"));
+  REQUIRE(cases.size() == 6);
+  const std::string prefix = "synth-h100-sxm-assumed-gpcs-";
+  for (const auto& c : cases) {
+    INFO(c.id);
+    REQUIRE(c.id.rfind(prefix, 0) == 0);
+    const std::string pair = c.id.substr(prefix.size());
+    const size_t vs = pair.find("-vs-");
+    REQUIRE(vs != std::string::npos);
+    const auto h1 = model::load_hypothesis_file(test::source_path("tests/data/cluster/" + pair.substr(0, vs) + ".json"));
+    const auto h2 = model::load_hypothesis_file(test::source_path("tests/data/cluster/" + pair.substr(vs + 4) + ".json"));
+    CHECK(std::any_of(c.scenario.kernels.begin(), c.scenario.kernels.end(), [](const auto& k) { return k.cluster.has_value(); }));
+    CHECK(search::first_difference(model::simulate(c.scenario, h1), model::simulate(c.scenario, h2)) != "");
+  }
+}
