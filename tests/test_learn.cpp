@@ -256,6 +256,33 @@ TEST_CASE("learn splits the PB warp rules under SM-pooled registers and groups p
   }
 }
 
+TEST_CASE("the list learner confirms olmedo: PB warp neighbours separated, pb-any proved equivalent", "[learn]") {
+  // Before the PB-hole search, olmedo's neighbours with a PB warp rule stayed open (unconfirmed).
+  const auto& dev = model::builtin_device("rtx3090", "test", "device");
+  auto o = sim_options("olmedo");
+  o.synthesize = true;
+  auto r = search::learn(model::builtin_hypotheses(), dev, paper_and_synth(), o);
+  INFO(r.reason);
+  REQUIRE(r.confirmation.has_value());
+  CHECK(r.outcome == search::LearnOutcome::Identified);
+  CHECK(r.confirmation->not_separated().empty());
+  size_t pb_any = 0;
+  for (const auto& n : r.confirmation->neighbours) {
+    if (n.verdict != search::NeighbourVerdict::Equivalent) continue;
+    CHECK_THAT(n.detail, Catch::Contains("pb-any acts as sm"));
+    CHECK_THAT(n.name, Catch::Contains("warps=pb-any"));
+    ++pb_any;
+  }
+  CHECK(pb_any == 1);
+  // Some neighbour with strict round-robin warps is separated by the PB-hole search's witness.
+  const bool by_witness = std::any_of(r.confirmation->neighbours.begin(), r.confirmation->neighbours.end(), [](const auto& n) {
+    const bool rr = std::any_of(n.differences.begin(), n.differences.end(),
+                                [](const std::string& d) { return d.find("pb-strict-rr") != std::string::npos; });
+    return rr && n.verdict == search::NeighbourVerdict::Separated && n.case_id.rfind("simulated-witness", 0) == 0;
+  });
+  CHECK(by_witness);
+}
+
 TEST_CASE("learn reports an open question when the device is none of the hypotheses", "[learn]") {
   const auto& dev = model::builtin_device("rtx3090", "test", "device");
   auto r = search::learn({hyp("round-robin"), hyp("most-room")}, dev, paper_and_synth(), sim_options("alg1"));

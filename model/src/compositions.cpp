@@ -141,7 +141,7 @@ std::string_view to_string(StateCheck c) {
 }
 
 std::string StateCheckResult::summary() const {
-  if (verdict == StateCheck::Proved) return fmt::format("the capacity rules agree on all {} SM states and blocks", compared);
+  if (verdict == StateCheck::Proved) return fmt::format("the capacity rules agree on all {} (SM state, block) pairs", compared);
   return fmt::format("the capacity rules differ: {}", counterexample);
 }
 
