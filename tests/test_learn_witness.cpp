@@ -54,10 +54,8 @@ TEST_CASE("the PB-hole search finds nothing between pb-any and sm under SM-poole
   const auto sm = pooled(model::Warps::Sm, false), any = pooled(model::Warps::PbAny, false);
   const model::Device& d = model::builtin_device("rtx3090", "test", "device");
   CHECK_FALSE(search::pb_hole_search(sm, any, d, 200));
-  // With registers per PB the same pair does differ, and the search says so.
-  auto sm_pb = sm, any_pb = any;
-  any_pb.registers = model::Registers::Pb;
-  sm_pb.warps = model::Warps::PbStrictRR;
-  sm_pb.registers = model::Registers::Pb;
-  CHECK(search::pb_hole_search(sm_pb, any_pb, d, 3000));
+  // With registers per PB, pb-any does differ from strict round-robin, and the search says so.
+  auto rr_pb = pooled(model::Warps::PbStrictRR, true), any_pb = any;
+  rr_pb.registers = any_pb.registers = model::Registers::Pb;
+  CHECK(search::pb_hole_search(rr_pb, any_pb, d, 3000));
 }

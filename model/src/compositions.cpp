@@ -176,6 +176,12 @@ StateCheckResult check_pb_any_as_sm(const Device& d) {
     r.counterexample = fmt::format("{} PBs per SM is outside 1..{}", pbs, kMaxPbs);
     return r;
   }
+  if (int64_t{slots} * pbs != d.max_warps_per_sm) {
+    // The SM pool would hold warps the PBs cannot: a state the enumeration below does not reach.
+    r.counterexample = fmt::format("on {}: {} PBs x {} warp slots != {} warps per SM", d.name, pbs, slots,
+                                   d.max_warps_per_sm);
+    return r;
+  }
   const int max_w = d.max_threads_per_block / kThreadsPerWarp;
   // A register demand that binds at half the SM's warps, and none.
   const int binding_regs = std::max(1, d.regs_per_sm / std::max(1, d.max_warps_per_sm) * 2);
@@ -212,12 +218,6 @@ StateCheckResult check_pb_any_as_sm(const Device& d) {
     while (j < pbs && ++v[static_cast<size_t>(j)] > slots) v[static_cast<size_t>(j++)] = 0;
     if (j == pbs) break;
   }
-  if (int64_t{slots} * pbs != d.max_warps_per_sm) {
-    // The SM pool would hold warps the PBs cannot: a state the enumeration above does not reach.
-    r.counterexample = fmt::format("on {}: {} PBs x {} warp slots != {} warps per SM", d.name, pbs, slots,
-                                   d.max_warps_per_sm);
-    return r;
-  }
   r.verdict = StateCheck::Proved;
   return r;
 }
@@ -235,6 +235,10 @@ StateCheckResult pb_any_as_sm(const Device& d) {
   StateCheckResult r = check_pb_any_as_sm(d);
   std::lock_guard<std::mutex> lock(mu);
   return memo.emplace(key, std::move(r)).first->second;
+}
+
+bool pb_any_acts_as_sm(const Hypothesis& h, const Device& d) {
+  return h.registers == Registers::Sm && h.warps == Warps::PbAny && pb_any_as_sm(d).verdict == StateCheck::Proved;
 }
 
 }  // namespace tbcheck::model

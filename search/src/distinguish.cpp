@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/lemma_cache.hpp"
 #include "tbcheck/smt/synthesis.hpp"
@@ -125,6 +126,9 @@ bool same_machine_on(const model::Hypothesis& h1, const model::Hypothesis& h2, c
   for (int n = 1; n <= max_blocks_per_kernel && !leaders; ++n)
     for (int i = 0; i < n && !leaders; ++i) leaders = a.leads_pair(d, n, i) || b.leads_pair(d, n, i);
   if (!leaders) a.issue = b.issue = model::Issue::Single;
+  // pb-any with one register pool per SM, where the state check proves it (docs/learn.md).
+  if (model::pb_any_acts_as_sm(a, d)) a.warps = model::Warps::Sm;
+  if (model::pb_any_acts_as_sm(b, d)) b.warps = model::Warps::Sm;
   return a.same_options(b);
 }
 

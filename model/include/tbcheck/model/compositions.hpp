@@ -67,4 +67,8 @@ struct StateCheckResult {
 // registers binding, pb-any's state holding the same warps as sm's pool. Memoised per device.
 StateCheckResult pb_any_as_sm(const Device& d);
 
+// Whether h is pb-any with registers: sm on a device where pb_any_as_sm proved that it acts as sm:
+// then learn and distinguish treat h as its warps: sm twin.
+bool pb_any_acts_as_sm(const Hypothesis& h, const Device& d);
+
 }  // namespace tbcheck::model
