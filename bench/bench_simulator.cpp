@@ -186,7 +186,7 @@ struct Row {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: bench_simulator [--reps N] [--kernels N] [--seed S] [--hypotheses a,b,...] [--hash]\n"
+               "usage: bench_simulator [--reps N] [--kernels N] [--seed S] [--hypotheses a,b,...] [--controls] [--hash]\n"
                "  default: 3 repetitions of ~1M blocks (2000 kernels) on h100-sxm under\n"
                "  alg1, round-robin, most-room, alg1-contiguous-regs\n"
                "  --hash: print a digest of every schedule (bench scenario, generated scenarios,\n"
@@ -197,10 +197,27 @@ int usage() {
 
 }  // namespace
 
+// --controls (issue 17): the same kernels with stream priorities in [0, -5] (one per stream; a third of
+// the kernels keep the default) and a TPC mask of half the device on every fourth kernel, drawn from
+// their own generator so the kernels stay the plain scenario's. The device gets the range [0, -5].
+void add_controls(Scenario& s) {
+  Rng rng(0x17);
+  s.device.stream_priorities = PriorityRange{0, -5, "bench_simulator --controls"};
+  s.device_builtin = false;
+  std::vector<int> half;
+  for (int t = 0; t < s.device.tpcs(); t += 2) half.push_back(t);
+  for (auto& k : s.kernels) {
+    const int draw = rng.uniform(0, 5);
+    if (k.stream) k.priority = -(*k.stream % 6);
+    else if (rng.uniform(0, 2) > 0) k.priority = -draw;
+    if (rng.uniform(0, 3) == 0) k.tpcs = half;
+  }
+}
+
 int main(int argc, char** argv) try {
   GenParams p;
   int reps = 3;
-  bool hash = false;
+  bool hash = false, controls = false;
   std::vector<std::string> hyps = {"alg1", "round-robin", "most-room", "alg1-contiguous-regs"};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -212,6 +229,7 @@ int main(int argc, char** argv) try {
     else if (a == "--kernels") p.kernels = std::max(1, std::stoi(value()));
     else if (a == "--seed") p.seed = std::stoull(value());
     else if (a == "--hash") hash = true;
+    else if (a == "--controls") controls = true;
     else if (a == "--hypotheses") {
       hyps.clear();
       std::string list = value();
@@ -227,6 +245,7 @@ int main(int argc, char** argv) try {
   if (hash) return run_hash(p);
 
   Scenario s = make_scenario(p);
+  if (controls) add_controls(s);
   const int blocks = s.total_blocks();
   fmt::print("scenario: device {}, {} kernels, {} blocks, seed {}, best of {} repetitions\n", s.device.name,
              s.kernels.size(), blocks, p.seed, reps);

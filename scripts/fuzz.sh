@@ -32,8 +32,11 @@ for t in "${targets[@]}"; do
   extra=()
   # The CLI target prints tables and errors on every input (stderr closed for the target; libFuzzer's
   # own reports still appear) and may run the simulator or solver briefly.
-  [ "$t" = fuzz_cli ] && extra=(-close_fd_mask=2 -timeout=120 -rss_limit_mb=4096)
-  "$build/fuzz/$t" -max_total_time="$secs" -print_final_stats=1 -dict="$root/fuzz/tbcheck.dict" "${extra[@]}" \
+  # Its commands allocate much more than the loaders (Z3 too), so ASan's allocation stacks are kept
+  # short (a crash's own stack stays whole; rerun the saved input for the allocation's).
+  asan="${ASAN_OPTIONS:-}"
+  [ "$t" = fuzz_cli ] && extra=(-close_fd_mask=2 -timeout=120 -rss_limit_mb=4096) && asan="malloc_context_size=2${asan:+:$asan}"
+  ASAN_OPTIONS="$asan" "$build/fuzz/$t" -max_total_time="$secs" -print_final_stats=1 -dict="$root/fuzz/tbcheck.dict" "${extra[@]}" \
     -artifact_prefix="$artifacts" "$work" "$root/fuzz/seeds/$t" >"$log" 2>&1
   rc=$?
   execs="$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)"

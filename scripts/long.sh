@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Long runs kept out of the default test run: libFuzzer on every JSON loader, SMT-vs-simulator conformance
-# on many random scenarios per hypothesis, and learn on 24 seeded compositions (issue 13's acceptance).
+# on many random scenarios per hypothesis (and per priority / partition option, with random priorities
+# and TPC masks), and learn on 24 seeded compositions (issue 13's acceptance).
 # Usage: scripts/long.sh [fuzz-seconds] [scenarios]
 set -euo pipefail
 cd "$(dirname "$0")/.."

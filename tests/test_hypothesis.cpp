@@ -42,6 +42,7 @@ struct Row {
   Local local;
   Capacity capacity;
   Issue issue = Issue::Single;
+  Priority priority = Priority::Ignore;
 };
 
 }  // namespace
@@ -79,6 +80,8 @@ TEST_CASE("hypothesis: the shipped hypotheses have the options of the docs/desig
       {"alg1-paired", S::MostRoom, O::EvenFirst, W::PbStrictRR, true, R::Pb, none, M::ContiguousFirstFit, none, C::Tpc,
        L::GpuConfig, P::Blocks, Issue::FromDevice},
       {"fermi", S::GpcPriority, O::Natural, W::Sm, false, R::Sm, none, M::Counted, none, C::None, L::Ignore, P::Blocks},
+      {"alg1-priority", S::MostRoom, O::EvenFirst, W::PbStrictRR, true, R::Pb, none, M::ContiguousFirstFit, none, C::Tpc,
+       L::GpuConfig, P::Blocks, Issue::Single, Priority::Strict},
   };
   const auto& shipped = builtin_hypotheses();
   REQUIRE(shipped.size() == table.size());
@@ -100,6 +103,8 @@ TEST_CASE("hypothesis: the shipped hypotheses have the options of the docs/desig
     CHECK(h.local == r.local);
     CHECK(h.capacity == r.capacity);
     CHECK(h.issue == r.issue);
+    CHECK(h.priority == r.priority);
+    CHECK(h.partition == Partition::AllowedSms);  // masks honoured by every shipped hypothesis
     CHECK_FALSE(h.source.empty());
     REQUIRE(find_builtin_hypothesis(r.name) != nullptr);
     CHECK(find_builtin_hypothesis(r.name)->name == r.name);
@@ -137,7 +142,9 @@ TEST_CASE("hypothesis: a complete file without base, and base with changes", "[l
   CHECK(j["registers_ignore_at_or_below"] == 32);
   CHECK(j["selection"] == "most-room");
   CHECK(j["issue"] == "single");  // optional in files, always written
-  CHECK(j.size() == 15);
+  CHECK(j["priority"] == "ignore");  // so are issue 17's priority and partition
+  CHECK(j["partition"] == "allowed-sms");
+  CHECK(j.size() == 17);
 }
 
 TEST_CASE("hypothesis: unknown option values list the valid ones", "[loaders][hypothesis]") {
@@ -175,7 +182,7 @@ TEST_CASE("hypothesis: unknown fields, wrong types, missing fields", "[loaders][
   CHECK(e.reason() ==
         "unknown field; valid fields are: name, base, source, description, selection, order, warps, "
         "skip_on_multiple_of_4, registers, registers_ignore_at_or_below, smem, smem_ignore_below, smem_config, local, "
-        "capacity, issue");
+        "capacity, issue, priority, partition");
 
   json t = full();
   t["skip_on_multiple_of_4"] = "yes";
@@ -258,7 +265,7 @@ TEST_CASE("hypothesis: files and name lists", "[loaders][hypothesis]") {
   REQUIRE(two.size() == 2);
   CHECK(two[0].name == "alg1");
   CHECK(two[1].name == "mine");
-  CHECK(resolve_hypotheses("all").size() == 13);
+  CHECK(resolve_hypotheses("all").size() == 14);
   CHECK(resolve_hypotheses("olmedo,most-room")[1].name == "most-room");
 
   InputError unknown = error_of([] { resolve_hypotheses("alg9"); });
@@ -293,6 +300,8 @@ TEST_CASE("hypothesis: the option table lists every option with its source", "[l
   for (auto v : {Local::Ignore, Local::GpuConfig}) CHECK(listed("local", to_string(v)));
   for (auto v : {Capacity::Blocks, Capacity::Literal}) CHECK(listed("capacity", to_string(v)));
   for (auto v : {Issue::Single, Issue::Paired, Issue::PairedCc8, Issue::FromDevice}) CHECK(listed("issue", to_string(v)));
+  for (auto v : {Priority::Ignore, Priority::Strict, Priority::TwoLevel}) CHECK(listed("priority", to_string(v)));
+  for (auto v : {Partition::AllowedSms, Partition::Ignore}) CHECK(listed("partition", to_string(v)));
   CHECK(listed("skip_on_multiple_of_4", "true"));
   CHECK(listed("registers_ignore_at_or_below", "<int>"));
   CHECK(listed("smem_ignore_below", "<int>"));
@@ -331,7 +340,7 @@ TEST_CASE("hypothesis: settings, table columns and keys come from the mechanism 
   bool differ = false;
   for (size_t i = 0; i < cols.size(); ++i) differ = differ || cols[i].cell != paired[i].cell;
   CHECK(differ);
-  CHECK(cols.back().header == "issue");
+  CHECK(cols.back().header == "partition");  // issue 17's mechanisms come last
   for (const auto& c : cols)
     if (c.header == "warps") CHECK(c.cell == "pb-strict-rr +skip");
   // Every enumerated value named in the table reads back to itself.
@@ -348,4 +357,26 @@ TEST_CASE("hypothesis: settings, table columns and keys come from the mechanism 
     INFO(o.mechanism << ": " << o.value);
     CHECK(hypothesis_from_json(x, "t.json").to_json()[std::string(o.mechanism)] == o.value);
   }
+}
+
+TEST_CASE("hypothesis: priority and partition are optional, defaulting to today's behaviour", "[loaders][hypothesis][controls]") {
+  // A complete file written before issue 17 (no priority, no partition) loads with the defaults.
+  Hypothesis h = hypothesis_from_json(full(), "old.json");
+  CHECK(h.priority == Priority::Ignore);
+  CHECK(h.partition == Partition::AllowedSms);
+  json j = full();
+  j["priority"] = "two-level";
+  j["partition"] = "ignore";
+  h = hypothesis_from_json(j, "new.json");
+  CHECK(h.priority == Priority::TwoLevel);
+  CHECK(h.partition == Partition::Ignore);
+  CHECK(h.to_json()["priority"] == "two-level");
+  j["priority"] = "fifo";
+  auto e = test::error_of([&] { hypothesis_from_json(j, "bad.json"); });
+  CHECK(e.field() == "priority");
+  CHECK_THAT(e.reason(), Catch::Contains("ignore, strict, two-level"));
+  // The files beside the shipped set load by path.
+  CHECK(load_hypothesis_file(test::source_path("corpus/hypotheses-extra/alg1-two-level.json")).priority == Priority::TwoLevel);
+  CHECK(load_hypothesis_file(test::source_path("corpus/hypotheses-extra/alg1-partition-ignore.json")).partition ==
+        Partition::Ignore);
 }

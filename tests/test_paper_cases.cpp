@@ -93,24 +93,54 @@ TEST_CASE("Case 4.2: holes of 11, 11, 11 and 23 KB when kernel 9 arrives", "[pap
   CHECK(g2.capacity(0, block_needs(c.scenario.kernels[8], d, counted)) == 1);
 }
 
-// Issue 17: the control cases load (devices, priorities, releases, clusters) and, until the
-// mechanism options land, every hypothesis refuses them with the named control.
-TEST_CASE("the priority and cluster cases load and are refused by name", "[paper][controls]") {
+// Issue 17: the priority and partition cases pass exactly under the hypotheses their `expect` names
+// (the priority-aware alg1-priority passes, alg1's launch order fails; the TPC-mask case fails when masks
+// are ignored); the cluster case stays refused by name; the Test5 prediction runs with `expect` open.
+TEST_CASE("the priority and partition cases pass only under the options that model them", "[paper][controls]") {
   std::vector<Case> cases;
-  for (const char* dir : {"corpus/paper/amert-tx2", "corpus/paper/controls", "corpus/predictions/ntbs-rtx2080ti-test5-priority.json"})
+  for (const char* dir : {"corpus/paper/amert-tx2", "corpus/paper/controls"})
     for (auto& c : load_cases(test::source_path(dir))) cases.push_back(std::move(c));
   REQUIRE(cases.size() == 6);
+  int priority_cases = 0, mask_cases = 0;
   for (const auto& c : cases) {
     INFO(c.id);
-    const std::string why = unmodelled_control(c.scenario);
-    CHECK_THAT(why, Catch::Contains("no hypothesis option models"));
-    CHECK(c.expect.empty());
-    for (const char* h : {"alg1", "olmedo"}) {
-      const CaseResult r = evaluate(c, test::hyp(h));
-      CHECK_FALSE(r.ran);
-      CHECK(r.at(Level::Exact) == Verdict::Unsupported);
-      if (c.observation) CHECK_THAT(r.reason, Catch::StartsWith("unsupported: ") && Catch::Contains(c.scenario.kernels[0].cluster ? "clusters" : "priority"));
+    if (c.scenario.kernels[0].cluster) {
+      CHECK_THAT(unmodelled_control(c.scenario), Catch::Contains("no hypothesis option models"));
+      CHECK(evaluate(c, test::hyp("alg1")).at(Level::Exact) == Verdict::Unsupported);
+      continue;
     }
+    CHECK(unmodelled_control(c.scenario).empty());
+    REQUIRE_FALSE(c.expect.empty());
+    const bool masks = !c.scenario.kernels[0].tpcs.empty();
+    (masks ? mask_cases : priority_cases)++;
+    Hypothesis ignore_masks = test::hyp("alg1");
+    ignore_masks.name = "alg1-partition-ignore";
+    ignore_masks.partition = Partition::Ignore;
+    const Hypothesis& pass_h = masks ? test::hyp("alg1") : test::hyp("alg1-priority");
+    const Hypothesis& fail_h = masks ? ignore_masks : test::hyp("alg1");
+    CHECK(evaluate(c, pass_h).at(Level::Exact) == Verdict::Pass);
+    CHECK(evaluate(c, fail_h).at(Level::Exact) == Verdict::Fail);
+    for (const auto& [name, want] : c.expect) {
+      INFO(name);
+      const CaseResult r = evaluate(c, test::hyp(name));
+      CHECK(r.at(Level::Exact) == (want == Expect::Pass ? Verdict::Pass : Verdict::Fail));
+    }
+  }
+  CHECK(priority_cases == 4);
+  CHECK(mask_cases == 1);
+}
+
+TEST_CASE("ntbs Test5 runs under every priority option, expect open", "[paper][controls]") {
+  auto cases = load_cases(test::source_path("corpus/predictions/ntbs-rtx2080ti-test5-priority.json"));
+  REQUIRE(cases.size() == 1);
+  const Case& c = cases[0];
+  CHECK(c.expect.empty());
+  CHECK_FALSE(c.observation);
+  for (const char* h : {"alg1", "alg1-priority"}) {
+    INFO(h);
+    const Schedule s = simulate(c.scenario, test::hyp(h));
+    // K1 and K2 share the high-priority stream: K2 waits for K1 under every option.
+    CHECK(s.kernels[1].blocks[0].start >= s.kernels[0].blocks.back().end);
   }
 }
 

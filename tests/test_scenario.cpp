@@ -285,12 +285,13 @@ TEST_CASE("controls load, write back, and impossible values name the field", "[s
   CHECK(ok.kernels[0].cluster_size() == 8);
 }
 
-TEST_CASE("a control no hypothesis models is refused by name; release_time alone is modelled", "[scenario][controls]") {
-  CHECK(unmodelled_control(test::scenario(R"({"device": "rtx2080ti", "kernels": [
-      {"blocks": 1, "threads": 32, "regs": 32, "duration": 1, "release_time": 3}]})")) == "");
-  for (const char* field : {R"("priority": -1)", R"("tpcs": [0])"}) {
-    auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "duration": 1},
-        {"blocks": 1, "threads": 32, "regs": 32, "duration": 1, )" + std::string(field) + "}]}");
+TEST_CASE("a control no hypothesis models is refused by name; release_time, priority and tpcs are modelled", "[scenario][controls]") {
+  for (const char* field : {R"("release_time": 3)", R"("priority": -1)", R"("tpcs": [0])"})
+    CHECK(unmodelled_control(test::scenario(R"({"device": "rtx2080ti", "kernels": [
+        {"blocks": 1, "threads": 32, "regs": 32, "duration": 1, )" + std::string(field) + "}]}")) == "");
+  for (const char* field : {R"("cluster": [2])"}) {
+    auto s = test::scenario(R"({"device": "h100-sxm", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "duration": 1},
+        {"blocks": 2, "threads": 32, "regs": 32, "duration": 1, )" + std::string(field) + "}]}");
     auto e = error_of([&] { check_controls_modelled(s, "f.json"); });
     CHECK(e.where() == "f.json");
     CHECK_THAT(e.field(), Catch::StartsWith("kernels[1]."));

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "helpers.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/smt/conformance.hpp"
@@ -143,4 +145,46 @@ TEST_CASE("SMT encoding of the device's hand-out passes conforms, and a pass-les
   bool unknown = false;
   CHECK_FALSE(smt::check_schedule(sc, h, model::simulate(adjacent, h), 120000, &unknown).empty());
   CHECK_FALSE(unknown);
+}
+
+// Issue 17: the priority and partition options in both engines, on random scenarios with stream
+// priorities and one-TPC masks (random_control_scenario). scripts/long.sh runs 1000 per option.
+TEST_CASE("SMT encoding conforms to the simulator with priorities and TPC masks", "[smt][conformance][controls]") {
+  const char* env = std::getenv("TBCHECK_CONFORMANCE_SCENARIOS");
+  const int forced = env ? std::atoi(env) : 0;
+  const int scenarios = forced > 0 ? forced : 30;
+  std::vector<model::Hypothesis> hs;
+  for (auto p : {model::Priority::Ignore, model::Priority::Strict, model::Priority::TwoLevel})
+    for (auto q : {model::Partition::AllowedSms, model::Partition::Ignore}) {
+      model::Hypothesis h = test::hyp("alg1");
+      h.priority = p;
+      h.partition = q;
+      h.name = fmt::format("alg1+priority={}+partition={}", model::to_string(p), model::to_string(q));
+      hs.push_back(h);
+    }
+  model::Hypothesis rr = test::hyp("round-robin");  // the pointer over a masked order
+  rr.priority = model::Priority::Strict;
+  rr.name = "round-robin+priority=strict";
+  hs.push_back(rr);
+  for (const auto& h : hs) {
+    INFO(h.name);
+    auto report = smt::run_conformance(h, scenarios, /*seed=*/1717, /*timeout_ms=*/60000, /*controls=*/true);
+    for (const auto& m : report.mismatches) FAIL_CHECK(m);
+    CHECK(report.checked == scenarios);
+  }
+}
+
+TEST_CASE("SMT encoding: strict priority reorders the kernels; release times are refused", "[smt][controls]") {
+  auto sc = test::scenario(R"({"device": "xavier", "kernels": [
+      {"name": "low", "blocks": 3, "threads": 1024, "regs": 32, "duration": 2, "stream": 0, "priority": 0},
+      {"name": "high", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1, "stream": 1, "priority": -1, "tpcs": [2]}]})");
+  sc.device.sms = 6;  // 3 TPCs keep the query small
+  CHECK(smt::check_one(sc, test::hyp("alg1-priority"), 60000).empty());
+  CHECK(smt::check_one(sc, test::hyp("alg1"), 60000).empty());
+  // The check fails when handed the other option's schedule (they differ here).
+  const model::Schedule other = model::simulate(sc, test::hyp("alg1"));
+  CHECK_FALSE(smt::check_schedule(sc, test::hyp("alg1-priority"), other, 60000).empty());
+  sc.kernels[1].release = 1;
+  z3::context c;
+  CHECK_THROWS_AS(smt::SymbolicScenario::make_fixed(c, sc), smt::Unsupported);
 }

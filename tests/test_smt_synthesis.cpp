@@ -2,6 +2,8 @@
 // confirm, a renamed copy cannot be separated (UNSAT), and a tiny timeout is reported as unknown.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "helpers.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/distinguish.hpp"
@@ -175,4 +177,76 @@ TEST_CASE("pb-contiguous pairs are separated by a re-verified case", "[smt][synt
   CHECK(!search::first_difference(model::simulate(r.witness->scenario, test::hyp("alg1-literal")),
                                   model::simulate(r.witness->scenario, test::hyp("alg1-contiguous-regs")))
              .empty());
+}
+
+// Issue 17: the structure carries stream priorities and TPC masks (control_variants), so every new pair
+// is separated by a witness both simulators confirm, or settled by the device (two levels only).
+TEST_CASE("distinguish separates the priority and partition options with confirmed witnesses", "[smt][synthesis][controls]") {
+  search::DistinguishBounds b;
+  b.max_kernels = 2;
+  b.max_total_blocks = 3;
+  b.timeout_ms = 5000;
+  b.pair_budget_ms = 20000;
+  b.wide_samples = 0;
+  model::Hypothesis two = test::hyp("alg1-priority"), masks_off = test::hyp("alg1");
+  two.name = "alg1-two-level";
+  two.priority = model::Priority::TwoLevel;
+  masks_off.name = "alg1-partition-ignore";
+  masks_off.partition = model::Partition::Ignore;
+  struct Pair {
+    const model::Hypothesis *a, *b;
+    const char* device;
+    bool priorities, masks;
+  };
+  const Pair pairs[] = {{&test::hyp("alg1"), &test::hyp("alg1-priority"), "rtx2080ti", true, false},
+                        {&test::hyp("alg1"), &two, "rtx2080ti", true, false},
+                        {&test::hyp("alg1-priority"), &two, "rtx2080ti", true, false},
+                        {&test::hyp("alg1"), &masks_off, "rtx3090", false, true}};
+  for (const auto& p : pairs) {
+    INFO(p.a->name << " vs " << p.b->name);
+    for (bool z3_only : {false, true}) {
+      INFO("Z3 only: " << z3_only);
+      search::DistinguishBounds bb = b;
+      if (z3_only) bb.sim_samples = 0;
+      auto r = search::distinguish_pair(*p.a, *p.b, model::builtin_device(p.device, "", ""), bb);
+      REQUIRE(r.outcome == search::PairOutcome::Separated);
+      REQUIRE(r.witness);
+      if (z3_only) CHECK(r.found_by == search::Finder::Smt);
+      const auto& ks = r.witness->scenario.kernels;
+      CHECK(std::any_of(ks.begin(), ks.end(), [](const model::Kernel& k) { return k.priority.has_value(); }) == p.priorities);
+      CHECK(std::any_of(ks.begin(), ks.end(), [](const model::Kernel& k) { return !k.tpcs.empty(); }) == p.masks);
+      CHECK_FALSE(search::first_difference(model::simulate(r.witness->scenario, *p.a),
+                                           model::simulate(r.witness->scenario, *p.b)).empty());
+    }
+  }
+  // xavier has two priority levels: two-level is strict there, settled without a query.
+  auto r = search::distinguish_pair(test::hyp("alg1-priority"), two, model::builtin_device("xavier", "", ""), b);
+  CHECK(r.outcome == search::PairOutcome::Inseparable);
+  // rtx3090 has no priority range: priorities cannot be set there at all.
+  r = search::distinguish_pair(test::hyp("alg1"), test::hyp("alg1-priority"), model::builtin_device("rtx3090", "", ""), b);
+  CHECK(r.outcome == search::PairOutcome::Inseparable);
+}
+
+TEST_CASE("the shipped priority and partition witnesses separate their pairs", "[synthesis][controls]") {
+  const std::pair<const char*, const char*> pairs[] = {
+      {"alg1", "alg1-priority"},
+      {"alg1", "alg1-two-level"},
+      {"alg1-priority", "alg1-two-level"},
+      {"alg1", "alg1-partition-ignore"}};
+  auto resolve = [](const std::string& name) {
+    const auto* h = model::find_builtin_hypothesis(name);
+    return h ? *h : model::load_hypothesis_file(test::source_path("corpus/hypotheses-extra/" + name + ".json"));
+  };
+  for (const auto& [a, b] : pairs) {
+    const std::string device = std::string(b) == "alg1-partition-ignore" ? "rtx3090" : "rtx2080ti";
+    const std::string id = "synth-" + device + "-" + a + "-vs-" + b;
+    INFO(id);
+    auto cases = model::load_cases(test::source_path("corpus/synth/" + id + ".json"));
+    REQUIRE(cases.size() == 1);
+    const auto& s = cases[0].scenario;
+    const bool controls = std::any_of(s.kernels.begin(), s.kernels.end(),
+                                      [](const model::Kernel& k) { return k.priority || !k.tpcs.empty(); });
+    CHECK(controls);
+    CHECK_FALSE(search::first_difference(model::simulate(s, resolve(a)), model::simulate(s, resolve(b))).empty());
+  }
 }

@@ -97,6 +97,25 @@ constexpr Choice<Issue> kIssueChoices[] = {
      "issue_pass_from on handed out issue_pass at a time: their first blocks, then their second blocks"},
 };
 
+constexpr Choice<Priority> kPriorityChoices[] = {
+    {Priority::Ignore, "ignore", "tbcheck before issue 17 (launch order)",
+     "stream priorities play no part: eligible kernels are served in launch (list) order"},
+    {Priority::Strict, "strict", "Amert et al., RTSS 2017, the stream priority rules (stream queues, one EE queue per priority); seed 002 Section III-B",
+     "the head is the eligible kernel of the highest priority (lowest number; launch order among equals); a "
+     "lower-priority kernel is served only when no higher-priority kernel has blocks left; running blocks are "
+     "never evicted, so a later high-priority kernel takes SMs at block boundaries"},
+    {Priority::TwoLevel, "two-level", "seed 002 Section III-B (Maxwell to Turing have only two levels, high and low)",
+     "as strict, but every priority above the device's least counts as one high level: the API's range (six "
+     "values on the RTX 2080 Ti) is wider than the hardware's two queues"},
+};
+constexpr Choice<Partition> kPartitionChoices[] = {
+    {Partition::AllowedSms, "allowed-sms", "Bakita and Anderson, RTAS 2023 (libsmctrl: a TPC mask per stream or launch)",
+     "a kernel with `tpcs` is placed only on the SMs of those TPCs: the selection (order, round-robin pointer, "
+     "most room) runs over the allowed SMs, the others count as full"},
+    {Partition::Ignore, "ignore", "Bakita and Anderson, RTAS 2023 (the mask is applied by libsmctrl, not by CUDA: without it, none)",
+     "TPC masks play no part: what a GPU or driver on which the mask is not applied does"},
+};
+
 template <typename E, size_t N>
 constexpr bool in_enum_order(const Choice<E> (&rows)[N]) {
   for (size_t i = 0; i < N; ++i)
@@ -106,7 +125,8 @@ constexpr bool in_enum_order(const Choice<E> (&rows)[N]) {
 static_assert(in_enum_order(kSelectionChoices) && in_enum_order(kOrderChoices) && in_enum_order(kWarpsChoices) &&
                   in_enum_order(kRegistersChoices) && in_enum_order(kSmemChoices) &&
                   in_enum_order(kSmemConfigChoices) && in_enum_order(kLocalChoices) &&
-                  in_enum_order(kCapacityChoices) && in_enum_order(kIssueChoices),
+                  in_enum_order(kCapacityChoices) && in_enum_order(kIssueChoices) &&
+                  in_enum_order(kPriorityChoices) && in_enum_order(kPartitionChoices),
               "each Choice table lists its enum's values once, in declaration order");
 
 // An enumerated mechanism: a JSON field, the Hypothesis member it sets, its values, and its column in
@@ -160,7 +180,11 @@ const auto kMechanisms = std::make_tuple(
     EnumMechanism<Local, std::size(kLocalChoices)>{"local", &Hypothesis::local, kLocalChoices, "local"},
     EnumMechanism<Capacity, std::size(kCapacityChoices)>{"capacity", &Hypothesis::capacity, kCapacityChoices,
                                                          "capacity"},
-    EnumMechanism<Issue, std::size(kIssueChoices)>{"issue", &Hypothesis::issue, kIssueChoices, "issue", false});
+    EnumMechanism<Issue, std::size(kIssueChoices)>{"issue", &Hypothesis::issue, kIssueChoices, "issue", false},
+    EnumMechanism<Priority, std::size(kPriorityChoices)>{"priority", &Hypothesis::priority, kPriorityChoices, "priority",
+                                                         false},
+    EnumMechanism<Partition, std::size(kPartitionChoices)>{"partition", &Hypothesis::partition, kPartitionChoices,
+                                                           "partition", false});
 
 template <class F>
 void for_each_mechanism(F&& f) {
@@ -246,7 +270,7 @@ const std::vector<std::string_view> kShippedOrder = {
     "alg1",              "alg1-literal",    "alg1-no-skip",
     "alg1-pb-any",       "alg1-counted-smem", "alg1-no-tpc-config",
     "alg1-natural-order", "alg1-contiguous-regs", "alg1-paired",
-    "fermi"};
+    "fermi",             "alg1-priority"};
 
 Hypothesis parse(const json& j, const std::string& where, const std::function<const Hypothesis*(const std::string&)>& base_of) {
   ObjectReader r(j, where, "", hypothesis_keys());
@@ -317,6 +341,8 @@ std::string_view to_string(SmemConfig e) { return name_in(kSmemConfigChoices, e)
 std::string_view to_string(Local e) { return name_in(kLocalChoices, e); }
 std::string_view to_string(Capacity e) { return name_in(kCapacityChoices, e); }
 std::string_view to_string(Issue e) { return name_in(kIssueChoices, e); }
+std::string_view to_string(Priority e) { return name_in(kPriorityChoices, e); }
+std::string_view to_string(Partition e) { return name_in(kPartitionChoices, e); }
 
 std::vector<OptionSetting> option_settings(const Hypothesis& h) {
   std::vector<OptionSetting> out;

@@ -219,8 +219,6 @@ std::string unmodelled_control(const Scenario& s) {
                          "mechanism options); refused rather than predicted as if it were absent",
                          i, field, k.name, what);
     };
-    if (k.priority) return at("priority", "a stream priority");
-    if (!k.tpcs.empty()) return at("tpcs", "a TPC partition");
     if (k.cluster) return at("cluster", "thread block clusters");
   }
   return "";

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "tbcheck/model/controls.hpp"
 #include "tbcheck/model/fermi.hpp"
 #include "tbcheck/model/resources.hpp"
 
@@ -80,7 +81,7 @@ FeasibilityCheck scenario_support(const Scenario& s, const Hypothesis& h) {
                            s.total_blocks(), kMaxSimulatedBlocks);
     return f;
   }
-  // priority, tpcs, cluster: refused until an option models them (issue 17)
+  // cluster: refused until an option models it (issue 17)
   if (std::string why = unmodelled_control(s); !why.empty()) {
     const size_t colon = why.find(": ");
     f.status = Feasibility::Unsupported;
@@ -90,6 +91,19 @@ FeasibilityCheck scenario_support(const Scenario& s, const Hypothesis& h) {
   }
   switch (h.selection) {
     case Selection::GpcPriority:
+      // Seed 003's waves are planned per kernel in launch order over the whole GPC map; neither a priority
+      // order nor a TPC mask has a reading there yet.
+      if (const bool by_priority = priorities_matter(s, h.priority); by_priority || partition_matters(s, h.partition)) {
+        size_t k = 0;  // the first kernel that sets the control
+        while (k + 1 < s.kernels.size() && (by_priority ? !s.kernels[k].priority : s.kernels[k].tpcs.empty())) ++k;
+        f.status = Feasibility::Unsupported;
+        f.kernel = static_cast<int>(k);
+        f.field = fmt::format("kernels[{}].{}", k, by_priority ? "priority" : "tpcs");
+        f.reason = fmt::format("unsupported: {} under {}: the gpc-priority dispatcher (seed 003) has no priority order "
+                               "(priority '{}') or TPC partition (partition '{}') yet",
+                               s.kernels[k].name, h.name, to_string(h.priority), to_string(h.partition));
+        return f;
+      }
       for (size_t k = 0; k < s.kernels.size(); ++k)
         if (s.kernels[k].release > 0) {
           f.status = Feasibility::Unsupported;
@@ -295,9 +309,14 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
   for (int p = 0; p < d.sms; ++p) pos_of[order[p]] = p;
   CapacityIndex index(d.sms);
 
-  std::priority_queue<int, std::vector<int>, std::greater<>> ready;  // eligible kernels with blocks left
-  // A kernel becomes eligible once launched (its release time: the list is in release order, so the
-  // ready queue's index order stays the launch order) and its stream predecessor has retired.
+  // Eligible kernels with blocks left, by (priority rank, index): the head is the highest-priority one,
+  // launch order among equals (priority ignore: every rank is 0). A kernel becomes eligible once launched
+  // (its release time: the list is in release order, so index order is launch order) and its stream
+  // predecessor has retired. A newly eligible kernel of a higher priority becomes the head at the next
+  // decision: running blocks stay (Amert et al., RTSS 2017; seed 002 Section III-B: block boundaries).
+  std::vector<int> rank(static_cast<size_t>(nk));
+  for (int k = 0; k < nk; ++k) rank[k] = priority_rank(s.kernels[k].priority, d, h.priority);
+  std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>, std::greater<>> ready;
   std::vector<int> waiting_for(static_cast<size_t>(nk), 0);  // 0: eligible; +1 release, +1 predecessor
   std::vector<std::pair<int64_t, int>> releases;                // (instant, kernel) not yet launched
   for (int k = nk - 1; k >= 0; --k) {
@@ -306,9 +325,9 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
   }
   std::sort(releases.begin(), releases.end(), std::greater<>());  // earliest at the back
   for (int k = 0; k < nk; ++k)
-    if (waiting_for[k] == 0) ready.push(k);
+    if (waiting_for[k] == 0) ready.push({rank[k], k});
   auto satisfied = [&](int k) {
-    if (--waiting_for[k] == 0) ready.push(k);
+    if (--waiting_for[k] == 0) ready.push({rank[k], k});
   };
   std::vector<int> next_block(static_cast<size_t>(nk), 0), unretired(static_cast<size_t>(nk));
   for (int k = 0; k < nk; ++k) unretired[k] = s.kernels[k].blocks;
@@ -332,6 +351,18 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
   //   selection repeats: every other key is an upper bound of its exact value, so the result is the
   //   one a fully exact index gives.
   int head = -1;  // kernel whose capacities the index holds
+  // Partition allowed-sms (TPC masks): an SM outside the head's mask counts as full, so every selection
+  // runs over the allowed SMs only. Empty: every SM allowed.
+  std::vector<std::vector<char>> allowed(static_cast<size_t>(nk));
+  for (int k = 0; k < nk; ++k) {
+    if (s.kernels[k].tpcs.empty()) continue;
+    std::vector<char> a(static_cast<size_t>(d.sms));
+    for (int sm = 0; sm < d.sms; ++sm) a[sm] = sm_allowed(s.kernels[k].tpcs, d, sm, h.partition);
+    if (std::find(a.begin(), a.end(), 0) != a.end()) allowed[k] = std::move(a);
+  }
+  auto capacity_of = [&](int sm, int k) -> int64_t {
+    return allowed[k].empty() || allowed[k][sm] ? g.capacity(sm, needs[k]) : 0;
+  };
   int rr_pointer = 0;
   // Issue paired (issue 6): after a pair leader, the kernel's next block goes to the leader's SM if it
   // fits there at the same instant; otherwise it is placed by the selection like any block.
@@ -370,7 +401,7 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
   };
   auto refresh = [&](int sm) {
     stale[sm] = 0;
-    index.set(pos_of[sm], g.capacity(sm, needs[head]));
+    index.set(pos_of[sm], capacity_of(sm, head));
   };
   auto refresh_dirty = [&] {
     for (int i = 0; i < n_dirty; ++i) {
@@ -400,10 +431,10 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
     }
     // 2. Dispatch from the head until the hypothesis answers CANNOT_SCHEDULE_NOW.
     while (!ready.empty()) {
-      int k = ready.top();
+      int k = ready.top().second;
       if (k != head) {
         head = k;
-        for (int sm = 0; sm < d.sms; ++sm) all_capacities[pos_of[sm]] = g.capacity(sm, needs[k]);
+        for (int sm = 0; sm < d.sms; ++sm) all_capacities[pos_of[sm]] = capacity_of(sm, k);
         index.assign(all_capacities);
         for (int i = 0; i < n_dirty; ++i) is_dirty[dirty[i]] = 0;
         n_dirty = 0;

@@ -16,6 +16,7 @@
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/lemma_cache.hpp"
 #include "tbcheck/smt/synthesis.hpp"
+#include "control_variants.hpp"
 #include "witness.hpp"
 #include "worker_pool.hpp"
 #include "tbcheck/search/shard.hpp"
@@ -126,6 +127,9 @@ bool same_machine_on(const model::Hypothesis& h1, const model::Hypothesis& h2, c
   for (int n = 1; n <= max_blocks_per_kernel && !leaders; ++n)
     for (int i = 0; i < n && !leaders; ++i) leaders = a.leads_pair(d, n, i) || b.leads_pair(d, n, i);
   if (!leaders) a.issue = b.issue = model::Issue::Single;
+  // Issue 17's controls: priorities need a device range with enough levels, masks a second TPC.
+  if (!detail::priority_exercised(d, a.priority, b.priority)) a.priority = b.priority;
+  if (!detail::partition_exercised(d)) a.partition = b.partition;
   // pb-any with one register pool per SM, where the state check proves it (docs/learn.md).
   if (model::pb_any_acts_as_sm(a, d)) a.warps = model::Warps::Sm;
   if (model::pb_any_acts_as_sm(b, d)) b.warps = model::Warps::Sm;
@@ -147,6 +151,12 @@ std::optional<model::Scenario> simulator_search(const model::Hypothesis& h1, con
   for (size_t k = 0; k < blocks.size(); ++k) {
     s.kernels[k].name = fmt::format("k{}", k + 1);
     s.kernels[k].blocks = blocks[k];
+    // Issue 17's controls are part of the structure (control_variants): one stream per kernel.
+    if (k < params.priorities.size() && params.priorities[k]) {
+      s.kernels[k].priority = params.priorities[k];
+      s.kernels[k].stream = static_cast<int>(k);
+    }
+    if (k < params.tpcs.size()) s.kernels[k].tpcs = params.tpcs[k];
   }
   // The decisive values sit on boundaries (warps at multiples of the PB count, shared memory at
   // configuration edges, registers at the allocation steps), so those are drawn often.
@@ -356,19 +366,26 @@ class PairSearch {
       std::vector<std::pair<size_t, size_t>> undecided;
       const size_t device_first_unknown = r_.unknown_structures.size();
       for (size_t si = 0; si < structures.size(); ++si) {
+        // Issue 17: the structure with each assignment of priorities and masks that can matter; none
+        // when the pair differs only in those and no assignment of this size can separate it.
+        const auto variants = detail::control_variants(h1_, h2_, reduced, static_cast<int>(structures[si].size()), b_.params);
+        if (variants.empty()) ++r_.structures_unsat;  // by the options, not by Z3
+        for (const smt::ParamBounds& params : variants) {
         const auto& st = structures[si];
+        // Issue 17: a structure with priorities or masks; lemmas and prefixes are about plain structures.
+        const bool plain = params.priorities.empty() && params.tpcs.empty();
         std::optional<model::Scenario> found;
         Finder finder = Finder::None;
         if (b_.sim_samples > 0) {
           ++r_.structures_sampled;
-          found = simulator_search(h1_, h2_, reduced, st, b_.params, b_.sim_samples, b_.seed + static_cast<unsigned>(si) * 7919u);
+          found = simulator_search(h1_, h2_, reduced, st, params, b_.sim_samples, b_.seed + static_cast<unsigned>(si) * 7919u);
           if (found) finder = Finder::Simulator;
         }
         if (found && !undecided.empty() && b_.deep_samples > 0) {
           // A witness here, but smaller structures are undecided: sample those harder first, so that
           // the witness reported is the smallest the simulators can find.
           for (auto [u, pos] : undecided) {
-            auto smaller = simulator_search(h1_, h2_, reduced, structures[u], b_.params, b_.deep_samples,
+            auto smaller = simulator_search(h1_, h2_, reduced, structures[u], params, b_.deep_samples,
                                             b_.seed * 7u + static_cast<unsigned>(u) * 104729u);
             if (smaller) {  // the entries from u on are no longer smaller than the witness
               found = smaller;
@@ -378,7 +395,7 @@ class PairSearch {
             }
           }
         }
-        if (!found && unsupported_.empty() && st.size() == 1 && b_.lemma_timeout_ms > 0) {
+        if (!found && unsupported_.empty() && plain && st.size() == 1 && b_.lemma_timeout_ms > 0) {
           // One kernel: both hypotheses proved to give the structure one fixed schedule cannot differ
           // on it (see LemmaCache); cheaper than the pair query and shared with the other pairs.
           if (common_fixed(st, reduced)) {
@@ -389,7 +406,8 @@ class PairSearch {
         }
         if (!found && unsupported_.empty()) {
           smt::QueryOptions o = query_options(b_.timeout_ms);
-          o.prefix = known_prefix(st, reduced);
+          o.bounds = params;
+          if (plain) o.prefix = known_prefix(st, reduced);
           smt::QueryResult q = query(reduced, st, o);
           if (q.outcome == smt::QueryOutcome::Unknown || q.outcome == smt::QueryOutcome::Unsupported) {
             device_all_unsat = false;
@@ -423,6 +441,7 @@ class PairSearch {
         if (r_.outcome == PairOutcome::Unknown && !r_.reason.empty()) return true;  // internal error, said in the reason
         device_all_unsat = false;
         r_.unknown_structures.push_back(fmt::format("{}: separates on the reduced device but lifting lost it", structure_text(st, reduced)));
+        }
       }
       all_unsat_so_far_ = all_unsat_so_far_ && device_all_unsat;
     }

@@ -21,6 +21,7 @@
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/check.hpp"
 #include "tbcheck/search/lemma_cache.hpp"
+#include "control_variants.hpp"
 
 namespace tbcheck::search {
 
@@ -338,6 +339,12 @@ model::Hypothesis canonical(model::Hypothesis h, const model::Device& d) {
       break;
   }
   if (h.selection != model::Selection::MostRoom) h.capacity = model::Capacity::Blocks;
+  // Issue 17: priorities need the device's range (two-level is strict where it has two levels), masks a
+  // second TPC (search/src/control_variants.hpp).
+  if (h.priority == model::Priority::TwoLevel && !detail::priority_exercised(d, h.priority, model::Priority::Strict))
+    h.priority = model::Priority::Strict;
+  if (!detail::priority_exercised(d, h.priority, model::Priority::Ignore)) h.priority = model::Priority::Ignore;
+  if (!detail::partition_exercised(d)) h.partition = model::Partition::AllowedSms;
   // With one register pool per SM, pb-any places exactly what sm does on a device where the check over
   // every SM state proves their capacity rules equal (model::pb_any_as_sm; docs/learn.md).
   if (model::pb_any_acts_as_sm(h, d)) h.warps = model::Warps::Sm;
@@ -409,6 +416,11 @@ class Learner {
                                        {"duration", 1}}}}};
     probe_ = model::scenario_from_json(probe, "learn probe");
     for (const auto& h : candidates) {
+      // Issue 17: the composition space keeps the priority option at its default on a device without
+      // a priority range to exercise it, instead of tripling the candidates for nothing.
+      if (o.space == LearnSpace::Compositions &&
+          !detail::priority_exercised(device, h.priority, model::Priority::Ignore) && h.priority != model::Priority::Ignore)
+        continue;
       if (auto why = not_applicable(h))
         res_.not_applicable.push_back(fmt::format("{}: {}", h.name, *why));
       else
@@ -478,10 +490,15 @@ class Learner {
       std::vector<int> blocks;
       for (int x : *shape) blocks.push_back(x * scale);
       std::optional<model::Scenario> found;
-      try {
-        found = simulator_search(a, b, device_, blocks, o_.bounds.params, 150, o_.seed + 7919u * ++k);
-      } catch (const model::InputError&) {
-        return std::nullopt;  // one of them cannot run on this device at all
+      // Issue 17: priorities and masks (on TPC 0) where the pair differs in them (control_variants).
+      for (const auto& params :
+           detail::control_variants(a, b, device_, static_cast<int>(blocks.size()), o_.bounds.params, 1)) {
+        try {
+          found = simulator_search(a, b, device_, blocks, params, 150, o_.seed + 7919u * ++k);
+        } catch (const model::InputError&) {
+          return std::nullopt;  // one of them cannot run on this device at all
+        }
+        if (found) break;
       }
       if (!found) continue;
       model::Case c;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "encoder.hpp"
+#include "tbcheck/model/controls.hpp"
 
 namespace tbcheck::smt::detail {
 
@@ -140,6 +141,8 @@ std::vector<Encoder::SmCap> Encoder::capacities(int i, const Instant& t, int lma
     }
     std::vector<expr> hs;
     if (contiguous_smem_) hs = holes(i, v, limit);
+    // Partition allowed-sms (issue 17): an SM outside the kernel's TPC mask counts as full.
+    if (ku < s_.tpcs.size() && !model::sm_allowed(s_.tpcs[ku], dev_, sm, h_.partition)) blocked = bv(true);
     std::vector<expr> lv = capacity_levels(v, k, limit, hs, lmax);
     for (auto& l : lv) l = l && !blocked;
     expr value = count_if(lv);

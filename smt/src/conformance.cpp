@@ -74,6 +74,22 @@ model::Scenario random_small_scenario(unsigned seed, const model::Device& base) 
   return s;
 }
 
+model::Scenario random_control_scenario(unsigned seed, const model::Device& base) {
+  model::Scenario s = random_small_scenario(seed, base);
+  std::mt19937 rng(seed ^ 0x5eed17u);  // its own stream, so the kernels are random_small_scenario's
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  s.device.stream_priorities = model::PriorityRange{0, -5, "random_control_scenario: the RTX 2080 Ti's range"};
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    model::Kernel& kr = s.kernels[k];
+    if (pick(0, 3) != 0) {
+      kr.priority = -pick(0, 5);
+      kr.stream = static_cast<int>(k);
+    }
+    if (pick(0, 2) == 0) kr.tpcs = {pick(0, s.device.tpcs() - 1)};
+  }
+  return s;
+}
+
 model::Scenario random_fermi_scenario(unsigned seed, const model::Device& device, const model::Hypothesis& h,
                                       int max_blocks) {
   std::mt19937 rng(seed);
@@ -230,7 +246,8 @@ std::string check_schedule(const model::Scenario& sc, const model::Hypothesis& h
   return "";
 }
 
-ConformanceReport run_conformance(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms) {
+ConformanceReport run_conformance(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms,
+                                  bool controls) {
   ConformanceReport r;
   try {
     check_encodable(h);
@@ -244,7 +261,9 @@ ConformanceReport run_conformance(const model::Hypothesis& h, int scenarios, uns
   const model::Device& base = model::builtin_device(fermi ? "quadro6000" : "rtx3090", "", "");
   for (int n = 0; n < scenarios; ++n) {
     const unsigned sd = seed + static_cast<unsigned>(n) * 7919u;
-    model::Scenario sc = fermi ? random_fermi_scenario(sd, base, h) : random_small_scenario(sd, base);
+    model::Scenario sc = fermi      ? random_fermi_scenario(sd, base, h)
+                         : controls ? random_control_scenario(sd, base)
+                                    : random_small_scenario(sd, base);
     bool unknown = false, not_unique = false;
     std::string err = check_one(sc, h, timeout_ms, &unknown, &not_unique);
     if (!err.empty()) {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "encoder.hpp"
+#include "tbcheck/model/controls.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/fermi.hpp"
 
@@ -38,10 +39,24 @@ void check_encodable(const Hypothesis& h) {
   (void)h;
 }
 
+namespace {
+
+// The kernels in dispatch order under h's priority option (identity when it plays no part).
+std::vector<int> kernel_order(const SymbolicScenario& s, const Hypothesis& h) {
+  std::vector<std::optional<int>> prio = s.priority;
+  prio.resize(s.blocks.size());
+  return model::kernels_by_priority(prio, s.device, h.priority);
+}
+
+}  // namespace
+
 std::vector<int> pick_order(const SymbolicScenario& s, const Hypothesis& h) {
+  std::vector<int> first_of(s.blocks.size() + 1, 0);
+  for (size_t k = 0; k < s.blocks.size(); ++k) first_of[k + 1] = first_of[k] + s.blocks[k];
   std::vector<int> out;
-  int first = 0;
-  for (size_t k = 0; k < s.blocks.size(); first += s.blocks[k], ++k) {
+  for (int kk : kernel_order(s, h)) {
+    const size_t k = static_cast<size_t>(kk);
+    const int first = first_of[k];
     bool fermi = false;
     switch (h.selection) {
       case model::Selection::RoundRobin:
@@ -124,6 +139,8 @@ SymbolicScenario SymbolicScenario::make_symbolic(z3::context& c, const model::De
     s.smem.push_back(sm);
     s.duration.push_back(dur);
     s.local.push_back(loc);
+    s.priority.push_back(b.priorities.size() > k ? b.priorities[k] : std::nullopt);
+    s.tpcs.push_back(b.tpcs.size() > k ? b.tpcs[k] : std::vector<int>{});
   }
   return s;
 }
@@ -132,8 +149,12 @@ SymbolicScenario SymbolicScenario::make_fixed(z3::context& c, const model::Scena
   SymbolicScenario s(c);
   s.sort = sort;
   s.device = sc.device;
+  std::set<int> streams;
   for (const auto& k : sc.kernels) {
-    if (k.stream) throw Unsupported("the SMT engine gives every kernel its own stream; shared streams are not encoded");
+    if (k.stream && !streams.insert(*k.stream).second)
+      throw Unsupported("the SMT engine gives every kernel its own stream; shared streams are not encoded");
+    if (k.release > 0)
+      throw Unsupported("the SMT engine launches every kernel at 0; release_time is modelled by the simulator only");
     s.blocks.push_back(k.blocks);
     s.grid.push_back(k.grid);
     s.warps.push_back(s.num(k.warps()));
@@ -141,6 +162,8 @@ SymbolicScenario SymbolicScenario::make_fixed(z3::context& c, const model::Scena
     s.smem.push_back(s.num(k.smem));
     s.duration.push_back(s.num(k.duration));
     s.local.push_back(s.num(k.local));
+    s.priority.push_back(k.priority);
+    s.tpcs.push_back(k.tpcs);
   }
   return s;
 }
@@ -163,6 +186,11 @@ model::Scenario SymbolicScenario::decode(const z3::model& m) const {
     kr.smem = static_cast<int>(value_of(m, smem[k]));
     kr.duration = static_cast<int>(value_of(m, duration[k]));
     kr.local = static_cast<int>(value_of(m, local[k]));
+    if (k < priority.size() && priority[k]) {
+      kr.priority = priority[k];
+      kr.stream = static_cast<int>(k);  // a priority belongs to a stream: one per kernel, as the engine has
+    }
+    if (k < tpcs.size()) kr.tpcs = tpcs[k];
     sc.kernels.push_back(kr);
   }
   return sc;
@@ -265,13 +293,39 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
 std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hypothesis& h, const Decisions& d,
                                             const std::string& tag, SharedTerms* shared) {
   check_encodable(h);
-  // The encoder sees the blocks in dispatch order (pick_order): a permuted view of the same variables.
+  // The encoder sees the blocks in dispatch order (pick_order): a permuted view of the same variables,
+  // over the kernels in priority order (a permuted view of the scenario's kernels).
   Decisions picked;
   for (int b : pick_order(s, h)) {
     picked.sm.push_back(d.sm[static_cast<size_t>(b)]);
     picked.start.push_back(d.start[static_cast<size_t>(b)]);
   }
-  detail::Encoder e(s, h, picked, tag, shared);
+  const std::vector<int> korder = kernel_order(s, h);
+  SymbolicScenario ps(s.ctx());
+  ps.sort = s.sort;
+  ps.device = s.device;
+  for (int kk : korder) {
+    const size_t k = static_cast<size_t>(kk);
+    ps.blocks.push_back(s.blocks[k]);
+    ps.grid.push_back(k < s.grid.size() ? s.grid[k] : std::nullopt);
+    ps.warps.push_back(s.warps[k]);
+    ps.regs.push_back(s.regs[k]);
+    ps.smem.push_back(s.smem[k]);
+    ps.duration.push_back(s.duration[k]);
+    ps.local.push_back(s.local[k]);
+    ps.priority.push_back(k < s.priority.size() ? s.priority[k] : std::nullopt);
+    ps.tpcs.push_back(k < s.tpcs.size() ? s.tpcs[k] : std::vector<int>{});
+  }
+  if (h.selection == model::Selection::GpcPriority) {
+    bool masked = false;
+    for (size_t k = 0; k < ps.tpcs.size(); ++k)
+      for (int sm = 0; sm < s.device.sms; ++sm) masked = masked || !model::sm_allowed(ps.tpcs[k], s.device, sm, h.partition);
+    if (masked || !std::is_sorted(korder.begin(), korder.end()))
+      throw Unsupported(fmt::format("the gpc-priority encoding (seed 003) has no priority order (priority '{}') or "
+                                    "TPC partition (partition '{}') yet, as the simulator",
+                                    model::to_string(h.priority), model::to_string(h.partition)));
+  }
+  detail::Encoder e(ps, h, picked, tag, shared);
   auto groups = e.run_grouped();
   for (const auto& x : s.domain) groups[0].push_back(x);
   return groups;

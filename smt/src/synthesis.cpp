@@ -3,10 +3,13 @@
 // ahead). Every check() answer is handled.
 #include "tbcheck/smt/synthesis.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "tbcheck/model/controls.hpp"
 
 namespace tbcheck::smt {
 
@@ -102,8 +105,16 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
   // gpc-priority looks ahead too: the wave size and the whole-GPC / single step switch of seed 003
   // Section 4.1 depend on the kernel's block count, so an earlier block can be where two hypotheses
   // first differ. Its query asks for a difference at any block, with separate decisions per hypothesis.
-  const bool any_block =
-      h1.selection == model::Selection::GpcPriority || h2.selection == model::Selection::GpcPriority;
+  // Stream priorities reorder the kernels (issue 17), so the block dispatched last need not be the last
+  // in list order: such structures ask for a difference at any block too.
+  std::vector<std::optional<int>> prio = o.bounds.priorities;
+  prio.resize(blocks.size());
+  auto reorders = [&](const model::Hypothesis& h) {
+    const std::vector<int> order = model::kernels_by_priority(prio, dev, h.priority);
+    return !std::is_sorted(order.begin(), order.end());
+  };
+  const bool any_block = h1.selection == model::Selection::GpcPriority ||
+                         h2.selection == model::Selection::GpcPriority || reorders(h1) || reorders(h2);
   z3::context c;
   SymbolicScenario s = SymbolicScenario::make_symbolic(c, dev, blocks, o.bounds, "p", o.sort);
   const int n = s.total_blocks();

@@ -25,6 +25,10 @@ enum class SmemConfig { None, Tpc };
 enum class Local { Ignore, GpuConfig };
 enum class Capacity { Blocks, Literal };
 enum class Issue { Single, Paired, PairedCc8, FromDevice };
+// Issue 17: how stream priorities order the kernels, and whether TPC masks confine the selection
+// (model/include/tbcheck/model/controls.hpp has the helpers both engines share).
+enum class Priority { Ignore, Strict, TwoLevel };
+enum class Partition { AllowedSms, Ignore };
 
 struct Hypothesis {
   std::string name;
@@ -44,6 +48,8 @@ struct Hypothesis {
   Local local = Local::Ignore;
   Capacity capacity = Capacity::Blocks;
   Issue issue = Issue::Single;  // optional in files (default single), so files written before it stay valid
+  Priority priority = Priority::Ignore;        // optional in files, like issue
+  Partition partition = Partition::AllowedSms;  // optional in files: masks honoured, as docs/controls.md documents
 
   bool pb_warps() const;      // warps placed on processing blocks (not one SM pool)
   bool pb_registers() const;  // registers pooled per processing block
@@ -102,6 +108,8 @@ std::string_view to_string(SmemConfig);
 std::string_view to_string(Local);
 std::string_view to_string(Capacity);
 std::string_view to_string(Issue);
+std::string_view to_string(Priority);
+std::string_view to_string(Partition);
 
 // Reads a hypothesis object. `base` (optional) names a shipped hypothesis whose options are
 // taken first. Unknown fields or option values are errors listing the valid ones; option

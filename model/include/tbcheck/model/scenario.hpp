@@ -46,8 +46,8 @@ struct Scenario {
   json to_json() const;
 };
 
-// The first control the scenario sets that no hypothesis option models yet (priority, tpcs,
-// cluster), as "kernels[i].<field>: <reason>"; "" when none. The simulator refuses such scenarios
+// The first control the scenario sets that no hypothesis option models yet (cluster; priority and
+// tpcs have the priority and partition options), as "kernels[i].<field>: <reason>"; "" when none. The simulator refuses such scenarios
 // (an InputError, reported unsupported per case by validate) instead of silently ignoring them.
 std::string unmodelled_control(const Scenario& s);
 // Throws that refusal as an InputError naming `where` and the field.

@@ -1,7 +1,9 @@
 // The plain settings of a synthesis query (term sort, parameter ranges), without Z3: what search's
 // public headers and the CLI may see of smt/ (Z3's headers stay inside smt/ and search/src).
 #pragma once
+#include <optional>
 #include <string_view>
+#include <vector>
 
 namespace tbcheck::smt {
 
@@ -19,6 +21,9 @@ struct ParamBounds {
   bool vary_regs = true;   // regs from the probe kernel's variants (24, 32, ..., 248, 255); else 32
   bool vary_smem = true;   // smem in 128-byte steps up to the device maximum; else 0
   int max_local = 0;       // local bytes per thread 0..max_local (0: local memory plays no part)
+  // Issue 17's controls, fixed per kernel by the structure (not variables): stream priority, TPC mask.
+  std::vector<std::optional<int>> priorities;
+  std::vector<std::vector<int>> tpcs;
 };
 
 }  // namespace tbcheck::smt

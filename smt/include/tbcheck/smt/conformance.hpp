@@ -22,14 +22,20 @@ struct ConformanceReport {
 // A random small scenario on a reduced device with full-size per-SM limits (2 TPCs).
 model::Scenario random_small_scenario(unsigned seed, const model::Device& base);
 
+// random_small_scenario with issue 17's controls drawn on top: the device gets a stream priority range
+// [0, -5] (the RTX 2080 Ti's), most kernels a priority in it and some a TPC mask of one of the 2 TPCs.
+model::Scenario random_control_scenario(unsigned seed, const model::Device& base);
+
 // A random scenario for a gpc-priority hypothesis on `device` (which has a GPC map): 1-3 kernels of
 // 1-40 blocks (max_blocks in all), some on 2-D grids, durations 1-3, residency 1..8 on a Fermi SM;
 // feasible under h.
 model::Scenario random_fermi_scenario(unsigned seed, const model::Device& device, const model::Hypothesis& h,
                                       int max_blocks = 40);
 
-// Random scenarios (random_small_scenario; random_fermi_scenario on quadro6000 for gpc-priority).
-ConformanceReport run_conformance(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms);
+// Random scenarios (random_small_scenario, or random_control_scenario with `controls`; random_fermi_scenario
+// on quadro6000 for gpc-priority).
+ConformanceReport run_conformance(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms,
+                                  bool controls = false);
 
 // One scenario: "" when the model's schedule is the simulator's and unique, else what differs.
 std::string check_one(const model::Scenario& s, const model::Hypothesis& h, unsigned timeout_ms, bool* unknown = nullptr,

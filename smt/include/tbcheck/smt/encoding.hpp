@@ -46,6 +46,10 @@ struct SymbolicScenario {
   std::vector<int> blocks;                                  // per kernel (the fixed structure)
   std::vector<std::optional<std::pair<int, int>>> grid;     // per kernel: a 2-D grid (x, y), or none (1-D)
   std::vector<z3::expr> warps, regs, smem, duration, local;  // per kernel; smem in bytes
+  // Issue 17's controls per kernel, concrete (a synthesis structure enumerates them): stream priority,
+  // TPC mask (empty: all). Every kernel is released at 0, so strict priorities are a stable reorder.
+  std::vector<std::optional<int>> priority;
+  std::vector<std::vector<int>> tpcs;
   z3::expr_vector domain;                                   // constraints on the parameters
 
   explicit SymbolicScenario(z3::context& c) : domain(c) {}
@@ -55,7 +59,7 @@ struct SymbolicScenario {
 
   static SymbolicScenario make_symbolic(z3::context& c, const model::Device& d, const std::vector<int>& blocks,
                                         const ParamBounds& b, const std::string& prefix = "p", Sort sort = Sort::Int);
-  // The scenario's parameters as constants. Kernels sharing a stream are Unsupported.
+  // The scenario's parameters as constants. Kernels sharing a stream, and release times, are Unsupported.
   static SymbolicScenario make_fixed(z3::context& c, const model::Scenario& s, Sort sort = Sort::Int);
   z3::expr num(int64_t v) const;                 // a constant of the scenario's sort
   z3::expr var(const std::string& name) const;   // a variable of the scenario's sort
@@ -77,7 +81,8 @@ struct SharedTerms {
   std::unordered_map<unsigned, z3::expr> by_ast;
 };
 
-// The block (global index in list order) of each dispatch, in dispatch order: list order, except that
+// The block (global index in list order) of each dispatch, in dispatch order: list order, kernels in
+// the priority order of h (model::kernels_by_priority; every kernel is released at 0), except that
 // under gpc-priority a kernel's blocks are picked in fermi_block_order of its grid, and under issue device a
 // kernel's placements are labelled by Hypothesis::hand_out_order.
 std::vector<int> pick_order(const SymbolicScenario& s, const model::Hypothesis& h);
