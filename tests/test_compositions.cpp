@@ -115,3 +115,25 @@ TEST_CASE("seeded samples of non-shipped compositions are stable and at the aske
   for (size_t i = 0; i < c.size(); ++i) differs = differs || c[i].name != a[i].name;
   CHECK(differs);
 }
+
+TEST_CASE("pb-any acts as sm under SM-pooled registers on the 4-PB devices, and the check can fail", "[compositions]") {
+  for (const std::string dev : {"rtx3090", "h100-sxm"}) {
+    const model::Device& d = model::builtin_device(dev, "test", "device");
+    const auto r = model::pb_any_as_sm(d);
+    INFO(r.summary());
+    CHECK(r.verdict == model::StateCheck::Proved);
+    // Every per-PB warp count 0..slots on 4 PBs, every block size: the space the check claims to cover.
+    const int64_t states = 1LL * (d.warp_slots_per_pb() + 1) * (d.warp_slots_per_pb() + 1) * (d.warp_slots_per_pb() + 1) *
+                           (d.warp_slots_per_pb() + 1);
+    CHECK(r.compared >= states * (d.max_threads_per_block / model::kThreadsPerWarp));
+    CHECK(r.to_json()["verdict"] == "proved");
+  }
+  // An SM pool larger than its PBs' warp slots holds warps pb-any cannot place: refuted, with the reason.
+  model::Device odd = model::builtin_device("rtx3090", "test", "device");
+  odd.name = "odd";
+  odd.max_warps_per_sm = 50;
+  const auto r = model::pb_any_as_sm(odd);
+  CHECK(r.verdict == model::StateCheck::Refuted);
+  CHECK_THAT(r.counterexample, Catch::Contains("odd"));
+  CHECK(r.to_json()["verdict"] == "refuted");
+}

@@ -232,6 +232,72 @@ TEST_CASE("learn groups candidates that are one machine on the device and never 
   for (const auto& s : r.steps) CHECK(contains(s.dropped, "most-room") == contains(s.dropped, "most-room-copy"));
 }
 
+TEST_CASE("learn splits the PB warp rules under SM-pooled registers and groups pb-any with sm", "[learn]") {
+  // The four warp placements once registers are one SM pool: the corpus splits none of them (issue 13's
+  // undecided runs); the PB-hole search splits the strict round-robin ones, and pb-any is one machine with sm.
+  auto pooled = [](model::Warps w, bool skip) {
+    return alg1_with([&](model::Hypothesis& h) {
+      h.registers = model::Registers::Sm;
+      h.warps = w;
+      h.skip_on_multiple_of_4 = skip;
+    });
+  };
+  const std::vector<model::Hypothesis> four = {pooled(model::Warps::PbStrictRR, true), pooled(model::Warps::PbStrictRR, false),
+                                               pooled(model::Warps::Sm, false), pooled(model::Warps::PbAny, false)};
+  for (const char* device : {"rtx3090", "h100-sxm"}) {
+    const auto& dev = model::builtin_device(device, "test", "device");
+    for (size_t t = 0; t < 3; ++t) {
+      INFO(four[t].name << " on " << device);
+      auto o = sim_options(sim_file(four[t]));
+      o.synthesize = true;
+      o.confirm = false;  // the split is under test here; confirmation has its own tests
+      auto r = search::learn(four, dev, paper_and_synth(), o);
+      INFO(r.reason);
+      REQUIRE(r.equivalence.size() == 1);
+      if (t < 2) {
+        CHECK(r.survivors == std::vector<std::string>{four[t].name});
+      } else {
+        CHECK(r.survivors == std::vector<std::string>{four[2].name, four[3].name});
+      }
+      const bool by_pb_hole = std::any_of(r.steps.begin(), r.steps.end(), [](const search::LearnStep& s) {
+        return s.origin.find("PB-hole search") != std::string::npos;
+      });
+      CHECK(by_pb_hole);
+      // pb-any is never split from sm: they are one group from the start, by the state check.
+      for (const auto& s : r.steps) CHECK(contains(s.dropped, four[2].name) == contains(s.dropped, four[3].name));
+    }
+  }
+}
+
+TEST_CASE("the list learner confirms olmedo: PB warp neighbours separated, pb-any proved equivalent", "[learn]") {
+  // Before the PB-hole search, olmedo's neighbours with a PB warp rule stayed open (unconfirmed).
+  const auto& dev = model::builtin_device("rtx3090", "test", "device");
+  auto o = sim_options("olmedo");
+  o.synthesize = true;
+  auto r = search::learn(model::builtin_hypotheses(), dev, paper_and_synth(), o);
+  INFO(r.reason);
+  REQUIRE(r.confirmation.has_value());
+  CHECK(r.outcome == search::LearnOutcome::Identified);
+  CHECK(r.confirmation->not_separated().empty());
+  // The one neighbour that differs only in warps: pb-any, proved equivalent by the state check.
+  size_t pb_any = 0;
+  for (const auto& n : r.confirmation->neighbours) {
+    if (n.differences.size() != 1 || n.differences[0].rfind("warps:", 0) != 0) continue;
+    if (n.name.find("warps=pb-any") == std::string::npos) continue;
+    CHECK(n.verdict == search::NeighbourVerdict::Equivalent);
+    CHECK_THAT(n.detail, Catch::Contains("pb-any acts as sm"));
+    ++pb_any;
+  }
+  CHECK(pb_any == 1);
+  // Some neighbour with strict round-robin warps is separated by the PB-hole search's witness.
+  const bool by_witness = std::any_of(r.confirmation->neighbours.begin(), r.confirmation->neighbours.end(), [](const auto& n) {
+    const bool rr = std::any_of(n.differences.begin(), n.differences.end(),
+                                [](const std::string& d) { return d.find("pb-strict-rr") != std::string::npos; });
+    return rr && n.verdict == search::NeighbourVerdict::Separated && n.case_id.rfind("simulated-witness", 0) == 0;
+  });
+  CHECK(by_witness);
+}
+
 TEST_CASE("learn reports an open question when the device is none of the hypotheses", "[learn]") {
   const auto& dev = model::builtin_device("rtx3090", "test", "device");
   auto r = search::learn({hyp("round-robin"), hyp("most-room")}, dev, paper_and_synth(), sim_options("alg1"));

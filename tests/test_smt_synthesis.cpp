@@ -113,6 +113,22 @@ TEST_CASE("even-first and natural order are the same machine on one TPC", "[smt]
   CHECK(!search::same_machine_on(test::hyp("alg1"), test::hyp("alg1-no-skip"), search::reduced_device(full, 1), 3));
 }
 
+TEST_CASE("pb-any and sm warps are the same machine under SM-pooled registers, not under PB registers", "[smt][synthesis]") {
+  const auto& full = model::builtin_device("h100-sxm", "", "");
+  model::Hypothesis any = test::hyp("alg1"), sm = test::hyp("alg1");
+  any.registers = sm.registers = model::Registers::Sm;
+  any.warps = model::Warps::PbAny;
+  sm.warps = model::Warps::Sm;
+  any.skip_on_multiple_of_4 = sm.skip_on_multiple_of_4 = false;
+  CHECK(search::same_machine_on(any, sm, full, 3));
+  CHECK(search::same_machine_on(any, sm, search::reduced_device(full, 1), 3));
+  model::Hypothesis rr = sm;
+  rr.warps = model::Warps::PbStrictRR;
+  CHECK(!search::same_machine_on(any, rr, full, 3));
+  any.registers = model::Registers::Pb;  // PB registers: pb-any's rooms are per PB, and sm pools cannot say
+  CHECK(!search::same_machine_on(any, sm, full, 3));
+}
+
 TEST_CASE("paired issue: last-block synthesis is refused where pair leaders look ahead", "[smt][synthesis]") {
   auto o = small_options();
   o.timeout_ms = 20000;

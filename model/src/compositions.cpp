@@ -4,13 +4,16 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <random>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tbcheck/model/cluster.hpp"
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/resources.hpp"
 
 namespace tbcheck::model {
 
@@ -161,6 +164,115 @@ std::vector<Hypothesis> sample_compositions(const Hypothesis& from, uint64_t see
     pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(k));
   }
   return out;
+}
+
+std::string_view to_string(StateCheck c) {
+  switch (c) {
+    case StateCheck::Proved: return "proved";
+    case StateCheck::Refuted: return "refuted";
+  }
+  return "?";
+}
+
+std::string StateCheckResult::summary() const {
+  if (verdict == StateCheck::Proved) return fmt::format("the capacity rules agree on all {} (SM state, block) pairs", compared);
+  return fmt::format("the capacity rules differ: {}", counterexample);
+}
+
+json StateCheckResult::to_json() const {
+  json j = {{"verdict", to_string(verdict)}, {"compared", compared}};
+  if (!counterexample.empty()) j["counterexample"] = counterexample;
+  return j;
+}
+
+namespace {
+
+bool same_parts(const CapacityParts& a, const CapacityParts& b) {
+  return a.limit_b == b.limit_b && a.limit_w == b.limit_w && a.limit_regs_w == b.limit_regs_w && a.limit_s == b.limit_s &&
+         a.config_blocked == b.config_blocked && a.blocks == b.blocks && a.value == b.value;
+}
+
+StateCheckResult check_pb_any_as_sm(const Device& d) {
+  StateCheckResult r;
+  Hypothesis any;
+  any.registers = Registers::Sm;
+  any.warps = Warps::PbAny;
+  any.skip_on_multiple_of_4 = false;
+  any.smem = Smem::Counted;
+  // Literal capacity: its value is min(limit_b, limit_w, limit_s), and `blocks` (the value under
+  // capacity: blocks) is compared too, so both capacity options are covered.
+  any.capacity = Capacity::Literal;
+  Hypothesis sm = any;
+  sm.warps = Warps::Sm;
+  const SmLimits lim(d);
+  const int pbs = d.pbs_per_sm, slots = lim.warp_slots_per_pb;
+  if (pbs < 1 || pbs > kMaxPbs) {
+    r.counterexample = fmt::format("{} PBs per SM is outside 1..{}", pbs, kMaxPbs);
+    return r;
+  }
+  if (int64_t{slots} * pbs != d.max_warps_per_sm) {
+    // The SM pool would hold warps the PBs cannot: a state the enumeration below does not reach.
+    r.counterexample = fmt::format("on {}: {} PBs x {} warp slots != {} warps per SM", d.name, pbs, slots,
+                                   d.max_warps_per_sm);
+    return r;
+  }
+  const int max_w = d.max_threads_per_block / kThreadsPerWarp;
+  // A register demand that binds at half the SM's warps, and none.
+  const int binding_regs = std::max(1, d.regs_per_sm / std::max(1, d.max_warps_per_sm) * 2);
+  SmState a, s;
+  std::vector<int> v(static_cast<size_t>(pbs), 0);
+  while (true) {
+    int total = 0;
+    for (int j = 0; j < pbs; ++j) {
+      a.pb_warps[static_cast<size_t>(j)] = v[static_cast<size_t>(j)];
+      total += v[static_cast<size_t>(j)];
+    }
+    s.warps = total;
+    for (int regs : {0, binding_regs}) {
+      a.regs = s.regs = std::min(d.regs_per_sm, total * regs);
+      for (int w = 1; w <= max_w; ++w) {
+        BlockNeeds n;
+        n.warps = w;
+        n.regs_per_warp = regs;
+        const CapacityParts want = capacity_of_state(lim, sm, s, n, d.max_smem_config_bytes(), false);
+        for (int p = 0; p < (regs == 0 ? pbs : 1); ++p) {
+          a.pb_pointer = p;
+          ++r.compared;
+          const CapacityParts got = capacity_of_state(lim, any, a, n, d.max_smem_config_bytes(), false);
+          if (same_parts(want, got)) continue;
+          r.counterexample = fmt::format("on {}: PB warps [{}], pointer {}, a block of {} warps x {} registers: pb-any "
+                                         "places {} warps ({} blocks), sm {} ({} blocks)",
+                                         d.name, fmt::join(v, ", "), p, w, regs, got.limit_w, got.blocks, want.limit_w,
+                                         want.blocks);
+          return r;
+        }
+      }
+    }
+    int j = 0;
+    while (j < pbs && ++v[static_cast<size_t>(j)] > slots) v[static_cast<size_t>(j++)] = 0;
+    if (j == pbs) break;
+  }
+  r.verdict = StateCheck::Proved;
+  return r;
+}
+
+}  // namespace
+
+StateCheckResult pb_any_as_sm(const Device& d) {
+  static std::mutex mu;
+  static std::map<std::string, StateCheckResult> memo;
+  const std::string key = d.to_json().dump();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+  }
+  StateCheckResult r = check_pb_any_as_sm(d);
+  std::lock_guard<std::mutex> lock(mu);
+  return memo.emplace(key, std::move(r)).first->second;
+}
+
+bool pb_any_acts_as_sm(const Hypothesis& h, const Device& d) {
+  return h.registers == Registers::Sm && h.warps == Warps::PbAny && pb_any_as_sm(d).verdict == StateCheck::Proved;
 }
 
 }  // namespace tbcheck::model

@@ -257,6 +257,11 @@ SmState empty_sm(const Device& d, const Hypothesis& h) {
 
 }  // namespace
 
+CapacityParts capacity_of_state(const SmLimits& l, const Hypothesis& h, const SmState& s, const BlockNeeds& n,
+                                int64_t smem_limit, bool config_blocked) {
+  return sm_capacity(l, h, s, n, smem_limit, config_blocked);
+}
+
 SmLimits::SmLimits(const Device& d)
     : pbs(d.pbs_per_sm),
       warp_slots_per_pb(d.warp_slots_per_pb()),

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/lemma_cache.hpp"
 #include "tbcheck/smt/synthesis.hpp"
@@ -134,6 +135,9 @@ bool same_machine_on(const model::Hypothesis& h1, const model::Hypothesis& h2, c
   // mechanisms never act there.
   a.cluster_gpc = b.cluster_gpc;
   a.cluster_spread = b.cluster_spread;
+  // pb-any with one register pool per SM, where the state check proves it (docs/learn.md).
+  if (model::pb_any_acts_as_sm(a, d)) a.warps = model::Warps::Sm;
+  if (model::pb_any_acts_as_sm(b, d)) b.warps = model::Warps::Sm;
   return a.same_options(b);
 }
 

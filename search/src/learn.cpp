@@ -221,6 +221,9 @@ std::vector<DeviceCase> device_cases(const std::vector<model::Case>& corpus, con
 namespace {
 
 constexpr int kNotSimulated = -1, kCannotRun = -2;
+// Scenarios the PB-hole search may simulate per pair: covers the strict round-robin witnesses on the
+// 4-PB devices with room to spare (docs/learn.md gives the tries they took).
+constexpr int kPbHoleTries = 3000;
 
 // Placements as Exact comparison sees them: SM and start of every block.
 bool same_placements(const model::Schedule& a, const model::Schedule& b) {
@@ -342,6 +345,9 @@ model::Hypothesis canonical(model::Hypothesis h, const model::Device& d) {
     h.priority = model::Priority::Strict;
   if (!detail::priority_exercised(d, h.priority, model::Priority::Ignore)) h.priority = model::Priority::Ignore;
   if (!detail::partition_exercised(d)) h.partition = model::Partition::AllowedSms;
+  // With one register pool per SM, pb-any places exactly what sm does on a device where the check over
+  // every SM state proves their capacity rules equal (model::pb_any_as_sm; docs/learn.md).
+  if (model::pb_any_acts_as_sm(h, d)) h.warps = model::Warps::Sm;
   h.name.clear();
   h.source.clear();
   h.description.clear();
@@ -350,6 +356,14 @@ model::Hypothesis canonical(model::Hypothesis h, const model::Device& d) {
 }
 
 std::string machine_key(const model::Hypothesis& h, const model::Device& d) { return canonical(h, d).to_json().dump(); }
+
+// Why two hypotheses with one machine_key act alike on d.
+std::string why_one_machine(const model::Hypothesis& a, const model::Hypothesis& b, const model::Device& d) {
+  std::string why = "the same options where they can matter on " + d.name;
+  if (a.warps != b.warps && a.registers == model::Registers::Sm)
+    why += fmt::format(" (pb-any acts as sm with SM-pooled registers: {})", model::pb_any_as_sm(d).summary());
+  return why;
+}
 
 std::vector<std::string> field_values(const model::Hypothesis& h, const std::vector<std::string>& fields) {
   const auto j = h.to_json();
@@ -422,7 +436,7 @@ class Learner {
       auto [it, fresh] = by_key.emplace(machine_key(hs_[i], device), i);
       if (!fresh) {
         uf_.unite(it->second, i);
-        proof_[i] = "the same options where they can matter on " + device.name;
+        proof_[i] = why_one_machine(hs_[it->second], hs_[i], device);
       }
     }
     for (auto& c : device_cases(corpus, device)) cases_.emplace_back(c.id, c.origin, std::move(c.scenario));
@@ -501,6 +515,22 @@ class Learner {
   // Z3 (with its simulator pre-pass) on one pair, its wall time charged to the run's budget; a quick
   // simulated witness first.
   PairResult synthesize(const model::Hypothesis& a, const model::Hypothesis& b) {
+    if (differ_in_warp_placement(a, b)) {
+      // Random small kernels rarely fill every SM's PBs; the shaped family does (learn_witness.cpp).
+      if (auto w = pb_hole_search(a, b, device_, kPbHoleTries)) {
+        PairResult pr;
+        pr.h1 = a.name;
+        pr.h2 = b.name;
+        pr.outcome = PairOutcome::Separated;
+        model::Case c;
+        c.id = fmt::format("simulated-witness-{}", ++witnesses_);
+        c.source = "learn: PB-hole search";
+        c.scenario = std::move(w->scenario);
+        pr.witness = std::move(c);
+        pr.route = fmt::format("PB-hole search on {} ({} tries)", device_.name, w->tries);
+        return pr;
+      }
+    }
     if (auto w = quick_witness(a, b)) {
       PairResult pr;
       pr.h1 = a.name;
@@ -783,7 +813,7 @@ bool Learner::confirm(bool& stop) {
         }
       if (c.verdict != NeighbourVerdict::Equivalent && machine_key(n, device_) == machine_key(h, device_)) {
         c.verdict = NeighbourVerdict::Equivalent;
-        c.detail = "the same options where they can matter on " + device_.name;
+        c.detail = why_one_machine(h, n, device_);
       }
       nbrs_.push_back(std::move(n));
       nchecks_.push_back(std::move(c));

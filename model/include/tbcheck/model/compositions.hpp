@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "tbcheck/model/device.hpp"
 #include "tbcheck/model/hypothesis.hpp"
 
 namespace tbcheck::model {
@@ -49,5 +51,30 @@ std::vector<Hypothesis> neighbours(const Hypothesis& h, int max_distance = 2);
 // drawing goes on, so the draws before it stay the same. Fewer when the space has fewer.
 std::vector<Hypothesis> sample_compositions(const Hypothesis& from, uint64_t seed, int count, int min_distance,
                                             int max_distance, const std::function<bool(const Hypothesis&)>& keep = {});
+
+// Whether two options act alike on a device, settled by comparing their capacity rule on every state
+// of a bounded space that provably covers what the simulator can reach.
+enum class StateCheck { Proved, Refuted };
+std::string_view to_string(StateCheck c);
+
+struct StateCheckResult {
+  StateCheck verdict = StateCheck::Refuted;
+  int64_t compared = 0;         // (SM state, block) pairs compared
+  std::string counterexample;   // the first state where they differ; empty when proved
+  std::string summary() const;  // one line for reports
+  json to_json() const;
+};
+
+// warps: pb-any against warps: sm once registers are one pool per SM (registers: sm), on d
+// (docs/learn.md, "Options that act alike"). The simulator reads the warp option only through the
+// capacity rule (commit and release keep the state that rule reads), and a pb-any SM holds at most the
+// PB's warp slots on each PB. So the rule is compared on every per-PB warp count 0..slots, every
+// round-robin pointer, every block size 1..max threads per block / 32, with and without SM-pooled
+// registers binding, pb-any's state holding the same warps as sm's pool. Memoised per device.
+StateCheckResult pb_any_as_sm(const Device& d);
+
+// Whether h is pb-any with registers: sm on a device where pb_any_as_sm proved that it acts as sm:
+// then learn and distinguish treat h as its warps: sm twin.
+bool pb_any_acts_as_sm(const Hypothesis& h, const Device& d);
 
 }  // namespace tbcheck::model

@@ -94,6 +94,11 @@ struct SmLimits {
   explicit SmLimits(const Device& d);
 };
 
+// The capacity rule on an SM state given directly (not reached by commits): for checks that compare
+// two options over every state of a bounded space (model/compositions.hpp, acts_alike_on).
+CapacityParts capacity_of_state(const SmLimits& l, const Hypothesis& h, const SmState& s, const BlockNeeds& n,
+                                int64_t smem_limit, bool config_blocked);
+
 class GpuState {
  public:
   GpuState(const Device& d, const Hypothesis& h);

@@ -75,7 +75,8 @@ model::Device reduced_device(const model::Device& full, int tpcs);
 // Whether the two hypotheses make the same decisions on every scenario of `d` by their options alone
 // (same options once the ones that cannot matter on `d` are set equal: with at most 2 SMs the
 // even-first order is the natural order; the issue rule has no pair leader in kernels of at most
-// `max_blocks_per_kernel` blocks). Then no query is needed on `d`.
+// `max_blocks_per_kernel` blocks; pb-any is sm under SM-pooled registers where model::pb_any_as_sm
+// proves it). Then no query is needed on `d`.
 bool same_machine_on(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& d,
                      int max_blocks_per_kernel);
 

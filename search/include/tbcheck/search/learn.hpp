@@ -23,6 +23,23 @@ std::string_view to_string(LearnSpace);
 // query, 5 s per pair); learn tries a simulated witness before asking Z3.
 DistinguishBounds learn_bounds();
 
+// True when the two differ in how warps are placed on PBs (the warps option or the skip).
+bool differ_in_warp_placement(const model::Hypothesis& a, const model::Hypothesis& b);
+
+// A witness between two hypotheses that differ in warp placement, by simulation over a small family
+// shaped for it (learn_witness.cpp): kernels of one block per SM, so every SM holds the same blocks;
+// one or two small kernels first (1-3 warps, retiring early or late), fillers up to a chosen number of
+// free warp slots, then a probe kernel of about that many warps. Once registers are one SM pool, only
+// such states separate the PB warp rules: per-PB warp slots must bind, and early retirements leave holes
+// on particular PBs that the strict round-robin pointer may not reach (docs/learn.md). Deterministic:
+// the first of at most `max_tries` scenarios that separates (detail::separates), with its index.
+struct PbHoleWitness {
+  model::Scenario scenario;
+  int tries = 0;
+};
+std::optional<PbHoleWitness> pb_hole_search(const model::Hypothesis& a, const model::Hypothesis& b,
+                                            const model::Device& d, int max_tries);
+
 struct LearnOptions {
   std::string oracle_spec;  // "sim:<h>", "cuda", ...
   double noise = 0.0;       // sim only
