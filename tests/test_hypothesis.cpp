@@ -145,7 +145,7 @@ TEST_CASE("hypothesis: a complete file without base, and base with changes", "[l
   CHECK(j["priority"] == "ignore");  // so are issue 17's priority, partition and cluster mechanisms
   CHECK(j["partition"] == "allowed-sms");
   CHECK(j["cluster_gpc"] == "most-room");
-  CHECK(j.size() == 17);
+  CHECK(j.size() == 19);
 }
 
 TEST_CASE("hypothesis: unknown option values list the valid ones", "[loaders][hypothesis]") {

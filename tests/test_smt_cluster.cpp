@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -93,4 +94,39 @@ TEST_CASE("SMT clusters: no GPC map and unsupported options are Unsupported, as 
   auto d2 = smt::Decisions::fresh(c, s2.total_blocks(), "e");
   if (std::any_of(small.kernels.begin(), small.kernels.end(), [](const auto& k) { return k.cluster.has_value(); }))
     CHECK_THROWS_AS(smt::encode(s2, test::hyp("alg1"), d2, "h"), smt::Unsupported);
+}
+
+// Clusters meet issue 17's other controls: a clustered kernel confined to some TPCs takes only their SMs,
+// and a higher-priority kernel goes first, in both engines alike (the encoder's priority-ordered view of
+// the kernels must carry the clusters along).
+TEST_CASE("SMT clusters conform with priorities and TPC masks beside them", "[smt][cluster][conformance][controls]") {
+  const auto& base = model::builtin_device("h100-sxm-assumed-gpcs", "test", "device");
+  std::mt19937 rng(99);
+  int masked = 0, reordered = 0;
+  for (const char* name : {"most-room", "round-robin"}) {
+    model::Hypothesis h = test::hyp(name);
+    h.priority = model::Priority::Strict;
+    auto report = smt::check_scenarios(h, 40, 77, 60000, [&](unsigned sd) {
+      model::Scenario s = smt::random_cluster_scenario(sd, base, h);
+      s.device.stream_priorities = model::PriorityRange{0, -1, "test"};
+      const int n = static_cast<int>(s.kernels.size());
+      s.kernels[static_cast<size_t>(n - 1)].priority = -1;  // the last launched kernel is the urgent one
+      s.kernels[static_cast<size_t>(n - 1)].stream = 1;
+      // Confine one kernel to the TPCs of the first GPC with room for one of its clusters, if any.
+      model::Kernel& k = s.kernels[static_cast<size_t>(sd % static_cast<unsigned>(n))];
+      std::vector<int> tpcs;
+      for (int t = 0; t < s.device.tpcs(); ++t)
+        if (s.device.gpc_of_tpc[static_cast<size_t>(t)] == s.device.gpc_of_tpc[0]) tpcs.push_back(t);
+      k.tpcs = tpcs;
+      if (!model::check_feasibility(s, h).runs()) return smt::random_cluster_scenario(sd, base, h);
+      ++masked;
+      reordered += n > 1;
+      return s;
+    });
+    INFO(name);
+    for (const auto& m : report.mismatches) FAIL_CHECK(m);
+    CHECK(report.checked == 40);
+  }
+  CHECK(masked > 20);
+  CHECK(reordered > 20);
 }

@@ -328,6 +328,7 @@ std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hyp
     const size_t k = static_cast<size_t>(kk);
     ps.blocks.push_back(s.blocks[k]);
     ps.grid.push_back(k < s.grid.size() ? s.grid[k] : std::nullopt);
+    ps.cluster.push_back(k < s.cluster.size() ? s.cluster[k] : std::nullopt);
     ps.warps.push_back(s.warps[k]);
     ps.regs.push_back(s.regs[k]);
     ps.smem.push_back(s.smem[k]);
