@@ -127,13 +127,24 @@ struct Learn : Command {
       if (!r.reason.empty()) fmt::print("{}\n", r.reason);
       if (r.equivalence.size() > 1 || (r.equivalence.size() == 1 && r.equivalence[0].size() > 1)) {
         fmt::print("consistent set, grouped (members of a group proved equivalent on {}):\n", dev.name);
-        for (const auto& g : r.equivalence)
+        // A run without corpus or synthesis can leave thousands of groups: the terminal gets the first
+        // few, --json and --out every one.
+        constexpr size_t kShownGroups = 20;
+        for (size_t i = 0; i < r.equivalence.size() && i < kShownGroups; ++i) {
+          const auto& g = r.equivalence[i];
           fmt::print("  {}{}\n", fmt::join(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(g.size(), 6)), ", "),
                      g.size() > 6 ? fmt::format(", ... ({} in all)", g.size()) : "");
+        }
+        if (r.equivalence.size() > kShownGroups)
+          fmt::print("  ... {} more groups (--json or --out lists every one)\n", r.equivalence.size() - kShownGroups);
       }
       if (!r.open_pairs.empty()) {
+        constexpr size_t kShownPairs = 20;
         fmt::print("undecided pairs (no case splits them):\n");
-        for (const auto& p : r.open_pairs) fmt::print("  {} / {}: {}\n", p.a, p.b, p.why);
+        for (size_t i = 0; i < r.open_pairs.size() && i < kShownPairs; ++i)
+          fmt::print("  {} / {}: {}\n", r.open_pairs[i].a, r.open_pairs[i].b, r.open_pairs[i].why);
+        if (r.open_pair_count > kShownPairs)
+          fmt::print("  ... {} more pairs (--json lists {})\n", r.open_pair_count - kShownPairs, r.open_pairs.size());
       }
       if (r.confirmation) {
         size_t shown = 0;

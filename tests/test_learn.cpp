@@ -374,3 +374,19 @@ TEST_CASE("learn names the Fermi scheduler on quadro6000 from seed 003's cases",
   CHECK((r.outcome == search::LearnOutcome::Identified || r.outcome == search::LearnOutcome::Unconfirmed));
   CHECK(r.survivors == std::vector<std::string>{"fermi"});
 }
+
+// Without corpus and synthesis nothing splits the composition space: thousands of groups, millions of
+// pairs. The result keeps their count but lists a bounded number, so memory and output stay small.
+TEST_CASE("learn lists a bounded number of open pairs and counts them all", "[learn]") {
+  const auto& dev = model::builtin_device("rtx3090", "test", "device");
+  search::LearnOptions o = sim_options("alg1");
+  o.space = search::LearnSpace::Compositions;
+  auto r = search::learn(model::compositions_for(dev), dev, {}, o);
+  CHECK(r.outcome == search::LearnOutcome::Undecided);
+  const size_t groups = r.equivalence.size();
+  REQUIRE(groups > 100);
+  CHECK(r.open_pair_count == groups * (groups - 1) / 2);
+  CHECK(r.open_pairs.size() == search::kListedOpenPairs);
+  CHECK_THAT(r.reason, Catch::Contains(std::to_string(r.open_pair_count) + " pair(s) open"));
+  CHECK(r.to_json()["open_pair_count"] == r.open_pair_count);
+}

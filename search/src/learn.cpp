@@ -145,6 +145,7 @@ nlohmann::json LearnResult::to_json() const {
                       {"survivors", survivors},
                       {"equivalence", equivalence},
                       {"open_pairs", open},
+                      {"open_pair_count", open_pair_count},
                       {"mechanisms", mech},
                       {"steps", steps_j},
                       {"oracle_runs", oracle_runs},
@@ -935,19 +936,24 @@ void Learner::finish_undecided() {
   res_.open_pairs.clear();
   std::vector<size_t> reps;
   for (const auto& [r, m] : groups) reps.push_back(m.front());
-  for (size_t x = 0; x < reps.size(); ++x)
-    for (size_t y = x + 1; y < reps.size(); ++y) {
-      OpenPair p{hs_[reps[x]].name, hs_[reps[y]].name, ""};
-      auto it = tried_.find(std::minmax(reps[x], reps[y]));
-      if (it == tried_.end())
-        p.why = !o_.synthesize         ? "no unused corpus case splits them (synthesis off)"
-                : synthesis_left() <= 0 ? "no unused corpus case splits them; synthesis budget spent"
-                                        : "no unused corpus case splits them";
-      else
-        p.why = fmt::format("no corpus case splits them; Z3: {}{}", to_string(it->second.outcome),
-                            it->second.reason.empty() ? "" : " (" + it->second.reason + ")");
-      res_.open_pairs.push_back(std::move(p));
-    }
+  res_.open_pair_count = reps.size() * (reps.size() - std::min<size_t>(reps.size(), 1)) / 2;
+  // Listed: the pairs Z3 was asked about (their answers say most), then the others, up to the cap.
+  std::vector<char> is_rep(hs_.size(), 0);
+  for (size_t r : reps) is_rep[r] = 1;
+  for (const auto& [ab, answer] : tried_) {
+    if (res_.open_pairs.size() >= kListedOpenPairs) break;
+    if (!is_rep[ab.first] || !is_rep[ab.second]) continue;
+    res_.open_pairs.push_back({hs_[ab.first].name, hs_[ab.second].name,
+                               fmt::format("no corpus case splits them; Z3: {}{}", to_string(answer.outcome),
+                                           answer.reason.empty() ? "" : " (" + answer.reason + ")")});
+  }
+  const std::string unasked = !o_.synthesize         ? "no unused corpus case splits them (synthesis off)"
+                              : synthesis_left() <= 0 ? "no unused corpus case splits them; synthesis budget spent"
+                                                      : "no unused corpus case splits them";
+  for (size_t x = 0; x < reps.size() && res_.open_pairs.size() < kListedOpenPairs; ++x)
+    for (size_t y = x + 1; y < reps.size() && res_.open_pairs.size() < kListedOpenPairs; ++y)
+      if (!tried_.count(std::minmax(reps[x], reps[y])))
+        res_.open_pairs.push_back({hs_[reps[x]].name, hs_[reps[y]].name, unasked});
   res_.outcome = unstable_in_a_row_ > 0     ? LearnOutcome::Unstable
                  : unsupported_in_a_row_ > 0 ? LearnOutcome::Unsupported
                                              : LearnOutcome::Undecided;
@@ -955,7 +961,7 @@ void Learner::finish_undecided() {
                 : unsupported_in_a_row_ > 0 ? "the oracle could not run the last splitting cases; "
                                             : "";
   res_.reason += fmt::format("{} groups of consistent candidates that no case splits ({} pair(s) open)", groups.size(),
-                             res_.open_pairs.size());
+                             res_.open_pair_count);
 }
 
 LearnResult Learner::run() {

@@ -127,6 +127,8 @@ struct OpenPair {
   std::string why;
 };
 
+inline constexpr size_t kListedOpenPairs = 100;
+
 struct LearnResult {
   LearnSpace space = LearnSpace::List;
   LearnOutcome outcome = LearnOutcome::Undecided;
@@ -135,7 +137,10 @@ struct LearnResult {
   std::vector<std::string> survivors;
   std::vector<model::Hypothesis> consistent;          // every survivor, in candidate order
   std::vector<std::vector<std::string>> equivalence;  // survivors grouped: proved equivalent on this device
-  std::vector<OpenPair> open_pairs;                   // undecided: representatives of groups left apart
+  // Undecided: pairs of group representatives left apart. Thousands of groups make millions of pairs, so
+  // at most kListedOpenPairs are listed (those Z3 was asked about first); open_pair_count counts them all.
+  std::vector<OpenPair> open_pairs;
+  size_t open_pair_count = 0;
   std::optional<Confirmation> confirmation;
   std::vector<MechanismStatus> mechanisms;
   std::vector<std::string> not_applicable;  // "<name>: <reason>": cannot run on the device at all
