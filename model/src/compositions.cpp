@@ -129,17 +129,32 @@ std::vector<Hypothesis> compositions_for(const Device& d) {
   return out;
 }
 
-int option_distance(const Hypothesis& a, const Hypothesis& b) {
-  const json ja = a.to_json(), jb = b.to_json();
+namespace {
+
+// What a hypothesis chooses per mechanism, as text, in the descriptor order (option_settings): comparing
+// these is what comparing the mechanism fields of to_json() does, without building JSON objects, which
+// neighbours() would otherwise do for every composition of the space.
+std::vector<std::string> option_values(const Hypothesis& h) {
+  std::vector<std::string> v;
+  for (auto& s : option_settings(h)) v.push_back(std::move(s.value));
+  return v;
+}
+
+int distance_of(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   int d = 0;
-  for (const auto& f : mechanism_fields()) d += ja.value(f, json()) != jb.value(f, json()) ? 1 : 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) d += a[i] != b[i] ? 1 : 0;
   return d;
 }
 
+}  // namespace
+
+int option_distance(const Hypothesis& a, const Hypothesis& b) { return distance_of(option_values(a), option_values(b)); }
+
 std::vector<Hypothesis> neighbours(const Hypothesis& h, int max_distance) {
   std::vector<std::pair<int, const Hypothesis*>> near;
+  const std::vector<std::string> mine = option_values(h);
   for (const auto& c : all_compositions()) {
-    const int d = option_distance(h, c);
+    const int d = distance_of(mine, option_values(c));
     if (d >= 1 && d <= max_distance) near.emplace_back(d, &c);
   }
   std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
