@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Long runs kept out of the default test run: libFuzzer on every JSON loader, SMT-vs-simulator conformance
 # on many random scenarios per hypothesis (and per priority / partition option, with random priorities
-# and TPC masks), and learn on 24 seeded compositions (issue 13's acceptance).
+# and TPC masks; clustered scenarios under the alg1 family), the cluster room additivity walks at length,
+# and learn on 24 seeded compositions (issue 13's acceptance).
 # Usage: scripts/long.sh [fuzz-seconds] [scenarios]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,8 +14,10 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target tbcheck_tests
 echo "== SMT conformance: ${scenarios} random scenarios per hypothesis =="
 TBCHECK_CONFORMANCE_SCENARIOS="$scenarios" ./build/tests/tbcheck_tests "[conformance]" --durations yes
-echo "== SMT conformance with thread block clusters: 200 random clustered scenarios per cluster variant =="
-TBCHECK_CLUSTER_SCENARIOS=200 ./build/tests/tbcheck_tests "[smt][cluster][conformance]" --durations yes
+echo "== SMT conformance with thread block clusters: 200 random clustered scenarios per cluster variant and alg1-family hypothesis =="
+TBCHECK_CLUSTER_SCENARIOS=200 TBCHECK_CLUSTER_ALG1_SCENARIOS=200 ./build/tests/tbcheck_tests "[smt][cluster][conformance]" --durations yes
+echo "== cluster room additivity: 20x longer walks per resource option and built-in device =="
+TBCHECK_ADDITIVITY_STEPS=30000 ./build/tests/tbcheck_tests "[cluster][additivity]" --durations yes
 echo "== learn acceptance (issue 13): 24 seeded non-shipped compositions on rtx3090 and h100-sxm =="
 cmake --build build -j"$(nproc)" --target bench_learn
 ./build/bench/bench_learn --devices rtx3090,h100-sxm --distances 2,3 --per-distance 6 --seed 1 --no-noise --check

@@ -109,13 +109,63 @@ TEST_CASE("cluster: no GPC map is its own refusal, pointing at probe-gpc", "[clu
   CHECK_THAT(std::string(e.what()), Catch::Contains("gpc_of_tpc"));
 }
 
-TEST_CASE("cluster: options without additive room are refused, naming them", "[cluster][simulator]") {
+TEST_CASE("cluster: the alg1 family places clusters; gpc-priority and pair-leading kernels are refused", "[cluster][simulator]") {
   const auto sc = test::scenario(two_gpc_scenario(kImbalanced));
-  const auto f = model::check_feasibility(sc, test::hyp("alg1"));
+  for (const char* name : {"alg1", "alg1-priority", "alg1-pb-any", "alg1-contiguous-regs", "alg1-literal", "alg1-paired",
+                           "alg1-no-tpc-config", "alg1-counted-smem", "alg1-no-skip", "alg1-natural-order"}) {
+    INFO(name);
+    REQUIRE(model::check_feasibility(sc, test::hyp(name)).runs());
+    const auto s = model::simulate(sc, test::hyp(name));
+    CHECK(s.kernels[1].blocks[0].start == s.kernels[1].blocks[1].start);
+    CHECK(s.kernels[1].blocks[0].sm / 2 == s.kernels[1].blocks[1].sm / 2);  // one GPC
+  }
+  CHECK(model::cluster_unsupported_options(test::hyp("alg1")).empty());
+  CHECK_THAT(model::cluster_unsupported_options(test::hyp("fermi")), Catch::Contains("gpc-priority"));
+  // Paired issue: a clustered kernel of 2 x SMs + 5 blocks or more would lead pairs, which no source spreads
+  // over a cluster; one block fewer issues singles under the pair rule itself and is placed.
+  const auto pairs = [](int blocks) {
+    return test::scenario(two_gpc_scenario(fmt::format(
+        R"([{{"name": "c", "blocks": {}, "threads": 32, "regs": 32, "duration": 1, "cluster": [1]}}])", blocks)));
+  };
+  model::Hypothesis paired = test::hyp("alg1");
+  paired.issue = model::Issue::Paired;
+  const auto f = model::check_feasibility(pairs(2 * 4 + 5), paired);
   CHECK(f.status == model::Feasibility::Unsupported);
-  CHECK_THAT(f.reason, Catch::StartsWith("unsupported:") && Catch::Contains("warps pb-strict-rr"));
-  CHECK(model::cluster_unsupported_options(test::hyp("most-room")).empty());
-  CHECK(model::check_feasibility(sc, test::hyp("most-room")).runs());
+  CHECK(f.field == "kernels[0].cluster");
+  CHECK_THAT(f.reason, Catch::StartsWith("unsupported:") && Catch::Contains("pairs") && Catch::Contains("issue paired"));
+  CHECK(model::check_feasibility(pairs(2 * 4 + 4), paired).runs());
+  CHECK(model::check_feasibility(pairs(2 * 4 + 5), test::hyp("alg1")).runs());  // single issue
+}
+
+TEST_CASE("cluster: capacity literal counts a GPC's room in blocks, not in its ranking value", "[cluster][simulator]") {
+  // fill: three 32-warp blocks confined to TPC 0 (GPC 0), leaving GPC 0 one block of room but a literal value
+  // of 30 (free block slots); the 2-block cluster must go to GPC 1 even under lowest-index.
+  const auto sc = test::scenario(two_gpc_scenario(R"([
+    {"name": "fill", "blocks": 3, "threads": 1024, "regs": 32, "duration": 5, "tpcs": [0]},
+    {"name": "c", "blocks": 2, "threads": 1024, "regs": 32, "duration": 1, "cluster": [2]}])"));
+  model::Hypothesis h = test::cluster_variant("most-room", model::ClusterGpc::LowestIndex, model::ClusterSpread::Selection);
+  h.capacity = model::Capacity::Literal;
+  const auto s = model::simulate(sc, h);
+  CHECK(sms_of(s, 1) == std::vector<int>{2, 3});
+  CHECK(s.kernels[1].blocks[0].start == 0);
+}
+
+TEST_CASE("cluster: TPC configuration counts a busy TPC's SMs out of a larger kernel's cluster room", "[cluster][simulator]") {
+  // small: one 32-warp block of 8 KB (two per SM: a 32 KB configuration) on TPC 0; big needs 100 KB per block
+  // (a 228 KB configuration), so both SMs of TPC 0 are blocked (Mechanism 3) and the 2-block cluster goes to
+  // GPC 1. Without TPC configuration GPC 0 has room for it (lowest-index).
+  const auto sc = test::scenario(two_gpc_scenario(R"([
+    {"name": "small", "blocks": 1, "threads": 1024, "regs": 32, "smem": 8192, "duration": 5},
+    {"name": "big", "blocks": 2, "threads": 1024, "regs": 32, "smem": 102400, "duration": 1, "cluster": [2]}])"));
+  model::Hypothesis h = test::hyp("alg1");
+  h.cluster_gpc = model::ClusterGpc::LowestIndex;
+  const auto s = model::simulate(sc, h);
+  REQUIRE(s.kernels[0].blocks[0].sm / 2 == 0);
+  CHECK(s.kernels[1].blocks[0].sm / 2 == 1);
+  CHECK(s.kernels[1].blocks[1].sm / 2 == 1);
+  h.smem_config = model::SmemConfig::None;
+  const auto plain = model::simulate(sc, h);
+  CHECK(plain.kernels[1].blocks[0].sm / 2 == 0);
 }
 
 TEST_CASE("cluster: 2-D clusters are placed cluster by cluster, blocks numbered row by row", "[cluster][simulator]") {
@@ -143,8 +193,8 @@ TEST_CASE("cluster: the CUDA guide cases under validate's evaluation", "[cluster
     CHECK_FALSE(r.ran);
     CHECK_THAT(r.reason, Catch::Contains("probe-gpc"));
   }
-  // The assumed map: the guarantee holds under the hypotheses that place clusters, as the case expects;
-  // alg1 is refused by name.
+  // The assumed map: the guarantee holds under the hypotheses that place clusters, as the case expects
+  // (the alg1 family among them).
   auto assumed = model::load_cases(test::source_path("corpus/paper/controls/cuda-guide-cluster-coscheduled-assumed-gpcs.json"));
   REQUIRE(assumed.size() == 1);
   for (const auto& [name, want] : assumed[0].expect) {
@@ -154,7 +204,8 @@ TEST_CASE("cluster: the CUDA guide cases under validate's evaluation", "[cluster
     CHECK(want == model::Expect::Pass);
     CHECK(r.facts == model::Verdict::Pass);
   }
-  const auto r = model::evaluate(assumed[0], test::hyp("alg1"));
+  CHECK(assumed[0].expect.count("alg1") == 1);
+  const auto r = model::evaluate(assumed[0], test::hyp("fermi"));
   CHECK_FALSE(r.ran);
-  CHECK_THAT(r.reason, Catch::StartsWith("unsupported: ") && Catch::Contains("pb-strict-rr"));
+  CHECK_THAT(r.reason, Catch::StartsWith("unsupported: ") && Catch::Contains("gpc-priority"));
 }

@@ -63,8 +63,14 @@ TEST_CASE("cluster options grow the space only on a device with clusters and a G
   CHECK(more.size() > all.size());
   std::set<std::string> names;
   for (const auto& h : more) CHECK(names.insert(h.name).second);
-  // The cluster variants are of compositions the cluster rule is defined for (most-room's SM pools, ...).
-  for (size_t i = all.size(); i < more.size(); ++i) CHECK(more[i].warps == model::Warps::Sm);
+  // The cluster variants are of compositions the cluster rule is defined for: every generic selection, the
+  // alg1 family's per-PB resources included, never gpc-priority.
+  bool per_pb = false;
+  for (size_t i = all.size(); i < more.size(); ++i) {
+    CHECK(more[i].selection != model::Selection::GpcPriority);
+    per_pb = per_pb || more[i].warps == model::Warps::PbStrictRR;
+  }
+  CHECK(per_pb);
 }
 
 TEST_CASE("composition names say the changes from alg1", "[compositions]") {

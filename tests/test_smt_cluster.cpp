@@ -44,6 +44,32 @@ TEST_CASE("SMT clusters conform with the simulator on random clustered scenarios
   }
 }
 
+// The alg1 family with clusters (issue 17 gap 1): each newly placed option value (warps pb-strict-rr and pb-any,
+// registers pb and pb-contiguous, smem contiguous-first-fit, smem_config tpc, capacity literal, issue device)
+// is in at least one of these. The default run checks a few scenarios per hypothesis; scripts/long.sh sets
+// TBCHECK_CLUSTER_ALG1_SCENARIOS=200.
+TEST_CASE("SMT clusters conform with the simulator under the alg1 family", "[smt][cluster][conformance][alg1]") {
+  const char* env = std::getenv("TBCHECK_CLUSTER_ALG1_SCENARIOS");
+  const int n = env && std::atoi(env) > 0 ? std::atoi(env) : 6;
+  std::vector<model::Hypothesis> hs;
+  for (const char* name : {"alg1", "alg1-priority", "alg1-pb-any", "alg1-contiguous-regs", "alg1-literal", "alg1-paired",
+                           "alg1-no-tpc-config", "alg1-counted-smem", "alg1-no-skip"})
+    hs.push_back(test::hyp(name));
+  hs.push_back(test::cluster_variant("alg1", model::ClusterGpc::LowestIndex, model::ClusterSpread::OnePerSm));
+  model::Hypothesis rr = test::hyp("alg1");
+  rr.selection = model::Selection::RoundRobin;
+  rr.name = "alg1+selection=round-robin";
+  hs.push_back(rr);
+  for (const auto& h : hs) {
+    INFO(h.name);
+    auto report = smt::run_cluster_conformance(h, n, /*seed=*/5151, /*timeout_ms=*/60000);
+    REQUIRE_FALSE(report.unsupported);
+    for (const auto& m : report.mismatches) FAIL_CHECK(m);
+    CHECK(report.checked == n);
+    CHECK(report.not_unique == 0);
+  }
+}
+
 TEST_CASE("random clustered scenarios have clusters, several GPCs and run", "[smt][cluster]") {
   const auto& base = model::builtin_device("h100-sxm-assumed-gpcs", "test", "device");
   int clustered = 0, two_d = 0, unequal = 0;
@@ -92,8 +118,10 @@ TEST_CASE("SMT clusters: no GPC map and unsupported options are Unsupported, as 
                                             test::hyp("most-room"));
   auto s2 = smt::SymbolicScenario::make_fixed(c, small);
   auto d2 = smt::Decisions::fresh(c, s2.total_blocks(), "e");
-  if (std::any_of(small.kernels.begin(), small.kernels.end(), [](const auto& k) { return k.cluster.has_value(); }))
-    CHECK_THROWS_AS(smt::encode(s2, test::hyp("alg1"), d2, "h"), smt::Unsupported);
+  if (std::any_of(small.kernels.begin(), small.kernels.end(), [](const auto& k) { return k.cluster.has_value(); })) {
+    CHECK_THROWS_AS(smt::encode(s2, test::hyp("fermi"), d2, "h"), smt::Unsupported);
+    CHECK_NOTHROW(smt::encode(s2, test::hyp("alg1"), d2, "h"));
+  }
 }
 
 // Clusters meet issue 17's other controls: a clustered kernel confined to some TPCs takes only their SMs,

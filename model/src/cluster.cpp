@@ -47,52 +47,35 @@ std::string cluster_no_gpc_map(const Scenario& s) {
 }
 
 std::string cluster_unsupported_options(const Hypothesis& h) {
-  std::vector<std::string> why;
+  // The resource options (warps, registers, shared memory, its TPC configuration, capacity units) are all
+  // placed by the room rule: cluster_room_additivity (model/src/cluster_additivity.cpp) finds a block taking
+  // exactly one block of room on its own SM under each of them, and the room counts blocks even where the
+  // hypothesis ranks SMs by another value (capacity literal). Issue is settled per scenario (cluster_unsupported).
   switch (h.selection) {
     case Selection::RoundRobin:
-    case Selection::MostRoom: break;
-    case Selection::GpcPriority: why.push_back("selection gpc-priority (a Fermi dispatcher)"); break;
+    case Selection::MostRoom: return "";
+    case Selection::GpcPriority: return "selection gpc-priority (a Fermi dispatcher)";
   }
-  switch (h.warps) {
-    case Warps::Sm: break;
-    case Warps::PbStrictRR:
-    case Warps::PbAny: why.push_back(fmt::format("warps {}", to_string(h.warps))); break;
-  }
-  switch (h.registers) {
-    case Registers::Sm: break;
-    case Registers::Pb:
-    case Registers::PbContiguous: why.push_back(fmt::format("registers {}", to_string(h.registers))); break;
-  }
-  switch (h.smem) {
-    case Smem::Counted: break;
-    case Smem::ContiguousFirstFit: why.push_back("smem contiguous-first-fit"); break;
-  }
-  switch (h.smem_config) {
-    case SmemConfig::None: break;
-    case SmemConfig::Tpc: why.push_back("smem_config tpc"); break;
-  }
-  switch (h.capacity) {
-    case Capacity::Blocks: break;
-    case Capacity::Literal: why.push_back("capacity literal"); break;
-  }
-  switch (h.issue) {
-    case Issue::Single: break;
-    case Issue::Paired:
-    case Issue::PairedCc8:
-    case Issue::FromDevice: why.push_back(fmt::format("issue {}", to_string(h.issue))); break;
-  }
-  return fmt::format("{}", fmt::join(why, ", "));
+  return "";
 }
 
 std::string cluster_unsupported(const Scenario& s, const Hypothesis& h) {
   const int i = first_clustered(s);
   if (i < 0) return "";
-  const std::string why = cluster_unsupported_options(h);
-  if (why.empty()) return "";
-  return fmt::format("kernels[{}].cluster: kernel {} is launched with clusters, which {} places only with SM-pooled "
-                     "resources and single issue (a cluster fits a GPC when its SMs' capacities add up to its "
-                     "blocks); it has {}",
-                     i, s.kernels[static_cast<size_t>(i)].name, h.name, why);
+  if (const std::string why = cluster_unsupported_options(h); !why.empty())
+    return fmt::format("kernels[{}].cluster: kernel {} is launched with clusters, which {} cannot place: it has {}", i,
+                       s.kernels[static_cast<size_t>(i)].name, h.name, why);
+  // Paired issue (issues 6 and 14) sends a pair leader's follower to the leader's SM; no recording or paper
+  // says how a pair meets a cluster, so a clustered kernel large enough to lead pairs is refused. A smaller
+  // one issues single blocks under the pair rule itself, and is placed.
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    const Kernel& kr = s.kernels[k];
+    if (!kr.cluster || !h.leads_pair(s.device, kr.blocks, 0)) continue;
+    return fmt::format("kernels[{}].cluster: kernel {} is launched with clusters and, with {} blocks on {}, leads "
+                       "block pairs under {}'s issue {}; no source says how a pair is spread over a cluster's GPC",
+                       k, kr.name, kr.blocks, s.device.name, h.name, to_string(h.issue));
+  }
+  return "";
 }
 
 std::string cluster_never_fits(const Kernel& k, const Device& d, const Hypothesis& h) {
@@ -144,8 +127,9 @@ int choose_cluster_gpc(const Hypothesis& h, const std::vector<int64_t>& room, in
 }
 
 int choose_cluster_sm(const Hypothesis& h, const std::vector<int>& sms, const std::vector<int>& pos_of,
-                      const std::vector<int64_t>& cap, const std::vector<int>& on_sm, int rr_pointer) {
-  auto ok = [&](int sm) { return cap[static_cast<size_t>(sm)] >= 1; };
+                      const std::vector<int64_t>& blocks, const std::vector<int64_t>& value, const std::vector<int>& on_sm,
+                      int rr_pointer) {
+  auto ok = [&](int sm) { return blocks[static_cast<size_t>(sm)] >= 1; };
   int best = -1;
   switch (h.cluster_spread) {
     case ClusterSpread::OnePerSm:
@@ -169,7 +153,7 @@ int choose_cluster_sm(const Hypothesis& h, const std::vector<int>& sms, const st
     case Selection::MostRoom:
     case Selection::GpcPriority:  // refused with clusters (cluster_unsupported); most-room keeps this total
       for (int sm : sms)
-        if (ok(sm) && (best < 0 || cap[static_cast<size_t>(sm)] > cap[static_cast<size_t>(best)])) best = sm;
+        if (ok(sm) && (best < 0 || value[static_cast<size_t>(sm)] > value[static_cast<size_t>(best)])) best = sm;
       return best;
   }
   return best;

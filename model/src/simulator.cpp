@@ -425,7 +425,15 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
   // recomputed for the SMs whose state changed since (cl_mark), apart from the index.
   const std::vector<int> gpc_of_sm = cluster_gpc_of_sm(d);
   const std::vector<std::vector<int>> gpc_sms = gpc_sms_in_order(gpc_of_sm, order);
-  std::vector<int64_t> cluster_cap(static_cast<size_t>(d.sms)), gpc_room(gpc_sms.size());
+  // cluster_cap: blocks (the unit rooms are counted in); cluster_val: the hypothesis' capacity value, which
+  // most-room ranks SMs by (the same numbers unless capacity is literal).
+  std::vector<int64_t> cluster_cap(static_cast<size_t>(d.sms)), cluster_val(static_cast<size_t>(d.sms));
+  std::vector<int64_t> gpc_room(gpc_sms.size());
+  bool literal = false;  // capacity literal: the value is not a block count
+  switch (h.capacity) {
+    case Capacity::Blocks: break;
+    case Capacity::Literal: literal = true; break;
+  }
   std::vector<int> on_sm(static_cast<size_t>(d.sms), 0);
   std::vector<char> cl_dirty(static_cast<size_t>(d.sms), 0);
   std::vector<int> cl_dirty_list;
@@ -437,10 +445,23 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
       cl_dirty_list.push_back(sm);
     }
   };
-  auto cl_set = [&](int sm, int64_t v) {
+  // A TPC that went idle or busy changes its other SMs' capacities too (TPC configuration).
+  auto cl_mark_tpc = [&](int sm, bool tpc_flipped) {
+    if (!tpc_flipped) return cl_mark(sm);
+    const int first = g.tpc_of(sm) * d.sms_per_tpc;
+    for (int i = first; i < first + d.sms_per_tpc; ++i) cl_mark(i);
+  };
+  auto cl_set = [&](int sm, int k) {
+    int64_t blocks = capacity_of(sm, k), value = blocks;
+    if (literal && blocks > 0) {
+      const CapacityParts p = g.capacity_parts(sm, needs[k]);
+      blocks = p.blocks;
+      value = p.value;
+    }
     int64_t& c = cluster_cap[static_cast<size_t>(sm)];
-    gpc_room[static_cast<size_t>(gpc_of_sm[static_cast<size_t>(sm)])] += v - c;
-    c = v;
+    gpc_room[static_cast<size_t>(gpc_of_sm[static_cast<size_t>(sm)])] += blocks - c;
+    c = blocks;
+    cluster_val[static_cast<size_t>(sm)] = value;
   };
   auto place_block = [&](int k, int sm, int64_t now) {
     const int slot = n_free == 0 ? static_cast<int>(slots.size()) : free_slots[--n_free];
@@ -458,13 +479,11 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
   auto place_cluster = [&](int k, int64_t now) {
     if (cl_kernel != k) {
       cl_kernel = k;
+      std::fill(cluster_cap.begin(), cluster_cap.end(), 0);
       std::fill(gpc_room.begin(), gpc_room.end(), 0);
-      for (int sm = 0; sm < d.sms; ++sm) {
-        cluster_cap[static_cast<size_t>(sm)] = capacity_of(sm, k);
-        gpc_room[static_cast<size_t>(gpc_of_sm[static_cast<size_t>(sm)])] += cluster_cap[static_cast<size_t>(sm)];
-      }
+      for (int sm = 0; sm < d.sms; ++sm) cl_set(sm, k);
     } else {
-      for (int sm : cl_dirty_list) cl_set(sm, capacity_of(sm, k));
+      for (int sm : cl_dirty_list) cl_set(sm, k);
     }
     for (int sm : cl_dirty_list) cl_dirty[static_cast<size_t>(sm)] = 0;
     cl_dirty_list.clear();
@@ -473,10 +492,16 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
     if (gpc < 0) return false;
     const std::vector<int>& sms = gpc_sms[static_cast<size_t>(gpc)];
     for (int c = 0; c < size; ++c) {
-      const int sm = choose_cluster_sm(h, sms, pos_of, cluster_cap, on_sm, rr_pointer);
+      const int sm = choose_cluster_sm(h, sms, pos_of, cluster_cap, literal ? cluster_val : cluster_cap, on_sm, rr_pointer);
       if (sm < 0) throw std::logic_error("a cluster's GPC ran out of room: its resources are not additive");
+      const bool tpc_was_idle = tpc_coupled && g.tpc_idle(g.tpc_of(sm));
       place_block(k, sm, now);
-      cl_set(sm, capacity_of(sm, k));
+      if (tpc_was_idle) {  // the TPC's configuration is now this kernel's: its other SMs are rechecked
+        const int first = g.tpc_of(sm) * d.sms_per_tpc;
+        for (int o = first; o < first + d.sms_per_tpc; ++o) cl_set(o, k);
+      } else {
+        cl_set(sm, k);
+      }
       ++on_sm[static_cast<size_t>(sm)];
       rr_pointer = (pos_of[sm] + 1) % d.sms;
     }
@@ -492,8 +517,9 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
       retiring.pop_earliest([&](const Resident& r) {
         const Allocation& a = slots[r.slot];
         g.release(a);
-        touched(a.sm, tpc_coupled && g.tpc_idle(g.tpc_of(a.sm)));
-        cl_mark(a.sm);
+        const bool flipped = tpc_coupled && g.tpc_idle(g.tpc_of(a.sm));
+        touched(a.sm, flipped);
+        cl_mark_tpc(a.sm, flipped);
         free_slots[n_free++] = r.slot;
         if (--unretired[r.kernel] == 0 && successor[r.kernel] >= 0) satisfied(successor[r.kernel]);
       });
@@ -571,7 +597,7 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
         slot = free_slots[--n_free];
       }
       g.commit(sm, n, slots[slot]);
-      cl_mark(sm);
+      cl_mark_tpc(sm, tpc_was_idle);
       if (tpc_was_idle) {
         touched(sm, true);
       } else {

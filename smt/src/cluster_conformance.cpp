@@ -35,11 +35,12 @@ model::Scenario random_cluster_scenario(unsigned seed, const model::Device& base
     for (int k = 0; k < kernels && budget > 0; ++k) {
       model::Kernel kr;
       kr.name = fmt::format("k{}", k + 1);
-      // Residency of 1..8 blocks per SM, bound by warps or by shared memory.
-      static const int kWarps[] = {4, 8, 16, 24, 32};
-      static const int kSmemKb[] = {0, 0, 0, 40, 70, 110, 200};
-      kr.threads = model::kThreadsPerWarp * kWarps[pick(0, 4)];
-      kr.smem = 1024 * kSmemKb[pick(0, 6)];
+      // Residency bound by warps or by shared memory; warp counts off multiples of 4 move the alg1 family's PB
+      // pointers unevenly (Mechanism 2.1), and 8 KB gives a TPC configuration below the others' (Mechanism 3).
+      static const int kWarps[] = {4, 8, 16, 24, 32, 3, 6};
+      static const int kSmemKb[] = {0, 0, 0, 40, 70, 110, 200, 8};
+      kr.threads = model::kThreadsPerWarp * kWarps[pick(0, 6)];
+      kr.smem = 1024 * kSmemKb[pick(0, 7)];
       kr.regs = pick(0, 1) ? 32 : 64;
       kr.duration = pick(1, 3);
       kr.local = pick(0, 3) == 0 ? pick(0, 2) * 16 : 0;

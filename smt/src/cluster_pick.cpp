@@ -22,10 +22,18 @@ void Encoder::cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lo
   const expr prev = i == 0 ? iv(0) : d_.start[iu - 1];
   const int gpcs = model::gpc_count(cluster_gpc_of_sm_);
 
+  // A GPC's room counts blocks (levels), whatever units the hypothesis ranks SMs by (capacity literal).
+  bool literal = false;
+  switch (h_.capacity) {
+    case model::Capacity::Blocks: break;
+    case model::Capacity::Literal: literal = true; break;
+  }
   auto rooms = [&](const std::vector<SmCap>& cs) {
     std::vector<std::vector<expr>> parts(static_cast<size_t>(gpcs));
-    for (int s = 0; s < n_; ++s)
-      parts[static_cast<size_t>(cluster_gpc_of_sm_[static_cast<size_t>(s)])].push_back(cs[static_cast<size_t>(s)].value);
+    for (int s = 0; s < n_; ++s) {
+      const SmCap& c = cs[static_cast<size_t>(s)];
+      parts[static_cast<size_t>(cluster_gpc_of_sm_[static_cast<size_t>(s)])].push_back(literal ? count_if(c.levels) : c.value);
+    }
     std::vector<expr> out;
     for (auto& p : parts) out.push_back(p.empty() ? iv(0) : sum_of(p));
     return out;

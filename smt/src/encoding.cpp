@@ -282,11 +282,12 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
     probe.device = dev_;
     model::Kernel kr;
     kr.name = fmt::format("k{}", k + 1);
+    kr.blocks = s_.blocks[k];
     kr.cluster = s_.cluster[k];
     probe.kernels.push_back(kr);
     if (std::string why = model::cluster_no_gpc_map(probe); !why.empty()) throw Unsupported(why);
-    if (std::string why = model::cluster_unsupported_options(h_); !why.empty())
-      throw Unsupported(fmt::format("clusters under {}: {}", h_.name, why));
+    if (std::string why = model::cluster_unsupported(probe, h_); !why.empty())
+      throw Unsupported(fmt::format("clusters under {}: {}", h_.name, why.substr(why.find(": ") + 2)));
     cluster_gpc_of_sm_ = model::cluster_gpc_of_sm(dev_);
   }
   switch (h_.registers) {

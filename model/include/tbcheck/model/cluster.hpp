@@ -21,12 +21,13 @@ int gpc_count(const std::vector<int>& gpc_of_sm);
 
 // "kernels[i].cluster: <reason>" when a clustered scenario has no GPC map to place clusters by; "" otherwise.
 std::string cluster_no_gpc_map(const Scenario& s);
-// "kernels[i].cluster: <reason>" when h has an option the cluster rule is not defined for; "" otherwise.
-// A cluster fits a GPC when the GPC's room (the sum of its SMs' capacities) holds all its blocks, which is
-// exact only when a block takes one unit of room on its own SM and nothing elsewhere: SM-pooled warps,
-// registers and shared memory, no TPC configuration, capacity in blocks, single issue, a generic selection.
+// "kernels[i].cluster: <reason>" when the cluster rule is not defined for h on s; "" otherwise.
+// A cluster fits a GPC when the GPC's room (the sum of its SMs' capacities in blocks) holds all its blocks,
+// which is exact when a block takes one block of room on its own SM and nothing elsewhere; the resource
+// options are checked for that by cluster_room_additivity (cluster_additivity.hpp). Refused: gpc-priority
+// (Fermi's dispatcher) and a clustered kernel that would lead block pairs under paired issue.
 std::string cluster_unsupported(const Scenario& s, const Hypothesis& h);
-// The options of h the cluster rule is not defined for ("warps pb-strict-rr, issue paired"); "" when none.
+// The options of h the cluster rule is not defined for on any scenario ("selection gpc-priority"); "" when none.
 std::string cluster_unsupported_options(const Hypothesis& h);
 // Why kernel k (clustered) can never run: no GPC of empty SMs holds one cluster; "" when one does.
 std::string cluster_never_fits(const Kernel& k, const Device& d, const Hypothesis& h);
@@ -42,9 +43,12 @@ std::vector<std::vector<int>> gpc_sms_in_order(const std::vector<int>& gpc_of_sm
 // blocks) now; -1 when none has room for the whole cluster.
 int choose_cluster_gpc(const Hypothesis& h, const std::vector<int64_t>& room, int size);
 // The SM that takes the cluster's next block: `sms` the chosen GPC's SMs in the hypothesis' order, `pos_of`
-// each SM's position in that order, `cap` every SM's capacity now, `on_sm` the blocks of this cluster per SM
-// so far, `rr_pointer` the round-robin pointer (a position). -1 when no SM of the GPC has room.
+// each SM's position in that order, `blocks` every SM's capacity in blocks now (room), `value` its capacity
+// in the hypothesis' units (most-room ranks by it; equal to `blocks` under capacity blocks), `on_sm` the
+// blocks of this cluster per SM so far, `rr_pointer` the round-robin pointer (a position). -1 when no SM of
+// the GPC has room.
 int choose_cluster_sm(const Hypothesis& h, const std::vector<int>& sms, const std::vector<int>& pos_of,
-                      const std::vector<int64_t>& cap, const std::vector<int>& on_sm, int rr_pointer);
+                      const std::vector<int64_t>& blocks, const std::vector<int64_t>& value, const std::vector<int>& on_sm,
+                      int rr_pointer);
 
 }  // namespace tbcheck::model
