@@ -301,6 +301,8 @@ int main(int argc, char** argv) try {
       {"plain", &s, "alg1"},
       {"plain", &s, "most-room"},
       {"plain", &s, "round-robin"},
+      {"clusters", &clustered, "alg1"},
+      {"clusters", &clustered, "alg1-priority"},
       {"clusters", &clustered, "most-room"},
       {"clusters", &clustered, "round-robin"},
       {"priorities", &prioritized, "alg1-priority"},

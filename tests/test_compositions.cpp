@@ -66,6 +66,7 @@ TEST_CASE("cluster options grow the space only on a device with clusters and a G
   // The cluster variants are of compositions the cluster rule is defined for: every generic selection, the
   // alg1 family's per-PB resources included, never gpc-priority.
   bool per_pb = false;
+  for (size_t i = all.size(); i < more.size(); i += 97) CHECK(more[i].name == model::composition_name(more[i]));
   for (size_t i = all.size(); i < more.size(); ++i) {
     CHECK(more[i].selection != model::Selection::GpcPriority);
     per_pb = per_pb || more[i].warps == model::Warps::PbStrictRR;

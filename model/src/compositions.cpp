@@ -107,23 +107,38 @@ const std::vector<Hypothesis>& all_compositions() {
 std::vector<Hypothesis> compositions_for(const Device& d) {
   std::vector<Hypothesis> out = all_compositions();
   if (!d.has_clusters() || d.gpc_of_tpc.empty()) return out;
-  // Every other cluster option, on the compositions whose resources the cluster rule is defined for.
+  // Every other cluster option, on the compositions the cluster rule is defined for (every generic selection:
+  // cluster_unsupported_options). Copies of valid compositions with two enum fields changed stay valid, so
+  // no JSON round trip (a quarter of a million variants).
   const size_t n = out.size();
+  std::vector<std::pair<ClusterGpc, ClusterSpread>> choices;  // test_compositions: every option-table row is used
+  for (auto g : {ClusterGpc::MostRoom, ClusterGpc::LowestIndex})
+    for (auto sp : {ClusterSpread::Selection, ClusterSpread::OnePerSm}) choices.emplace_back(g, sp);
+  // A variant's name is its base's with the cluster changes appended (composition_name: the changes from alg1
+  // in field order; no shipped hypothesis has a non-default cluster option, so a variant is never named after
+  // one) while the cluster fields are the last ones; otherwise composition_name itself.
+  const std::vector<std::string> fields = mechanism_fields();
+  const bool cluster_last = fields.size() >= 2 && fields[fields.size() - 2] == "cluster_gpc" && fields.back() == "cluster_spread";
+  const Hypothesis defaults;
+  out.reserve(n * choices.size());
   for (size_t i = 0; i < n; ++i) {
     if (!cluster_unsupported_options(out[i]).empty()) continue;
-    for (const auto& g : option_table()) {
-      if (g.mechanism != "cluster_gpc") continue;
-      for (const auto& sp : option_table()) {
-        if (sp.mechanism != "cluster_spread") continue;
-        json j = out[i].to_json();
-        if (j["cluster_gpc"] == std::string(g.value) && j["cluster_spread"] == std::string(sp.value)) continue;
-        j["cluster_gpc"] = std::string(g.value);
-        j["cluster_spread"] = std::string(sp.value);
-        Hypothesis h = hypothesis_from_json(j, "composition");
+    const bool alg1_named = out[i].name.rfind("alg1", 0) == 0 && !find_builtin_hypothesis(out[i].name);
+    for (const auto& [g, sp] : choices) {
+      if (out[i].cluster_gpc == g && out[i].cluster_spread == sp) continue;
+      Hypothesis h = out[i];
+      h.cluster_gpc = g;
+      h.cluster_spread = sp;
+      if (cluster_last && (alg1_named || out[i].name == "alg1") && out[i].cluster_gpc == defaults.cluster_gpc &&
+          out[i].cluster_spread == defaults.cluster_spread) {
+        h.name = out[i].name;
+        if (g != defaults.cluster_gpc) h.name += fmt::format("+cluster_gpc={}", to_string(g));
+        if (sp != defaults.cluster_spread) h.name += fmt::format("+cluster_spread={}", to_string(sp));
+      } else {
         h.name = composition_name(h);
-        h.file = "composition:" + h.name;
-        out.push_back(std::move(h));
       }
+      h.file = "composition:" + h.name;
+      out.push_back(std::move(h));
     }
   }
   return out;

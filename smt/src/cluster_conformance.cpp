@@ -31,7 +31,10 @@ model::Scenario random_cluster_scenario(unsigned seed, const model::Device& base
     }
     s.device.gpc_source = "random (conformance test)";
     const int kernels = pick(1, 3);
-    int budget = 12;
+    // The alg1 family's per-PB, contiguous and TPC-configuration terms cost the solver tens of times what SM
+    // pools do per block: half the blocks keep its scenarios as quick.
+    const bool pooled = !h.pb_warps() && h.smem == model::Smem::Counted && h.smem_config == model::SmemConfig::None;
+    int budget = pooled ? 12 : 6;
     for (int k = 0; k < kernels && budget > 0; ++k) {
       model::Kernel kr;
       kr.name = fmt::format("k{}", k + 1);
