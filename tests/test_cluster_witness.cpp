@@ -1,5 +1,6 @@
 // Witnesses for pairs that differ in a cluster mechanism (search/src/cluster_witness.cpp, through
-// distinguish_pair): every pair of cluster choices separated on a two-GPC device, none without clusters.
+// distinguish_pair): every pair of cluster choices separated on a two-GPC device, none without clusters;
+// the shipped witnesses confirmed by both engines.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/distinguish.hpp"
+#include "tbcheck/smt/conformance.hpp"
 
 using namespace tbcheck;
 
@@ -36,7 +38,7 @@ search::DistinguishBounds quick() {
 
 TEST_CASE("distinguish separates every pair of cluster choices with a simulator-checked witness", "[distinguish][cluster]") {
   const auto& dev = model::builtin_device("h100-sxm-assumed-gpcs", "test", "device");
-  for (const char* base : {"most-room", "round-robin"}) {
+  for (const char* base : {"most-room", "round-robin", "alg1"}) {
     const auto hs = cluster_variants(base);
     for (size_t i = 0; i < hs.size(); ++i)
       for (size_t j = i + 1; j < hs.size(); ++j) {
@@ -75,9 +77,11 @@ TEST_CASE("cluster choices are one machine on a device without clusters or witho
 }
 
 TEST_CASE("the shipped cluster witnesses still separate their pairs", "[distinguish][cluster]") {
-  // corpus/synth-cluster: `tbcheck distinguish` over tests/data/cluster/most-room-*.json (docs/controls.md).
+  // corpus/synth-cluster: `tbcheck distinguish` over tests/data/cluster/most-room-*.json and alg1-*.json
+  // (docs/controls.md). The SMT encoder confirms each side's schedule block for block (both engines agree).
   const auto cases = model::load_cases(test::source_path("corpus/synth-cluster"));
-  REQUIRE(cases.size() == 6);
+  REQUIRE(cases.size() == 12);
+  int alg1 = 0;
   const std::string prefix = "synth-h100-sxm-assumed-gpcs-";
   for (const auto& c : cases) {
     INFO(c.id);
@@ -88,6 +92,11 @@ TEST_CASE("the shipped cluster witnesses still separate their pairs", "[distingu
     const auto h1 = model::load_hypothesis_file(test::source_path("tests/data/cluster/" + pair.substr(0, vs) + ".json"));
     const auto h2 = model::load_hypothesis_file(test::source_path("tests/data/cluster/" + pair.substr(vs + 4) + ".json"));
     CHECK(std::any_of(c.scenario.kernels.begin(), c.scenario.kernels.end(), [](const auto& k) { return k.cluster.has_value(); }));
-    CHECK(search::first_difference(model::simulate(c.scenario, h1), model::simulate(c.scenario, h2)) != "");
+    const auto a = model::simulate(c.scenario, h1), b = model::simulate(c.scenario, h2);
+    CHECK(search::first_difference(a, b) != "");
+    CHECK(smt::check_schedule(c.scenario, h1, a, 60000) == "");
+    CHECK(smt::check_schedule(c.scenario, h2, b, 60000) == "");
+    alg1 += h1.warps == model::Warps::PbStrictRR && h2.warps == model::Warps::PbStrictRR;
   }
+  CHECK(alg1 == 6);
 }
