@@ -27,6 +27,16 @@ std::vector<model::Hypothesis> variants() {
   return out;
 }
 
+// n random clustered scenarios under h, simulator against SMT block for block.
+void check_cluster_conformance(const model::Hypothesis& h, int n, unsigned seed) {
+  INFO(h.name);
+  auto report = smt::run_cluster_conformance(h, n, seed, /*timeout_ms=*/60000);
+  REQUIRE_FALSE(report.unsupported);
+  for (const auto& m : report.mismatches) FAIL_CHECK(m);
+  CHECK(report.checked == n);
+  CHECK(report.not_unique == 0);
+}
+
 }  // namespace
 
 TEST_CASE("SMT clusters conform with the simulator on random clustered scenarios", "[smt][cluster][conformance]") {
@@ -34,14 +44,7 @@ TEST_CASE("SMT clusters conform with the simulator on random clustered scenarios
   // (200 per option value); scripts/long.sh sets TBCHECK_CLUSTER_SCENARIOS=200 (800 per option value).
   const char* env = std::getenv("TBCHECK_CLUSTER_SCENARIOS");
   const int n = env && std::atoi(env) > 0 ? std::atoi(env) : 50;
-  for (const auto& h : variants()) {
-    INFO(h.name);
-    auto report = smt::run_cluster_conformance(h, n, /*seed=*/4242, /*timeout_ms=*/60000);
-    REQUIRE_FALSE(report.unsupported);
-    for (const auto& m : report.mismatches) FAIL_CHECK(m);
-    CHECK(report.checked == n);
-    CHECK(report.not_unique == 0);
-  }
+  for (const auto& h : variants()) check_cluster_conformance(h, n, /*seed=*/4242);
 }
 
 // The alg1 family with clusters (issue 17 gap 1): each newly placed option value (warps pb-strict-rr and pb-any,
@@ -60,14 +63,7 @@ TEST_CASE("SMT clusters conform with the simulator under the alg1 family", "[smt
   rr.selection = model::Selection::RoundRobin;
   rr.name = "alg1+selection=round-robin";
   hs.push_back(rr);
-  for (const auto& h : hs) {
-    INFO(h.name);
-    auto report = smt::run_cluster_conformance(h, n, /*seed=*/5151, /*timeout_ms=*/60000);
-    REQUIRE_FALSE(report.unsupported);
-    for (const auto& m : report.mismatches) FAIL_CHECK(m);
-    CHECK(report.checked == n);
-    CHECK(report.not_unique == 0);
-  }
+  for (const auto& h : hs) check_cluster_conformance(h, n, /*seed=*/5151);
 }
 
 TEST_CASE("random clustered scenarios have clusters, several GPCs and run", "[smt][cluster]") {
