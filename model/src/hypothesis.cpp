@@ -122,7 +122,8 @@ constexpr Choice<ClusterGpc> kClusterGpcChoices[] = {
     {ClusterGpc::MostRoom, "most-room",
      "CUDA C++ Programming Guide, Thread Block Clusters (co-scheduling on one GPC); the GPC choice is an "
      "assumption: most-room selection (seed 000 Mechanism 1) lifted from SMs to GPCs",
-     "a cluster is dispatched whole when a GPC has room for all its blocks (the sum of its SMs' capacities); the "
+     "a cluster is dispatched whole when a GPC has room for all its blocks (the sum of its SMs' capacities in "
+     "blocks, additive under every resource option: model::cluster_room_additivity); the "
      "GPC with the most room takes it (ties to the lowest GPC index); a cluster that fits no GPC waits "
      "(head-of-line)"},
     {ClusterGpc::LowestIndex, "lowest-index",
@@ -136,7 +137,7 @@ constexpr Choice<ClusterSpread> kClusterSpreadChoices[] = {
      "assumption: the hypothesis' own SM selection (seed 000 Mechanism 1 or seed 002 Section III-C) restricted "
      "to the chosen GPC's SMs",
      "the cluster's blocks are placed one by one, in rank order, by the hypothesis' selection over the chosen "
-     "GPC's SMs only"},
+     "GPC's SMs only (most-room ranks by the hypothesis' capacity value, literal included: tbcheck's assumption)"},
     {ClusterSpread::OnePerSm, "one-per-sm",
      "assumption: distributed shared memory favours spreading a cluster over distinct SMs (NVIDIA Hopper "
      "whitepaper, thread block clusters and DSMEM)",
