@@ -109,7 +109,7 @@ TEST_CASE("cluster: no GPC map is its own refusal, pointing at probe-gpc", "[clu
   CHECK_THAT(std::string(e.what()), Catch::Contains("gpc_of_tpc"));
 }
 
-TEST_CASE("cluster: the alg1 family places clusters; gpc-priority and pair-leading kernels are refused", "[cluster][simulator]") {
+TEST_CASE("cluster: the alg1 family places clusters while gpc-priority and pair-leading kernels are refused", "[cluster][simulator]") {
   const auto sc = test::scenario(two_gpc_scenario(kImbalanced));
   for (const char* name : {"alg1", "alg1-priority", "alg1-pb-any", "alg1-contiguous-regs", "alg1-literal", "alg1-paired",
                            "alg1-no-tpc-config", "alg1-counted-smem", "alg1-no-skip", "alg1-natural-order"}) {

@@ -441,12 +441,18 @@ TEST_CASE("release_time: kernels become eligible at their launch instant", "[sim
   CHECK(sst.kernels[2].blocks[0].start == 12);
 }
 
-TEST_CASE("the simulator refuses clusters by name; gpc-priority refuses release times", "[simulator][controls]") {
-  // priority and tpcs are modelled (tests/test_controls.cpp); clusters are not yet.
+TEST_CASE("the simulator refuses clusters without a GPC map or under gpc-priority and gpc-priority refuses release times", "[simulator][controls]") {
+  // priority and tpcs are modelled (tests/test_controls.cpp); clusters need a GPC map, and gpc-priority has no
+  // cluster rule (tests/test_cluster.cpp).
   auto s = test::scenario(R"({"device": "h100-sxm", "kernels": [{"blocks": 2, "threads": 32, "regs": 32, "duration": 1, "cluster": [2]}]})");
   auto e = test::error_of([&] { simulate(s, test::hyp("alg1")); });
   CHECK(e.field() == "kernels[0].cluster");
-  CHECK_THAT(e.reason(), Catch::StartsWith("unsupported"));
+  CHECK_THAT(e.reason(), Catch::Contains("no GPC map"));
+  s.device = builtin_device("h100-sxm-assumed-gpcs", "test", "device");
+  CHECK_NOTHROW(simulate(s, test::hyp("alg1")));
+  auto g = test::error_of([&] { simulate(s, test::hyp("fermi")); });
+  CHECK(g.field() == "kernels[0].cluster");
+  CHECK_THAT(g.reason(), Catch::StartsWith("unsupported") && Catch::Contains("gpc-priority"));
   auto f = test::scenario(R"({"device": "quadro6000", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "duration": 1, "release_time": 2}]})");
   CHECK(test::error_of([&] { simulate(f, test::hyp("fermi")); }).field() == "kernels[0].release_time");
 }
