@@ -494,13 +494,15 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
     for (int c = 0; c < size; ++c) {
       const int sm = choose_cluster_sm(h, sms, pos_of, cluster_cap, literal ? cluster_val : cluster_cap, on_sm, rr_pointer);
       if (sm < 0) throw std::logic_error("a cluster's GPC ran out of room: its resources are not additive");
-      const bool tpc_was_idle = tpc_coupled && g.tpc_idle(g.tpc_of(sm));
       place_block(k, sm, now);
-      if (tpc_was_idle) {  // the TPC's configuration is now this kernel's: its other SMs are rechecked
-        const int first = g.tpc_of(sm) * d.sms_per_tpc;
-        for (int o = first; o < first + d.sms_per_tpc; ++o) cl_set(o, k);
+      if (literal) {
+        cl_set(sm, k);  // the literal value is not additive: recomputed
       } else {
-        cl_set(sm, k);
+        // Additive (cluster_room_additivity, checked for every resource option): the block took one block of
+        // room on this SM and none elsewhere, its TPC's other SM included, so no capacity is recomputed.
+        --cluster_cap[static_cast<size_t>(sm)];
+        cluster_val[static_cast<size_t>(sm)] = cluster_cap[static_cast<size_t>(sm)];
+        --gpc_room[static_cast<size_t>(gpc)];
       }
       ++on_sm[static_cast<size_t>(sm)];
       rr_pointer = (pos_of[sm] + 1) % d.sms;
