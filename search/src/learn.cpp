@@ -936,7 +936,7 @@ void Learner::finish_undecided() {
   res_.open_pairs.clear();
   std::vector<size_t> reps;
   for (const auto& [r, m] : groups) reps.push_back(m.front());
-  res_.open_pair_count = reps.size() * (reps.size() - std::min<size_t>(reps.size(), 1)) / 2;
+  res_.open_pair_count = reps.empty() ? 0 : reps.size() * (reps.size() - 1) / 2;
   // Listed: the pairs Z3 was asked about (their answers say most), then the others, up to the cap.
   std::vector<char> is_rep(hs_.size(), 0);
   for (size_t r : reps) is_rep[r] = 1;
