@@ -1,5 +1,5 @@
-// The composition space (compositions.hpp): the cartesian product of option_table()'s options, each
-// candidate validated by hypothesis_from_json so that what it rejects is never enumerated.
+// The composition space (compositions.hpp): the cartesian product of option_table()'s options, without
+// the combinations a hypothesis file is refused for (combination_error).
 #include "tbcheck/model/compositions.hpp"
 
 #include <algorithm>
@@ -57,19 +57,22 @@ std::vector<json> values_of(const std::string& field) {
   return out;
 }
 
-std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 }  // namespace
 
 std::string composition_name(const Hypothesis& h) {
   for (const auto& b : builtin_hypotheses())
     if (b.same_options(h)) return b.name;
-  const Hypothesis* base = find_builtin_hypothesis("alg1");
+  static const Hypothesis* base = find_builtin_hypothesis("alg1");
   if (!base) return "composition";
-  const json a = base->to_json(), mine = h.to_json();
+  // option_settings rather than to_json: this runs for every composition of the space. An unset
+  // threshold is named as its JSON form, null.
+  static const std::vector<OptionSetting> theirs = option_settings(*base);
+  const std::vector<OptionSetting> mine = option_settings(h);
   std::string name = "alg1";
-  for (const auto& f : mechanism_fields())
-    if (a.value(f, json()) != mine.value(f, json())) name += fmt::format("+{}={}", f, value_text(mine.value(f, json())));
+  for (size_t i = 0; i < mine.size() && i < theirs.size(); ++i)
+    if (mine[i].value != theirs[i].value)
+      name += fmt::format("+{}={}", mine[i].mechanism, mine[i].on || mine[i].value != "off" ? mine[i].value : "null");
   return name;
 }
 
@@ -79,26 +82,31 @@ const std::vector<Hypothesis>& all_compositions() {
     std::vector<std::vector<json>> values;
     for (const auto& f : fields) values.push_back(values_of(f));
     std::vector<Hypothesis> out;
+    if (fields.empty()) return out;
+    // An odometer over the fields that sets only the fields whose value changed; combination_error
+    // leaves out what a hypothesis file with these fields would be refused for.
+    Hypothesis h;
+    h.source = "composition space (tbcheck learn)";
     std::vector<size_t> idx(fields.size(), 0);
+    for (size_t i = 0; i < fields.size(); ++i) set_option(h, fields[i], values[i][0]);
     while (true) {
-      json j = {{"name", "candidate"}, {"source", "composition space (tbcheck learn)"}};
-      for (size_t i = 0; i < fields.size(); ++i) j[fields[i]] = values[i][idx[i]];
-      try {
-        Hypothesis h = hypothesis_from_json(j, "composition");
-        h.name = composition_name(h);
-        h.file = "composition:" + h.name;
-        out.push_back(std::move(h));
-      } catch (const InputError&) {
-        // A combination no engine gives a meaning to (the loader says why): not part of the space.
+      if (!combination_error(h)) {
+        Hypothesis c = h;
+        c.name = composition_name(c);
+        c.file = "composition:" + c.name;
+        out.push_back(std::move(c));
       }
       size_t i = fields.size();
       while (i > 0) {
         --i;
-        if (++idx[i] < values[i].size()) break;
+        if (++idx[i] < values[i].size()) {
+          set_option(h, fields[i], values[i][idx[i]]);
+          break;
+        }
         idx[i] = 0;
+        set_option(h, fields[i], values[i][0]);
         if (i == 0) return out;
       }
-      if (fields.empty()) return out;
     }
   }();
   return all;
@@ -115,11 +123,10 @@ std::vector<Hypothesis> compositions_for(const Device& d) {
       if (g.mechanism != "cluster_gpc") continue;
       for (const auto& sp : option_table()) {
         if (sp.mechanism != "cluster_spread") continue;
-        json j = out[i].to_json();
-        if (j["cluster_gpc"] == std::string(g.value) && j["cluster_spread"] == std::string(sp.value)) continue;
-        j["cluster_gpc"] = std::string(g.value);
-        j["cluster_spread"] = std::string(sp.value);
-        Hypothesis h = hypothesis_from_json(j, "composition");
+        Hypothesis h = out[i];
+        set_option(h, "cluster_gpc", std::string(g.value));
+        set_option(h, "cluster_spread", std::string(sp.value));
+        if (h.same_options(out[i])) continue;
         h.name = composition_name(h);
         h.file = "composition:" + h.name;
         out.push_back(std::move(h));
