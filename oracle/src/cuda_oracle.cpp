@@ -180,6 +180,15 @@ bool is_configuration_error(CUresult e) {
          e == CUDA_ERROR_NOT_SUPPORTED || e == CUDA_ERROR_INVALID_VALUE;
 }
 
+// A green context over one split's output (a descriptor of that one resource).
+CUgreenCtx green_context_of(const DriverApi& api, CUdevResource& r, CUdevice dev) {
+  CUdevResourceDesc desc = nullptr;
+  TBCHECK_CU(api, api.dev_resource_generate_desc(&desc, &r, 1));
+  CUgreenCtx ctx = nullptr;
+  TBCHECK_CU(api, api.green_ctx_create(&ctx, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
+  return ctx;
+}
+
 // One green context per group of the split plan, in order: split one group of min_count SMs off
 // the current resource; the rest becomes a carrier green context whose resource the next split
 // starts from. "" or why the driver could not make them (a named outcome, not a device failure).
@@ -200,22 +209,14 @@ std::string make_green_contexts(const DriverApi& api, CUdevice dev, const GreenS
     if (n < 1 || group.sm.smCount == 0)
       return fmt::format("cuDevSmResourceSplitByCount made no group of {} SMs for partition {} from {} SMs", g.min_count,
                          g.partition, current.sm.smCount);
-    CUdevResourceDesc desc = nullptr;
-    TBCHECK_CU(api, api.dev_resource_generate_desc(&desc, &group, 1));
-    CUgreenCtx ctx = nullptr;
-    TBCHECK_CU(api, api.green_ctx_create(&ctx, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
-    out.contexts.push_back(ctx);
+    out.contexts.push_back(green_context_of(api, group, dev));
     out.granted.push_back(static_cast<int>(group.sm.smCount));
     if (i + 1 == sp.groups.size()) break;
     if (rest.sm.smCount == 0)
       return fmt::format("no SMs are left for partition {} after partition {} took {}", sp.groups[i + 1].partition,
                          g.partition, group.sm.smCount);
-    CUdevResourceDesc rest_desc = nullptr;
-    TBCHECK_CU(api, api.dev_resource_generate_desc(&rest_desc, &rest, 1));
-    CUgreenCtx carrier = nullptr;
-    TBCHECK_CU(api, api.green_ctx_create(&carrier, rest_desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
-    out.carriers.push_back(carrier);
-    TBCHECK_CU(api, api.green_ctx_get_dev_resource(carrier, &current, CU_DEV_RESOURCE_TYPE_SM));
+    out.carriers.push_back(green_context_of(api, rest, dev));
+    TBCHECK_CU(api, api.green_ctx_get_dev_resource(out.carriers.back(), &current, CU_DEV_RESOURCE_TYPE_SM));
   }
   return "";
 }
