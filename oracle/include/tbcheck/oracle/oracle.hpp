@@ -36,7 +36,7 @@ struct RunResult {
   // instead (a green context granted other SMs than the kernel's TPCs: docs/oracle.md); the
   // recorded case carries it, so predictions are made for what the device really did.
   std::optional<model::Scenario> effective_scenario;
-  nlohmann::json to_json() const;              // status, reason, repetitions (count), unstable_blocks, observation, metadata
+  nlohmann::json to_json() const;              // status, reason, repetitions (count), unstable_blocks, observation, metadata, effective_scenario
 };
 
 class Oracle {
