@@ -2,8 +2,6 @@
 // ns -> units, launch order, instability, identity, MPS, launch plan, green contexts, no-device, dry run.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -49,17 +47,6 @@ std::vector<KernelRecord> good_records() {
   return {KernelRecord{"k1", {rec(0, kUnit + 3'000, 0), rec(900, kUnit + 2'000, 2)}},
           KernelRecord{"k2", {rec(1'800, kUnit + 1'000, 1)}}};
 }
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int n = 0;
-    path = fs::temp_directory_path() / ("tbcheck-cudahost-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 }  // namespace
 
@@ -341,7 +328,7 @@ TEST_CASE("run --dry-run prints the cuda launch plan without a GPU", "[cuda-host
   CHECK(j["plan"]["kernels"][2]["launch_order"] == 2);
   CHECK(j["plan"]["kernels"][0]["stream"] != j["plan"]["kernels"][1]["stream"]);
 
-  TempDir dir;
+  test::TempDir dir;
   const fs::path f = dir.path / "regs16.json";
   std::ofstream(f) << R"({"device": "rtx3090", "kernels": [{"name": "k", "blocks": 1, "threads": 32, "regs": 16, "smem": 0, "duration": 1}]})";
   auto bad = test::run_tbcheck("run '" + f.string() + "' --oracle cuda --dry-run");
