@@ -716,6 +716,11 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
     // No trustworthy observation of this case: nobody is dropped; another case is tried.
     st.oracle_note = fmt::format("{}: {}; nobody dropped", oracle::to_string(r.status), r.reason);
     ++unsupported_in_a_row_;
+  } else if (r.effective_scenario) {
+    // The GPU ran other TPC partitions than the case asks for (green contexts grant SMs, not TPCs:
+    // docs/oracle.md); the classes predicted the case as written, so this observation judges no one.
+    st.oracle_note = "the GPU ran other TPC partitions than the case asks for (green contexts); nobody dropped";
+    ++unsupported_in_a_row_;
   } else if (r.status == oracle::RunStatus::Ok) {
     observed = r.repetitions.front();
   } else {
