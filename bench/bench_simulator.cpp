@@ -221,21 +221,17 @@ int usage() {
 
 }  // namespace
 
-// --controls (issue 17): the same kernels with stream priorities in [0, -5] (one per stream; a third of
-// the kernels keep the default) and a TPC mask of half the device on every fourth kernel, drawn from
-// their own generator so the kernels stay the plain scenario's. The device gets the range [0, -5].
-void add_controls(Scenario& s) {
-  Rng rng(0x17);
-  s.device.stream_priorities = PriorityRange{0, -5, "bench_simulator --controls"};
+// --controls (issue 17): the same kernels with with_priorities' stream priorities and a TPC mask of half
+// the device on every fourth kernel, drawn from a generator of their own so the kernels stay the plain
+// scenario's.
+void add_controls(Scenario& s, uint64_t seed) {
+  s = with_priorities(s, seed);
   s.device_builtin = false;
+  Rng rng(0x17);
   std::vector<int> half;
   for (int t = 0; t < s.device.tpcs(); t += 2) half.push_back(t);
-  for (auto& k : s.kernels) {
-    const int draw = rng.uniform(0, 5);
-    if (k.stream) k.priority = -(*k.stream % 6);
-    else if (rng.uniform(0, 2) > 0) k.priority = -draw;
+  for (auto& k : s.kernels)
     if (rng.uniform(0, 3) == 0) k.tpcs = half;
-  }
 }
 
 int main(int argc, char** argv) try {
@@ -269,7 +265,7 @@ int main(int argc, char** argv) try {
   if (hash) return run_hash(p);
 
   Scenario s = make_scenario(p);
-  if (controls) add_controls(s);
+  if (controls) add_controls(s, p.seed);
   const int blocks = s.total_blocks();
   fmt::print("scenario: device {}, {} kernels, {} blocks, seed {}, best of {} repetitions\n", s.device.name,
              s.kernels.size(), blocks, p.seed, reps);

@@ -104,12 +104,15 @@ struct Run : Command {
 
     // The observation as a corpus case; the run metadata goes into notes (a case has no metadata key).
     out.source = "oracle " + oracle->name();
-    out.scenario = in.scenario;
+    out.scenario = r.effective_scenario ? *r.effective_scenario : in.scenario;
     out.observation = r.observation;
     out.notes = fmt::format("tbcheck run of {}: {} over {} repetition(s)", in.id, oracle::to_string(r.status),
                             r.repetitions.size());
     if (!r.unstable_blocks.empty())
       out.notes += fmt::format("; unstable (the recording is the first repetition): {}", fmt::join(r.unstable_blocks, "; "));
+    if (r.effective_scenario)
+      out.notes += "; the scenario is the one that ran: its TPC partitions are the SMs the green contexts were granted "
+                   "(the requested ones are in the metadata's partitions)";
     out.notes += "; metadata " + r.metadata.dump();
 
     model::write_file_atomic(path, out.to_json().dump(1) + "\n", /*no_overwrite=*/true);

@@ -201,7 +201,17 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // most commands, so a RAM-backed folder is preferred where the machine has one.
   std::error_code ec;
   const fs::path base = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path();
-  g_root = base / ("tbcheck-fuzz-cli-" + std::to_string(::getpid()));
+  const std::string prefix = "tbcheck-fuzz-cli-";
+  // libFuzzer leaves without running atexit handlers when it stops on a finding (and -fork workers are
+  // killed), so folders of earlier runs whose process is gone are removed here.
+  for (const auto& e : fs::directory_iterator(base, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid = name.substr(prefix.size());
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (!fs::exists(fs::path("/proc") / pid, ec)) fs::remove_all(e.path(), ec);
+  }
+  g_root = base / (prefix + std::to_string(::getpid()));
   fs::create_directories(g_root);
   std::atexit([] {  // a RAM-backed scratch folder must not outlive the run
     std::error_code e;

@@ -4,7 +4,6 @@
 
 #include <array>
 #include <cstdio>
-#include <atomic>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <filesystem>

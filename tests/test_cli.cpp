@@ -15,18 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("tbcheck-cli-" + std::to_string(::getpid()) + "-" + std::to_string(rand()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
+using tbcheck::test::TempDir;
 
 const char* kSmallCase = R"({"device": "rtx3090", "kernels": [
   {"name": "k1", "blocks": 3, "threads": 256, "regs": 32, "smem": 0, "duration": 2},

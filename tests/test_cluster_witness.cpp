@@ -100,3 +100,20 @@ TEST_CASE("the shipped cluster witnesses still separate their pairs", "[distingu
   }
   CHECK(alg1 == 6);
 }
+
+TEST_CASE("a cluster witness past the smallest structure is proved minimal by Z3's answers on the smaller ones", "[distinguish][cluster]") {
+  const auto& dev = model::builtin_device("h100-sxm-assumed-gpcs", "test", "device");
+  const auto a = test::cluster_variant("most-room", model::ClusterGpc::LowestIndex, model::ClusterSpread::Selection);
+  const auto b = test::cluster_variant("most-room", model::ClusterGpc::LowestIndex, model::ClusterSpread::OnePerSm);
+  auto bounds = quick();
+  bounds.timeout_ms = 30000;
+  bounds.pair_budget_ms = 0;
+  const auto r = search::distinguish_pair(a, b, dev, bounds);
+  REQUIRE(r.outcome == search::PairOutcome::Separated);
+  // One block cannot show how a cluster spreads: Z3 says so for the one-block structures, then the
+  // two-block cluster separates.
+  CHECK(r.blocks == 2);
+  CHECK(r.structures_unsat > 0);
+  CHECK(r.minimal_proved);
+  CHECK_THAT(r.reason, Catch::Contains("the smallest clustered structure"));
+}

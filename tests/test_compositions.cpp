@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <random>
 #include <set>
 
 #include "helpers.hpp"
@@ -53,6 +54,49 @@ TEST_CASE("the composition space is every valid combination, shipped ones under 
   CHECK(std::any_of(all.begin(), all.end(), [](const auto& h) { return h.registers_ignore_at_or_below == 32; }));
   CHECK(std::any_of(all.begin(), all.end(), [](const auto& h) { return h.smem_ignore_below == 3072; }));
   CHECK(std::none_of(all.begin(), all.end(), [](const auto& h) { return h.smem_ignore_below == 1024; }));
+}
+
+TEST_CASE("the space leaves out exactly the combinations a hypothesis file is refused for", "[compositions]") {
+  // Random points of the full product (cluster options at their defaults, as the space has them): the
+  // loader accepts a point if and only if the space holds its options.
+  const auto& all = model::all_compositions();
+  const auto fields = model::mechanism_fields();
+  std::vector<std::vector<model::json>> values;
+  for (const auto& f : fields) {
+    std::vector<model::json> v;
+    for (const auto& t : model::threshold_set())
+      if (t.mechanism == f) v = t.values;
+    if (v.empty())
+      for (const auto& row : model::option_table()) {
+        if (row.mechanism != f) continue;
+        if (f == "cluster_gpc" || f == "cluster_spread") {
+          if (v.empty()) v.emplace_back(std::string(row.value));
+        } else {
+          v.emplace_back(std::string(row.value));
+        }
+      }
+    REQUIRE(!v.empty());
+    values.push_back(v);
+  }
+  std::mt19937 rng(17);
+  int accepted = 0, refused = 0;
+  for (int draw = 0; draw < 3000; ++draw) {
+    model::json j = {{"name", "x"}};
+    for (size_t i = 0; i < fields.size(); ++i) j[fields[i]] = values[i][rng() % values[i].size()];
+    INFO(j.dump());
+    bool loads = true;
+    model::Hypothesis h;
+    try {
+      h = model::hypothesis_from_json(j, "test");
+    } catch (const model::InputError&) {
+      loads = false;
+    }
+    const bool held = loads && std::any_of(all.begin(), all.end(), [&](const model::Hypothesis& c) { return c.same_options(h); });
+    CHECK(held == loads);
+    (loads ? accepted : refused) += 1;
+  }
+  CHECK(accepted > 100);  // both sides of the rule were exercised
+  CHECK(refused > 100);
 }
 
 TEST_CASE("cluster options grow the space only on a device with clusters and a GPC map", "[compositions][cluster]") {

@@ -1,8 +1,6 @@
 // Tests of the CUDA oracle's host logic with synthetic timestamps (no GPU needed): variant choice,
-// ns -> units, launch-order check, instability, device identity, MPS, launch plan, no-device, dry run.
+// ns -> units, launch order, instability, identity, MPS, launch plan, green contexts, no-device, dry run.
 #include <catch2/catch.hpp>
-
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -49,17 +47,6 @@ std::vector<KernelRecord> good_records() {
   return {KernelRecord{"k1", {rec(0, kUnit + 3'000, 0), rec(900, kUnit + 2'000, 2)}},
           KernelRecord{"k2", {rec(1'800, kUnit + 1'000, 1)}}};
 }
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int n = 0;
-    path = fs::temp_directory_path() / ("tbcheck-cudahost-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 }  // namespace
 
@@ -341,7 +328,7 @@ TEST_CASE("run --dry-run prints the cuda launch plan without a GPU", "[cuda-host
   CHECK(j["plan"]["kernels"][2]["launch_order"] == 2);
   CHECK(j["plan"]["kernels"][0]["stream"] != j["plan"]["kernels"][1]["stream"]);
 
-  TempDir dir;
+  test::TempDir dir;
   const fs::path f = dir.path / "regs16.json";
   std::ofstream(f) << R"({"device": "rtx3090", "kernels": [{"name": "k", "blocks": 1, "threads": 32, "regs": 16, "smem": 0, "duration": 1}]})";
   auto bad = test::run_tbcheck("run '" + f.string() + "' --oracle cuda --dry-run");
@@ -453,4 +440,175 @@ TEST_CASE("probe-gpc writes the base device with the measured map, and refuses g
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.out, Catch::Contains("built without CUDA"));
   }
+}
+
+// Issue 17 gap 2: the green-context path's host logic (split plan, census mapping, effective partition).
+TEST_CASE("green contexts: nominal SM resources per architecture and the split plan", "[cuda-host][green]") {
+  using namespace tbcheck::oracle::cuda;
+  const auto& turing = model::builtin_device("rtx2080ti", "test", "device");
+  const auto& ampere = model::builtin_device("rtx3090", "test", "device");
+  const auto& hopper = model::builtin_device("h100-sxm", "test", "device");
+  CHECK(nominal_sm_resource(turing).min_partition == 2);
+  CHECK(nominal_sm_resource(turing).alignment == 2);
+  CHECK(nominal_sm_resource(ampere).min_partition == 4);
+  CHECK(nominal_sm_resource(ampere).alignment == 2);
+  CHECK(nominal_sm_resource(hopper).min_partition == 8);
+  CHECK(nominal_sm_resource(hopper).alignment == 8);
+  CHECK(nominal_sm_resource(hopper).sm_count == hopper.sms);
+  CHECK(nominal_sm_resource(hopper).source == SmResourceSource::Nominal);
+
+  const std::vector<Partition> parts = {{{0, 1}, 4}, {{5}, 2}, {{7, 8, 9}, 6}};
+  SECTION("Turing: every request is already whole and aligned") {
+    const GreenSplitPlan p = plan_green_split(parts, nominal_sm_resource(turing));
+    CHECK(p.status == GreenSplitFit::Fits);
+    REQUIRE(p.groups.size() == 3);
+    CHECK(p.groups[0].min_count == 4);
+    CHECK(p.groups[1].min_count == 2);
+    CHECK(p.groups[2].min_count == 6);
+    CHECK(p.groups[2].partition == 2);
+  }
+  SECTION("Ampere: below the minimum of 4 rounds up") {
+    const GreenSplitPlan p = plan_green_split(parts, nominal_sm_resource(ampere));
+    CHECK(p.groups[1].requested_sms == 2);
+    CHECK(p.groups[1].min_count == 4);
+    CHECK(p.groups[2].min_count == 6);
+  }
+  SECTION("Hopper: groups of 8") {
+    const GreenSplitPlan p = plan_green_split(parts, nominal_sm_resource(hopper));
+    for (const auto& g : p.groups) CHECK(g.min_count == 8);
+    CHECK(p.to_json()["status"] == "fits");
+    CHECK(p.to_json()["sm_resource"]["source"] == "nominal");
+  }
+  SECTION("more rounded SMs than the GPU has is the named outcome too-large") {
+    const GreenSplitPlan p = plan_green_split(parts, SmResource{16, 8, 8, SmResourceSource::Driver});
+    CHECK(p.status == GreenSplitFit::TooLarge);
+    CHECK(p.to_json()["status"] == "too-large");
+    CHECK_THAT(p.reason, Catch::Contains("need 24 SMs") && Catch::Contains("the GPU has 16"));
+  }
+}
+
+TEST_CASE("green contexts: the census set becomes the same, an effective or an inexpressible partition", "[cuda-host][green]") {
+  using namespace tbcheck::oracle::cuda;
+  const auto& d = model::builtin_device("rtx2080ti", "test", "device");  // SMs 2t, 2t+1 form TPC t
+  const Partition want{{2, 3}, 4};
+  const GreenGroup g{0, 4, 4};
+  SECTION("same: the census saw exactly the requested TPCs' SMs") {
+    auto r = map_granted_partition(want, g, 4, {4, 5, 6, 7, 7, 4, 5, 6}, {5, 6}, d);
+    CHECK(r.match == PartitionMatch::Same);
+    CHECK(r.effective_tpcs == std::vector<int>{2, 3});
+    CHECK(r.seen_sms == std::vector<int>{4, 5, 6, 7});
+    CHECK(r.reason.empty());
+    CHECK(r.to_json()["match"] == "same");
+  }
+  SECTION("effective: other whole TPCs, recorded with the requested ones") {
+    auto r = map_granted_partition(want, g, 4, {10, 11, 12, 13}, {}, d);
+    CHECK(r.match == PartitionMatch::Effective);
+    CHECK(r.effective_tpcs == std::vector<int>{5, 6});
+    CHECK_THAT(r.reason, Catch::Contains("asked for TPCs [2, 3]") && Catch::Contains("ran on TPCs [5, 6]"));
+    const auto j = r.to_json();
+    CHECK(j["requested_tpcs"] == std::vector<int>{2, 3});
+    CHECK(j["effective_tpcs"] == std::vector<int>{5, 6});
+    CHECK(j["granted_sms"] == 4);
+  }
+  SECTION("effective: a request rounded up to the minimum group") {
+    auto r = map_granted_partition({{2}, 2}, GreenGroup{0, 2, 4}, 4, {4, 5, 6, 7}, {4}, d);
+    CHECK(r.match == PartitionMatch::Effective);
+    CHECK(r.effective_tpcs == std::vector<int>{2, 3});
+  }
+  SECTION("blocks on more SMs than provisioned widen the set and are named") {
+    auto r = map_granted_partition(want, g, 4, {4, 5, 6, 7}, {8, 9}, d);
+    CHECK(r.match == PartitionMatch::Effective);
+    CHECK(r.effective_tpcs == std::vector<int>{2, 3, 4});
+    CHECK_THAT(r.reason, Catch::Contains("more than the 4 provisioned"));
+  }
+  SECTION("inexpressible: half a TPC") {
+    auto r = map_granted_partition(want, g, 4, {4, 5, 6, 8}, {}, d);
+    CHECK(r.match == PartitionMatch::Inexpressible);
+    CHECK(r.effective_tpcs.empty());
+    CHECK_THAT(r.reason, Catch::Contains("SM 7 of the same TPC 3") && Catch::Contains("SM 9 of the same TPC 4"));
+  }
+  SECTION("inexpressible: the census saw fewer SMs than were granted") {
+    auto r = map_granted_partition(want, g, 4, {4, 5}, {}, d);
+    CHECK(r.match == PartitionMatch::Inexpressible);
+    CHECK_THAT(r.reason, Catch::Contains("saw 2 SMs of the 4 granted"));
+  }
+  SECTION("inexpressible: an SM the device does not have") {
+    auto r = map_granted_partition(want, g, 4, {4, 5, 6, 7, 200}, {}, d);
+    CHECK(r.match == PartitionMatch::Inexpressible);
+    CHECK_THAT(r.reason, Catch::Contains("SM 200 is outside"));
+  }
+}
+
+TEST_CASE("green contexts: block SMs per partition and the effective scenario a case records", "[cuda-host][green]") {
+  using namespace tbcheck::oracle::cuda;
+  auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [
+      {"name": "a", "blocks": 2, "threads": 128, "regs": 32, "duration": 1, "tpcs": [0, 1]},
+      {"name": "free", "blocks": 1, "threads": 128, "regs": 32, "duration": 1},
+      {"name": "b", "blocks": 1, "threads": 128, "regs": 32, "duration": 1, "tpcs": [4]}]})");
+  const PlanResult pr = build_launch_plan(s, nominal_variants(), CudaOptions{});
+  REQUIRE(pr.status == PlanStatus::Ok);
+  const LaunchPlan& plan = pr.plan;
+  REQUIRE(plan.partitions.size() == 2);
+  std::vector<KernelRecord> recs = {{"a", {{10, 20, 8, 8}, {0, 0, -1, -1}}}, {"free", {{10, 20, 30, 30}}},
+                                    {"b", {{10, 20, 13, 13}}}};
+  std::vector<std::vector<int>> acc;
+  add_block_sms(plan, recs, acc);
+  REQUIRE(acc.size() == 2);
+  CHECK(acc[0] == std::vector<int>{8, 8});  // the block that never ran adds nothing; `free` is no partition's
+  CHECK(acc[1] == std::vector<int>{13, 13});
+
+  std::vector<GrantedPartition> g = {
+      map_granted_partition(plan.partitions[0], plan.green.groups[0], 4, {8, 9, 10, 11}, acc[0], s.device),
+      map_granted_partition(plan.partitions[1], plan.green.groups[1], 2, {12, 13}, acc[1], s.device)};
+  CHECK(g[0].match == PartitionMatch::Effective);
+  CHECK(g[1].match == PartitionMatch::Effective);
+  const model::Scenario e = effective_scenario(s, plan, g);
+  CHECK(e.kernels[0].tpcs == std::vector<int>{4, 5});
+  CHECK(e.kernels[1].tpcs.empty());
+  CHECK(e.kernels[2].tpcs == std::vector<int>{6});
+  // The rewritten scenario is a valid scenario (what the recorded case is loaded as).
+  const model::Scenario back = model::scenario_from_json(e.to_json(), "effective");
+  CHECK(back.kernels[0].tpcs == std::vector<int>{4, 5});
+  CHECK(back.kernels[2].tpcs == std::vector<int>{6});
+}
+
+TEST_CASE("green contexts in the launch plan: stream conflicts, the split in the dry run", "[cuda-host][green]") {
+  using namespace tbcheck::oracle::cuda;
+  auto s = test::scenario(R"({"device": "h100-sxm", "kernels": [
+      {"name": "a", "blocks": 2, "threads": 128, "regs": 32, "duration": 1, "stream": 1, "tpcs": [0, 1]},
+      {"name": "b", "blocks": 2, "threads": 128, "regs": 32, "duration": 1, "stream": 1, "tpcs": [0, 1]},
+      {"name": "c", "blocks": 1, "threads": 128, "regs": 32, "duration": 1, "tpcs": [10, 11, 12, 13, 14]}]})");
+  const PlanResult ok = build_launch_plan(s, nominal_variants(), CudaOptions{});
+  REQUIRE(ok.status == PlanStatus::Ok);
+  CHECK(ok.plan.green.groups.size() == 2);
+  CHECK(ok.plan.green.groups[0].min_count == 8);
+  CHECK(ok.plan.green.groups[1].min_count == 16);  // 10 SMs rounded to multiples of 8
+  const std::string text = ok.plan.to_text();
+  CHECK_THAT(text, Catch::Contains("cuDevSmResourceSplitByCount(minCount 8) (rounded up from 4)") &&
+                       Catch::Contains("minCount 16) (rounded up from 10)") &&
+                       Catch::Contains("nominal SM resource of 132 SMs, groups of at least 8 in multiples of 8"));
+  CHECK(ok.plan.to_json()["green_contexts"]["groups"].size() == 2);
+
+  auto shared = s;
+  shared.kernels[2].stream = 1;  // c on a's stream, in another partition
+  const PlanResult bad = build_launch_plan(shared, nominal_variants(), CudaOptions{});
+  CHECK(bad.status == PlanStatus::Unsupported);
+  CHECK_THAT(bad.reason, Catch::Contains("kernels a and c share a stream but not their TPCs"));
+  auto mixed = s;
+  mixed.kernels[1].tpcs.clear();  // b on a's stream without a partition
+  CHECK(build_launch_plan(mixed, nominal_variants(), CudaOptions{}).status == PlanStatus::Unsupported);
+
+  // No partition: no green-context section.
+  auto plain = s;
+  for (auto& k : plain.kernels) k.tpcs.clear();
+  const PlanResult p = build_launch_plan(plain, nominal_variants(), CudaOptions{});
+  CHECK_FALSE(p.plan.to_json().contains("green_contexts"));
+  CHECK_THAT(p.plan.to_text(), !Catch::Contains("green contexts"));
+}
+
+TEST_CASE("run --dry-run shows the green-context split of a partitioned case", "[cuda-host][green]") {
+  auto r = test::run_tbcheck("run corpus/paper/controls/demo-sm-masking-xavier.json --oracle cuda --dry-run");
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("cuDevSmResourceSplitByCount(minCount") && Catch::Contains("green contexts: nominal"));
 }

@@ -24,16 +24,7 @@ oracle::examiner::ImportOptions on_rtx3090() {
   return o;
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int n = 0;
-    path = fs::temp_directory_path() / ("tbcheck-examiner-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using tbcheck::test::TempDir;
 
 }  // namespace
 

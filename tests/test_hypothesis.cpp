@@ -250,6 +250,27 @@ TEST_CASE("hypothesis: option combinations without a meaning are rejected", "[lo
   CHECK_THAT(gpc.reason(), Catch::Contains("must be 'natural', not 'even-first'"));
 }
 
+TEST_CASE("hypothesis: set_option sets a mechanism as a file field would, and combination_error names the field", "[hypothesis]") {
+  model::Hypothesis h = test::hyp("most-room");
+  model::set_option(h, "warps", "pb-strict-rr");
+  model::set_option(h, "skip_on_multiple_of_4", true);
+  model::set_option(h, "smem_ignore_below", 3072);
+  CHECK(h.warps == model::Warps::PbStrictRR);
+  CHECK(h.skip_on_multiple_of_4);
+  CHECK(h.smem_ignore_below == 3072);
+  model::set_option(h, "smem_ignore_below", nullptr);
+  CHECK(!h.smem_ignore_below);
+  CHECK(!model::combination_error(h));
+  CHECK_THROWS_AS(model::set_option(h, "warps", "fastest"), std::invalid_argument);
+  CHECK_THROWS_AS(model::set_option(h, "no-such-mechanism", "x"), std::invalid_argument);
+  CHECK_THROWS_AS(model::set_option(h, "skip_on_multiple_of_4", "yes"), std::invalid_argument);
+  model::set_option(h, "warps", "pb-any");  // the skip needs strict round robin
+  const auto e = model::combination_error(h);
+  REQUIRE(e);
+  CHECK(e->field == "skip_on_multiple_of_4");
+  CHECK_THAT(e->reason, Catch::Contains("pb-strict-rr"));
+}
+
 TEST_CASE("hypothesis: files and name lists", "[loaders][hypothesis]") {
   auto dir = std::filesystem::temp_directory_path() / "tbcheck-test-hypothesis";
   std::filesystem::create_directories(dir);

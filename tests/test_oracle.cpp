@@ -75,6 +75,16 @@ TEST_CASE("sim without noise reproduces simulate() and is stable", "[oracle]") {
   CHECK(r.to_json()["status"] == "ok");
 }
 
+TEST_CASE("a run's effective scenario (what the device really ran) is in its JSON only when set", "[oracle]") {
+  auto c = case22();
+  auto r = oracle::make_oracle("sim:alg1", 0.0, 1, nullptr)->run(c.scenario, 1);
+  CHECK_FALSE(r.to_json().contains("effective_scenario"));
+  model::Scenario e = c.scenario;
+  e.kernels[0].tpcs = {1};
+  r.effective_scenario = e;
+  CHECK(r.to_json()["effective_scenario"]["kernels"][0]["tpcs"] == std::vector<int>{1});
+}
+
 TEST_CASE("sim with full noise reports instability per block, never averaged", "[oracle]") {
   auto c = case22();
   auto r = oracle::make_oracle("sim:alg1", 1.0, 7, nullptr)->run(c.scenario, 5);

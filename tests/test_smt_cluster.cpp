@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <random>
 
@@ -13,6 +14,7 @@
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/smt/conformance.hpp"
 #include "tbcheck/smt/encoding.hpp"
+#include "tbcheck/smt/synthesis.hpp"
 
 using namespace tbcheck;
 
@@ -153,4 +155,32 @@ TEST_CASE("SMT clusters conform with priorities and TPC masks beside them", "[sm
   }
   CHECK(masked > 20);
   CHECK(reordered > 20);
+}
+
+TEST_CASE("the pair query asks clustered structures, and its answers agree with the simulators", "[smt][cluster][synthesis]") {
+  // Two GPCs of one TPC each (equal room) and of one and two TPCs: most-room and lowest-index pick the
+  // same GPC for a one-block cluster on the first, and can differ on the second.
+  const auto& full = model::builtin_device("h100-sxm-assumed-gpcs", "test", "device");
+  auto two_gpcs = [&](int a, int b) {
+    model::Device d = full;
+    d.name = fmt::format("test-gpcs{}{}", a, b);
+    d.sms = (a + b) * full.sms_per_tpc;
+    d.gpc_of_tpc.assign(static_cast<size_t>(a), 0);
+    d.gpc_of_tpc.insert(d.gpc_of_tpc.end(), static_cast<size_t>(b), 1);
+    return d;
+  };
+  const auto most = test::cluster_variant("most-room", model::ClusterGpc::MostRoom, model::ClusterSpread::Selection);
+  const auto lowest = test::cluster_variant("most-room", model::ClusterGpc::LowestIndex, model::ClusterSpread::Selection);
+  smt::QueryOptions o;
+  o.timeout_ms = 30000;
+  o.bounds.clusters = {std::array<int, 3>{1, 1, 1}};
+  o.bounds.grids = {std::nullopt};
+  const auto none = smt::distinguish_structure(most, lowest, two_gpcs(1, 1), {1}, o);
+  CHECK(none.outcome == smt::QueryOutcome::None);
+  const auto found = smt::distinguish_structure(most, lowest, two_gpcs(1, 2), {1}, o);
+  REQUIRE(found.outcome == smt::QueryOutcome::Found);
+  REQUIRE(found.scenario.kernels.size() == 1);
+  CHECK(found.scenario.kernels[0].cluster == std::array<int, 3>{1, 1, 1});
+  const auto a = model::simulate(found.scenario, most), b = model::simulate(found.scenario, lowest);
+  CHECK(a.kernels[0].blocks[0].sm != b.kernels[0].blocks[0].sm);
 }

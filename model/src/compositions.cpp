@@ -1,5 +1,5 @@
-// The composition space (compositions.hpp): the cartesian product of option_table()'s options, each
-// candidate validated by hypothesis_from_json so that what it rejects is never enumerated.
+// The composition space (compositions.hpp): the cartesian product of option_table()'s options, without
+// the combinations a hypothesis file is refused for (combination_error).
 #include "tbcheck/model/compositions.hpp"
 
 #include <algorithm>
@@ -57,19 +57,22 @@ std::vector<json> values_of(const std::string& field) {
   return out;
 }
 
-std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 }  // namespace
 
 std::string composition_name(const Hypothesis& h) {
   for (const auto& b : builtin_hypotheses())
     if (b.same_options(h)) return b.name;
-  const Hypothesis* base = find_builtin_hypothesis("alg1");
+  static const Hypothesis* base = find_builtin_hypothesis("alg1");
   if (!base) return "composition";
-  const json a = base->to_json(), mine = h.to_json();
+  // option_settings rather than to_json: this runs for every composition of the space. An unset
+  // threshold is named as its JSON form, null.
+  static const std::vector<OptionSetting> theirs = option_settings(*base);
+  const std::vector<OptionSetting> mine = option_settings(h);
   std::string name = "alg1";
-  for (const auto& f : mechanism_fields())
-    if (a.value(f, json()) != mine.value(f, json())) name += fmt::format("+{}={}", f, value_text(mine.value(f, json())));
+  for (size_t i = 0; i < mine.size() && i < theirs.size(); ++i)
+    if (mine[i].value != theirs[i].value)
+      name += fmt::format("+{}={}", mine[i].mechanism, mine[i].on || mine[i].value != "off" ? mine[i].value : "null");
   return name;
 }
 
@@ -79,26 +82,31 @@ const std::vector<Hypothesis>& all_compositions() {
     std::vector<std::vector<json>> values;
     for (const auto& f : fields) values.push_back(values_of(f));
     std::vector<Hypothesis> out;
+    if (fields.empty()) return out;
+    // An odometer over the fields that sets only the fields whose value changed; combination_error
+    // leaves out what a hypothesis file with these fields would be refused for.
+    Hypothesis h;
+    h.source = "composition space (tbcheck learn)";
     std::vector<size_t> idx(fields.size(), 0);
+    for (size_t i = 0; i < fields.size(); ++i) set_option(h, fields[i], values[i][0]);
     while (true) {
-      json j = {{"name", "candidate"}, {"source", "composition space (tbcheck learn)"}};
-      for (size_t i = 0; i < fields.size(); ++i) j[fields[i]] = values[i][idx[i]];
-      try {
-        Hypothesis h = hypothesis_from_json(j, "composition");
-        h.name = composition_name(h);
-        h.file = "composition:" + h.name;
-        out.push_back(std::move(h));
-      } catch (const InputError&) {
-        // A combination no engine gives a meaning to (the loader says why): not part of the space.
+      if (!combination_error(h)) {
+        Hypothesis c = h;
+        c.name = composition_name(c);
+        c.file = "composition:" + c.name;
+        out.push_back(std::move(c));
       }
       size_t i = fields.size();
       while (i > 0) {
         --i;
-        if (++idx[i] < values[i].size()) break;
+        if (++idx[i] < values[i].size()) {
+          set_option(h, fields[i], values[i][idx[i]]);
+          break;
+        }
         idx[i] = 0;
+        set_option(h, fields[i], values[i][0]);
         if (i == 0) return out;
       }
-      if (fields.empty()) return out;
     }
   }();
   return all;
@@ -108,37 +116,23 @@ std::vector<Hypothesis> compositions_for(const Device& d) {
   std::vector<Hypothesis> out = all_compositions();
   if (!d.has_clusters() || d.gpc_of_tpc.empty()) return out;
   // Every other cluster option, on the compositions the cluster rule is defined for (every generic selection:
-  // cluster_unsupported_options). Copies of valid compositions with two enum fields changed stay valid, so
-  // no JSON round trip (a quarter of a million variants).
+  // cluster_unsupported_options; the alg1 family included).
   const size_t n = out.size();
-  std::vector<std::pair<ClusterGpc, ClusterSpread>> choices;  // test_compositions: every option-table row is used
-  for (auto g : {ClusterGpc::MostRoom, ClusterGpc::LowestIndex})
-    for (auto sp : {ClusterSpread::Selection, ClusterSpread::OnePerSm}) choices.emplace_back(g, sp);
-  // A variant's name is its base's with the cluster changes appended (composition_name: the changes from alg1
-  // in field order; no shipped hypothesis has a non-default cluster option, so a variant is never named after
-  // one) while the cluster fields are the last ones; otherwise composition_name itself.
-  const std::vector<std::string> fields = mechanism_fields();
-  const bool cluster_last = fields.size() >= 2 && fields[fields.size() - 2] == "cluster_gpc" && fields.back() == "cluster_spread";
-  const Hypothesis defaults;
-  out.reserve(n * choices.size());
+  out.reserve(n * 4);
   for (size_t i = 0; i < n; ++i) {
     if (!cluster_unsupported_options(out[i]).empty()) continue;
-    const bool alg1_named = out[i].name.rfind("alg1", 0) == 0 && !find_builtin_hypothesis(out[i].name);
-    for (const auto& [g, sp] : choices) {
-      if (out[i].cluster_gpc == g && out[i].cluster_spread == sp) continue;
-      Hypothesis h = out[i];
-      h.cluster_gpc = g;
-      h.cluster_spread = sp;
-      if (cluster_last && (alg1_named || out[i].name == "alg1") && out[i].cluster_gpc == defaults.cluster_gpc &&
-          out[i].cluster_spread == defaults.cluster_spread) {
-        h.name = out[i].name;
-        if (g != defaults.cluster_gpc) h.name += fmt::format("+cluster_gpc={}", to_string(g));
-        if (sp != defaults.cluster_spread) h.name += fmt::format("+cluster_spread={}", to_string(sp));
-      } else {
+    for (const auto& g : option_table()) {
+      if (g.mechanism != "cluster_gpc") continue;
+      for (const auto& sp : option_table()) {
+        if (sp.mechanism != "cluster_spread") continue;
+        Hypothesis h = out[i];
+        set_option(h, "cluster_gpc", std::string(g.value));
+        set_option(h, "cluster_spread", std::string(sp.value));
+        if (h.same_options(out[i])) continue;
         h.name = composition_name(h);
+        h.file = "composition:" + h.name;
+        out.push_back(std::move(h));
       }
-      h.file = "composition:" + h.name;
-      out.push_back(std::move(h));
     }
   }
   return out;

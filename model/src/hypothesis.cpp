@@ -341,26 +341,7 @@ Hypothesis parse(const json& j, const std::string& where, const std::function<co
     if (r.has(m.key)) read_option(r, m, h);
   });
 
-  // Combinations no engine can give a meaning to.
-  // gpc-priority places blocks by the GPC map (seed 003 Section 4.1), so an SM scan order has no part in
-  // it, and paired issue (issue 6) belongs to the generic dispatcher; a device without a GPC map is
-  // rejected when the hypothesis meets it (model/src/fermi.cpp).
-  if (h.selection == Selection::GpcPriority && h.order != Order::Natural)
-    r.fail("order", fmt::format("selection 'gpc-priority' orders SMs by their GPCs (seed 003 Section 4.1); the "
-                                "order must be 'natural', not '{}'",
-                                to_string(h.order)));
-  if (h.selection == Selection::GpcPriority && h.issue != Issue::Single)
-    r.fail("issue", fmt::format("selection 'gpc-priority' places every block by the Fermi wave or completion order; "
-                                "the issue must be 'single', not '{}'",
-                                to_string(h.issue)));
-  if (h.pb_registers() && !h.pb_warps())
-    r.fail("registers", fmt::format("'{}' pools registers per processing block, which needs warps placed on PBs "
-                                    "(warps: pb-strict-rr or pb-any), not warps: sm",
-                                    to_string(h.registers)));
-  if (h.skip_on_multiple_of_4 && h.warps != Warps::PbStrictRR)
-    r.fail("skip_on_multiple_of_4", fmt::format("the skip (Mechanism 2.2) moves the strict round-robin PB pointer; it "
-                                                "needs warps: pb-strict-rr, not '{}'",
-                                                to_string(h.warps)));
+  if (auto e = combination_error(h)) r.fail(e->field, e->reason);
   return h;
 }
 
@@ -379,6 +360,56 @@ std::string_view to_string(Priority e) { return name_in(kPriorityChoices, e); }
 std::string_view to_string(Partition e) { return name_in(kPartitionChoices, e); }
 std::string_view to_string(ClusterGpc e) { return name_in(kClusterGpcChoices, e); }
 std::string_view to_string(ClusterSpread e) { return name_in(kClusterSpreadChoices, e); }
+
+std::optional<CombinationError> combination_error(const Hypothesis& h) {
+  // gpc-priority places blocks by the GPC map (seed 003 Section 4.1), so an SM scan order has no part in
+  // it, and paired issue (issue 6) belongs to the generic dispatcher; a device without a GPC map is
+  // rejected when the hypothesis meets it (model/src/fermi.cpp).
+  if (h.selection == Selection::GpcPriority && h.order != Order::Natural)
+    return CombinationError{"order", fmt::format("selection 'gpc-priority' orders SMs by their GPCs (seed 003 Section "
+                                                 "4.1); the order must be 'natural', not '{}'",
+                                                 to_string(h.order))};
+  if (h.selection == Selection::GpcPriority && h.issue != Issue::Single)
+    return CombinationError{"issue", fmt::format("selection 'gpc-priority' places every block by the Fermi wave or "
+                                                 "completion order; the issue must be 'single', not '{}'",
+                                                 to_string(h.issue))};
+  if (h.pb_registers() && !h.pb_warps())
+    return CombinationError{"registers", fmt::format("'{}' pools registers per processing block, which needs warps "
+                                                     "placed on PBs (warps: pb-strict-rr or pb-any), not warps: sm",
+                                                     to_string(h.registers))};
+  if (h.skip_on_multiple_of_4 && h.warps != Warps::PbStrictRR)
+    return CombinationError{"skip_on_multiple_of_4",
+                            fmt::format("the skip (Mechanism 2.2) moves the strict round-robin PB pointer; it needs "
+                                        "warps: pb-strict-rr, not '{}'",
+                                        to_string(h.warps))};
+  return std::nullopt;
+}
+
+void set_option(Hypothesis& h, std::string_view key, const json& value) {
+  bool found = false;
+  for_each_mechanism([&](const auto& m) {
+    using M = std::decay_t<decltype(m)>;
+    if (found || m.key != key) return;
+    found = true;
+    if constexpr (std::is_same_v<M, FlagMechanism>) {
+      if (!value.is_boolean()) throw std::invalid_argument(fmt::format("{}: not true or false", key));
+      h.*m.field = value.get<bool>();
+    } else if constexpr (std::is_same_v<M, ThresholdMechanism>) {
+      if (value.is_null()) h.*m.field = std::nullopt;
+      else if (value.is_number_integer() && value.get<int64_t>() >= 0 && value.get<int64_t>() <= m.max)
+        h.*m.field = static_cast<int>(value.get<int64_t>());
+      else throw std::invalid_argument(fmt::format("{}: not null or an integer in [0, {}]", key, m.max));
+    } else {
+      for (const auto& c : m.choices)
+        if (value.is_string() && c.name == value.get<std::string>()) {
+          h.*m.field = c.value;
+          return;
+        }
+      throw std::invalid_argument(fmt::format("{}: no option {}", key, value.dump()));
+    }
+  });
+  if (!found) throw std::invalid_argument(fmt::format("no mechanism {}", key));
+}
 
 std::vector<OptionSetting> option_settings(const Hypothesis& h) {
   std::vector<OptionSetting> out;

@@ -1,5 +1,5 @@
 // Host logic of the CUDA oracle that runs without a GPU (so it is unit-tested with synthetic data):
-// variant choice, ns -> units, launch-order check, device identity, MPS detection, launch plan.
+// variant choice, ns -> units, launch-order check, device identity, MPS, launch plan, green-context split.
 #include "tbcheck/oracle/cuda_host.hpp"
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -299,9 +300,11 @@ nlohmann::json LaunchPlan::to_json() const {
   }
   nlohmann::json parts = nlohmann::json::array();
   for (const auto& p : partitions) parts.push_back({{"tpcs", p.tpcs}, {"sms", p.sms}});
-  return {{"unit_ns", unit_ns},     {"watchdog_ns", watchdog_ns}, {"streams", streams},
-          {"nominal_registers", nominal}, {"kernels", std::move(ks)}, {"partitions", std::move(parts)},
-          {"notes", notes}};
+  nlohmann::json j = {{"unit_ns", unit_ns},     {"watchdog_ns", watchdog_ns}, {"streams", streams},
+                      {"nominal_registers", nominal}, {"kernels", std::move(ks)}, {"partitions", std::move(parts)},
+                      {"notes", notes}};
+  if (!partitions.empty()) j["green_contexts"] = green.to_json();
+  return j;
 }
 
 std::string LaunchPlan::to_text() const {
@@ -320,9 +323,21 @@ std::string LaunchPlan::to_text() const {
     if (k.partition >= 0) controls.push_back(fmt::format("partition {}", k.partition));
     if (!controls.empty()) out += fmt::format("{:>7}{}\n", "", fmt::join(controls, ", "));
   }
-  for (size_t i = 0; i < partitions.size(); ++i)
+  for (size_t i = 0; i < partitions.size(); ++i) {
     out += fmt::format("partition {}: TPCs [{}] = {} SMs (a green context; the SM set is the driver's, recorded)\n", i,
                        fmt::join(partitions[i].tpcs, ", "), partitions[i].sms);
+    for (const auto& g : green.groups)
+      if (g.partition == static_cast<int>(i))
+        out += fmt::format("{:>7}cuDevSmResourceSplitByCount(minCount {}){}, cuGreenCtxCreate, a census of its SMs\n", "",
+                           g.min_count, g.min_count != g.requested_sms ? fmt::format(" (rounded up from {})", g.requested_sms) : "");
+  }
+  if (!partitions.empty()) {
+    const SmResource& r = green.resource;
+    out += fmt::format("green contexts: {} SM resource of {} SMs, groups of at least {} in multiples of {}{}\n",
+                       to_string(r.source), r.sm_count, r.min_partition, r.alignment,
+                       r.source == SmResourceSource::Nominal ? " (cuda.h's guideline; the driver's own is read at run time)" : "");
+    if (green.status != GreenSplitFit::Fits) out += "green contexts: " + green.reason + "\n";
+  }
   out += fmt::format("streams: {}; time unit: {} ns; watchdog: {:.1f} s{}\n", streams, unit_ns,
                      static_cast<double>(watchdog_ns) / 1e9,
                      nominal ? "; register counts nominal (read with cudaFuncGetAttributes at run time)" : "");
@@ -399,6 +414,16 @@ PlanResult build_launch_plan(const model::Scenario& s, const std::vector<Variant
     const std::string why = plan_partitions(s, p.partitions, part_of);
     if (!why.empty()) refusals.push_back(why);
     for (size_t i = 0; i < p.kernels.size() && i < part_of.size(); ++i) p.kernels[i].partition = part_of[i];
+    // A stream lives in one context: the primary one (the whole GPU) or one partition's green context.
+    std::map<int, size_t> first_on_stream;
+    for (size_t i = 0; i < p.kernels.size(); ++i) {
+      auto [it, fresh] = first_on_stream.try_emplace(p.kernels[i].stream, i);
+      const KernelLaunch& a = p.kernels[it->second];
+      if (!fresh && a.partition != p.kernels[i].partition)
+        refusals.push_back(fmt::format("kernels {} and {} share a stream but not their TPCs; a stream belongs to one "
+                                       "green context (or to the whole GPU)", a.name, p.kernels[i].name));
+    }
+    p.green = plan_green_split(p.partitions, nominal_sm_resource(s.device));
   }
   // The run lasts at least until the last release; the watchdog must not fire before it.
   for (const auto& l : p.kernels) serial_ns += static_cast<double>(l.release_ns);
@@ -457,6 +482,164 @@ GreenContextSupport green_context_support(int driver_version, bool built_with_gr
             fmt::format("the driver supports CUDA {}.{}; green contexts need 12.4 or later", driver_version / 1000,
                         driver_version % 1000 / 10)};
   return {GreenContexts::Available, ""};
+}
+
+std::string_view to_string(SmResourceSource s) {
+  switch (s) {
+    case SmResourceSource::Nominal: return "nominal";
+    case SmResourceSource::Driver: return "driver";
+  }
+  return "?";
+}
+
+nlohmann::json SmResource::to_json() const {
+  return {{"sm_count", sm_count}, {"min_partition", min_partition}, {"alignment", alignment}, {"source", to_string(source)}};
+}
+
+SmResource nominal_sm_resource(const model::Device& d) {
+  SmResource r;
+  r.sm_count = d.sms;
+  const int major = std::atoi(d.cc.c_str());
+  if (major >= 9) r.min_partition = 8, r.alignment = 8;
+  else if (major == 8) r.min_partition = 4, r.alignment = 2;
+  else r.min_partition = 2, r.alignment = 2;
+  return r;
+}
+
+std::string_view to_string(GreenSplitFit f) {
+  switch (f) {
+    case GreenSplitFit::Fits: return "fits";
+    case GreenSplitFit::TooLarge: return "too-large";
+  }
+  return "?";
+}
+
+nlohmann::json GreenSplitPlan::to_json() const {
+  nlohmann::json gs = nlohmann::json::array();
+  for (const auto& g : groups)
+    gs.push_back({{"partition", g.partition}, {"requested_sms", g.requested_sms}, {"min_count", g.min_count}});
+  nlohmann::json j = {{"status", to_string(status)}, {"sm_resource", resource.to_json()}, {"groups", std::move(gs)}};
+  if (!reason.empty()) j["reason"] = reason;
+  return j;
+}
+
+GreenSplitPlan plan_green_split(const std::vector<Partition>& partitions, const SmResource& r) {
+  GreenSplitPlan g;
+  g.resource = r;
+  const int align = std::max(1, r.alignment);
+  int total = 0;
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    GreenGroup gg;
+    gg.partition = static_cast<int>(i);
+    gg.requested_sms = partitions[i].sms;
+    const int at_least = std::max(gg.requested_sms, r.min_partition);
+    gg.min_count = (at_least + align - 1) / align * align;
+    total += gg.min_count;
+    g.groups.push_back(gg);
+  }
+  if (total > r.sm_count) {
+    g.status = GreenSplitFit::TooLarge;
+    std::vector<std::string> each;
+    for (const auto& gg : g.groups) each.push_back(fmt::format("{} for partition {}", gg.min_count, gg.partition));
+    g.reason = fmt::format("the green contexts need {} SMs ({}; groups of at least {} in multiples of {}), the GPU has {}",
+                           total, fmt::join(each, ", "), r.min_partition, align, r.sm_count);
+  }
+  return g;
+}
+
+std::string_view to_string(PartitionMatch m) {
+  switch (m) {
+    case PartitionMatch::Same: return "same";
+    case PartitionMatch::Effective: return "effective";
+    case PartitionMatch::Inexpressible: return "inexpressible";
+  }
+  return "?";
+}
+
+nlohmann::json GrantedPartition::to_json() const {
+  nlohmann::json j = {{"partition", partition},       {"requested_tpcs", requested_tpcs}, {"requested_sms", requested_sms},
+                      {"min_count", min_count},       {"granted_sms", granted_sms},       {"census_sms", census_sms},
+                      {"block_sms", block_sms},       {"seen_sms", seen_sms},             {"effective_tpcs", effective_tpcs},
+                      {"match", to_string(match)}};
+  if (!reason.empty()) j["reason"] = reason;
+  return j;
+}
+
+GrantedPartition map_granted_partition(const Partition& p, const GreenGroup& g, int granted_sms,
+                                       const std::vector<int>& census_sms, const std::vector<int>& block_sms,
+                                       const model::Device& d) {
+  GrantedPartition r;
+  r.partition = g.partition;
+  r.requested_tpcs = p.tpcs;
+  r.requested_sms = g.requested_sms;
+  r.min_count = g.min_count;
+  r.granted_sms = granted_sms;
+  auto sorted_unique = [](std::vector<int> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  r.census_sms = sorted_unique(census_sms);
+  r.block_sms = sorted_unique(block_sms);
+  std::vector<int> seen = r.census_sms;
+  seen.insert(seen.end(), r.block_sms.begin(), r.block_sms.end());
+  r.seen_sms = sorted_unique(std::move(seen));
+  std::vector<std::string> why;
+  for (int sm : r.seen_sms)
+    if (sm < 0 || sm >= d.sms) why.push_back(fmt::format("SM {} is outside {}'s SMs 0..{}", sm, d.name, d.sms - 1));
+  if (static_cast<int>(r.census_sms.size()) < granted_sms)
+    why.push_back(fmt::format("the census saw {} SMs of the {} granted, so the set is not known", r.census_sms.size(),
+                              granted_sms));
+  if (why.empty()) {
+    const std::set<int> in(r.seen_sms.begin(), r.seen_sms.end());
+    for (int sm : r.seen_sms) {
+      const int t = d.tpc_of(sm);
+      if (!r.effective_tpcs.empty() && r.effective_tpcs.back() == t) continue;
+      r.effective_tpcs.push_back(t);
+      for (int o = t * d.sms_per_tpc; o < (t + 1) * d.sms_per_tpc; ++o)
+        if (!in.count(o))
+          why.push_back(fmt::format("SM {} ran the partition's blocks but SM {} of the same TPC {} did not", sm, o, t));
+    }
+  }
+  if (!why.empty()) {
+    r.match = PartitionMatch::Inexpressible;
+    r.effective_tpcs.clear();
+    r.reason = fmt::format("partition {} cannot be written as TPCs: {}", g.partition, fmt::join(why, "; "));
+    return r;
+  }
+  r.match = r.effective_tpcs == p.tpcs ? PartitionMatch::Same : PartitionMatch::Effective;
+  if (r.match == PartitionMatch::Effective)
+    r.reason = fmt::format("partition {} asked for TPCs [{}] ({} SMs); its green context ran on TPCs [{}] ({} SMs)",
+                           g.partition, fmt::join(p.tpcs, ", "), g.requested_sms, fmt::join(r.effective_tpcs, ", "),
+                           r.seen_sms.size());
+  if (static_cast<int>(r.seen_sms.size()) > granted_sms)
+    r.reason += fmt::format("{}the blocks ran on {} SMs, more than the {} provisioned (cuda.h allows it under MPS and "
+                            "with dynamic parallelism)", r.reason.empty() ? "" : "; ", r.seen_sms.size(), granted_sms);
+  return r;
+}
+
+void add_block_sms(const LaunchPlan& plan, const std::vector<KernelRecord>& recs, std::vector<std::vector<int>>& acc) {
+  acc.resize(plan.partitions.size());
+  for (size_t k = 0; k < plan.kernels.size() && k < recs.size(); ++k) {
+    const int p = plan.kernels[k].partition;
+    if (p < 0 || p >= static_cast<int>(acc.size())) continue;
+    for (const auto& b : recs[k].blocks) {
+      if (b.start_ns == 0) continue;  // never ran
+      acc[static_cast<size_t>(p)].push_back(b.sm_start);
+      acc[static_cast<size_t>(p)].push_back(b.sm_end);
+    }
+  }
+}
+
+model::Scenario effective_scenario(const model::Scenario& s, const LaunchPlan& plan, const std::vector<GrantedPartition>& g) {
+  model::Scenario e = s;
+  for (size_t k = 0; k < e.kernels.size() && k < plan.kernels.size(); ++k) {
+    const int p = plan.kernels[k].partition;
+    if (p < 0) continue;
+    for (const auto& gp : g)
+      if (gp.partition == p && gp.match != PartitionMatch::Inexpressible) e.kernels[k].tpcs = gp.effective_tpcs;
+  }
+  return e;
 }
 
 GpcMap gpc_map_from_clusters(int sms, int sms_per_tpc, const std::vector<std::vector<int>>& sms_of_each_cluster) {

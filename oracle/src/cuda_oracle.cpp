@@ -4,11 +4,13 @@
 #include <cstring>
 #include <array>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <thread>
 
+#include <cuda.h>  // driver types only: driver calls go through cudaGetDriverEntryPoint (no libcuda link)
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -42,6 +44,184 @@ void check(cudaError_t e, const char* call, const char* file, int line) {
 }
 #define TBCHECK_CUDA(call) check((call), #call, __FILE__, __LINE__)
 
+// Green contexts (SM partitions) are in the driver API from CUDA 12.4 on. The binary does not link
+// libcuda (the static runtime loads it, so a machine without a driver gets an error, not a failed
+// start); the driver functions are looked up through the runtime, and a driver without one of them
+// is an `unsupported` outcome naming it.
+#if defined(CUDA_VERSION) && CUDA_VERSION >= 12040
+#define TBCHECK_GREEN_CONTEXTS 1
+#else
+#define TBCHECK_GREEN_CONTEXTS 0
+#endif
+constexpr bool kBuiltWithGreenContexts = TBCHECK_GREEN_CONTEXTS;
+
+#if TBCHECK_GREEN_CONTEXTS
+// A failed driver-API call: what, where (file:line) and the driver's error name and text.
+class DriverError : public std::runtime_error {
+ public:
+  DriverError(CUresult code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  CUresult code() const { return code_; }
+
+ private:
+  CUresult code_;
+};
+
+// The driver functions the green-context path calls, resolved at run time.
+struct DriverApi {
+  CUresult (*get_error_name)(CUresult, const char**) = nullptr;
+  CUresult (*get_error_string)(CUresult, const char**) = nullptr;
+  CUresult (*device_get)(CUdevice*, int) = nullptr;
+  CUresult (*device_get_dev_resource)(CUdevice, CUdevResource*, CUdevResourceType) = nullptr;
+  CUresult (*sm_resource_split_by_count)(CUdevResource*, unsigned*, const CUdevResource*, CUdevResource*, unsigned,
+                                         unsigned) = nullptr;
+  CUresult (*dev_resource_generate_desc)(CUdevResourceDesc*, CUdevResource*, unsigned) = nullptr;
+  CUresult (*green_ctx_create)(CUgreenCtx*, CUdevResourceDesc, CUdevice, unsigned) = nullptr;
+  CUresult (*green_ctx_destroy)(CUgreenCtx) = nullptr;
+  CUresult (*green_ctx_get_dev_resource)(CUgreenCtx, CUdevResource*, CUdevResourceType) = nullptr;
+  // CUDA 12.5 on; under a 12.4 driver the stream is made inside the green context converted to a
+  // CUcontext (cuCtxFromGreenCtx, cuCtxPushCurrent, cuStreamCreateWithPriority, cuCtxPopCurrent).
+  CUresult (*green_ctx_stream_create)(CUstream*, CUgreenCtx, unsigned, int) = nullptr;
+  CUresult (*ctx_from_green_ctx)(CUcontext*, CUgreenCtx) = nullptr;
+  CUresult (*ctx_push_current)(CUcontext) = nullptr;
+  CUresult (*ctx_pop_current)(CUcontext*) = nullptr;
+  CUresult (*stream_create_with_priority)(CUstream*, unsigned, int) = nullptr;
+  CUresult (*stream_destroy)(CUstream) = nullptr;
+};
+
+// The driver function `name` in its CUDA `version` ABI; false when the driver lacks it.
+template <class F>
+bool resolve(F& fn, const char* name, unsigned version) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+  const cudaError_t e = cudaGetDriverEntryPointByVersion(name, &p, version, cudaEnableDefault, &q);
+#else
+  (void)version;
+  const cudaError_t e = cudaGetDriverEntryPoint(name, &p, cudaEnableDefault, &q);
+#endif
+  if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || p == nullptr) {
+    cudaGetLastError();
+    return false;
+  }
+  fn = reinterpret_cast<F>(p);
+  return true;
+}
+
+// Every function or the names of those the driver lacks ("" when all resolved).
+std::string load_driver_api(DriverApi& api) {
+  std::vector<std::string> missing;
+  auto need = [&](auto& fn, const char* name) {
+    if (!resolve(fn, name, 12040)) missing.push_back(name);
+  };
+  need(api.get_error_name, "cuGetErrorName");
+  need(api.get_error_string, "cuGetErrorString");
+  need(api.device_get, "cuDeviceGet");
+  need(api.device_get_dev_resource, "cuDeviceGetDevResource");
+  need(api.sm_resource_split_by_count, "cuDevSmResourceSplitByCount");
+  need(api.dev_resource_generate_desc, "cuDevResourceGenerateDesc");
+  need(api.green_ctx_create, "cuGreenCtxCreate");
+  need(api.green_ctx_destroy, "cuGreenCtxDestroy");
+  need(api.green_ctx_get_dev_resource, "cuGreenCtxGetDevResource");
+  need(api.ctx_from_green_ctx, "cuCtxFromGreenCtx");
+  need(api.ctx_push_current, "cuCtxPushCurrent");
+  need(api.ctx_pop_current, "cuCtxPopCurrent");
+  need(api.stream_create_with_priority, "cuStreamCreateWithPriority");
+  need(api.stream_destroy, "cuStreamDestroy");
+  if (!resolve(api.green_ctx_stream_create, "cuGreenCtxStreamCreate", 12050)) api.green_ctx_stream_create = nullptr;
+  return missing.empty() ? "" : fmt::format("{}", fmt::join(missing, ", "));
+}
+
+void check_driver(const DriverApi& api, CUresult e, const char* call, const char* file, int line) {
+  if (e == CUDA_SUCCESS) return;
+  const char* name = "?";
+  const char* text = "?";
+  if (api.get_error_name) api.get_error_name(e, &name);
+  if (api.get_error_string) api.get_error_string(e, &text);
+  throw DriverError(e, fmt::format("{} failed at {}:{}: {} ({})", call, file, line, name ? name : "?", text ? text : "?"));
+}
+#define TBCHECK_CU(api, call) check_driver((api), (call), #call, __FILE__, __LINE__)
+
+// The green contexts of a run, one per partition (plus the carriers their splits went through),
+// destroyed after every stream in them (declare before Streams).
+struct GreenSet {
+  const DriverApi& api;
+  std::vector<CUgreenCtx> contexts;  // per partition
+  std::vector<int> granted;          // smCount of each partition's group
+  std::vector<CUgreenCtx> carriers;
+  explicit GreenSet(const DriverApi& a) : api(a) {}
+  ~GreenSet() {
+    for (auto it = contexts.rbegin(); it != contexts.rend(); ++it) api.green_ctx_destroy(*it);
+    for (auto it = carriers.rbegin(); it != carriers.rend(); ++it) api.green_ctx_destroy(*it);
+  }
+  GreenSet(const GreenSet&) = delete;
+  GreenSet& operator=(const GreenSet&) = delete;
+
+  // A non-blocking stream of partition p's green context with the scenario's priority (0: default).
+  cudaStream_t make_stream(size_t p, int priority) const {
+    CUstream st = nullptr;
+    if (api.green_ctx_stream_create) {
+      TBCHECK_CU(api, api.green_ctx_stream_create(&st, contexts[p], CU_STREAM_NON_BLOCKING, priority));
+      return st;
+    }
+    CUcontext c = nullptr;
+    TBCHECK_CU(api, api.ctx_from_green_ctx(&c, contexts[p]));
+    TBCHECK_CU(api, api.ctx_push_current(c));
+    const CUresult e = api.stream_create_with_priority(&st, CU_STREAM_NON_BLOCKING, priority);
+    CUcontext popped = nullptr;
+    api.ctx_pop_current(&popped);
+    TBCHECK_CU(api, e);
+    return st;
+  }
+};
+
+// Driver errors that mean "this split cannot be made here", not a failing device.
+bool is_configuration_error(CUresult e) {
+  return e == CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION || e == CUDA_ERROR_INVALID_RESOURCE_TYPE ||
+         e == CUDA_ERROR_NOT_SUPPORTED || e == CUDA_ERROR_INVALID_VALUE;
+}
+
+// A green context over one split's output (a descriptor of that one resource).
+CUgreenCtx green_context_of(const DriverApi& api, CUdevResource& r, CUdevice dev) {
+  CUdevResourceDesc desc = nullptr;
+  TBCHECK_CU(api, api.dev_resource_generate_desc(&desc, &r, 1));
+  CUgreenCtx ctx = nullptr;
+  TBCHECK_CU(api, api.green_ctx_create(&ctx, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
+  return ctx;
+}
+
+// One green context per group of the split plan, in order: split one group of min_count SMs off
+// the current resource; the rest becomes a carrier green context whose resource the next split
+// starts from. "" or why the driver could not make them (a named outcome, not a device failure).
+std::string make_green_contexts(const DriverApi& api, CUdevice dev, const GreenSplitPlan& sp, CUdevResource current,
+                                GreenSet& out) {
+  for (size_t i = 0; i < sp.groups.size(); ++i) {
+    const GreenGroup& g = sp.groups[i];
+    CUdevResource group{}, rest{};
+    unsigned n = 1;
+    const CUresult e = api.sm_resource_split_by_count(&group, &n, &current, &rest, 0, static_cast<unsigned>(g.min_count));
+    if (e != CUDA_SUCCESS && is_configuration_error(e)) {
+      const char* name = "?";
+      api.get_error_name(e, &name);
+      return fmt::format("cuDevSmResourceSplitByCount cannot make a group of {} SMs for partition {} from {} SMs: {}",
+                         g.min_count, g.partition, current.sm.smCount, name ? name : "?");
+    }
+    TBCHECK_CU(api, e);
+    if (n < 1 || group.sm.smCount == 0)
+      return fmt::format("cuDevSmResourceSplitByCount made no group of {} SMs for partition {} from {} SMs", g.min_count,
+                         g.partition, current.sm.smCount);
+    out.contexts.push_back(green_context_of(api, group, dev));
+    out.granted.push_back(static_cast<int>(group.sm.smCount));
+    if (i + 1 == sp.groups.size()) break;
+    if (rest.sm.smCount == 0)
+      return fmt::format("no SMs are left for partition {} after partition {} took {}", sp.groups[i + 1].partition,
+                         g.partition, group.sm.smCount);
+    out.carriers.push_back(green_context_of(api, rest, dev));
+    TBCHECK_CU(api, api.green_ctx_get_dev_resource(out.carriers.back(), &current, CU_DEV_RESOURCE_TYPE_SM));
+  }
+  return "";
+}
+#endif  // TBCHECK_GREEN_CONTEXTS
+
 // RAII for the few CUDA objects a run owns; destructors ignore errors (they run during unwinding).
 struct DeviceBuffer {
   void* p = nullptr;
@@ -65,22 +245,22 @@ struct MappedFlag {
 };
 struct Streams {
   std::vector<cudaStream_t> s;
-  std::vector<cudaEvent_t> done;
   // priority[i]: the stream's CUDA priority (cudaStreamCreateWithPriority), absent: the default.
-  explicit Streams(int n, const std::vector<std::optional<int>>& priority) {
+  // in_green(i): a stream of a partition's green context (made by the caller), or nullptr.
+  Streams(int n, const std::vector<std::optional<int>>& priority,
+          const std::function<cudaStream_t(int, int)>& in_green = nullptr) {
     for (int i = 0; i < n; ++i) {
       cudaStream_t st = nullptr;
       const auto& pr = priority[static_cast<size_t>(i)];
-      if (pr) TBCHECK_CUDA(cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, *pr));
-      else TBCHECK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+      if (in_green) st = in_green(i, pr.value_or(0));
+      if (!st) {
+        if (pr) TBCHECK_CUDA(cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, *pr));
+        else TBCHECK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+      }
       s.push_back(st);
-      cudaEvent_t ev = nullptr;
-      TBCHECK_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-      done.push_back(ev);
     }
   }
   ~Streams() {
-    for (auto e : done) cudaEventDestroy(e);
     for (auto st : s) cudaStreamDestroy(st);
   }
   Streams(const Streams&) = delete;
@@ -167,6 +347,11 @@ class CudaOracle : public Oracle {
     } catch (const CudaError& e) {
       return outcome(RunStatus::DeviceError, e.what());  // meta as run_on_device left it
     }
+#if TBCHECK_GREEN_CONTEXTS
+    catch (const DriverError& e) {
+      return outcome(RunStatus::DeviceError, e.what());
+    }
+#endif
   }
 
  private:
@@ -228,9 +413,55 @@ class CudaOracle : public Oracle {
         stream_priority[static_cast<size_t>(k.stream)] = k.priority;
       }
     }
+    DeviceBuffer sink(sizeof(int32_t));
+    MappedFlag abort_flag;
+    // Partitions: one green context each, made before the streams that live in them; the census
+    // measures each context's SMs (the driver grants a count, not a set).
+    std::function<cudaStream_t(int, int)> green_stream;
+    std::vector<std::vector<int>> census;
+    GreenSplitPlan split;
+#if TBCHECK_GREEN_CONTEXTS
+    DriverApi api;
+    std::optional<GreenSet> green;
+#endif
     if (!plan.partitions.empty()) {
-      const GreenContextSupport g = green_context_support(id.driver_version, /*built_with_green_contexts=*/false);
-      return outcome(RunStatus::Unsupported, "TPC partitions run as green contexts: " + g.reason);
+      const GreenContextSupport g = green_context_support(id.driver_version, kBuiltWithGreenContexts);
+      if (g.status != GreenContexts::Available)
+        return outcome(RunStatus::Unsupported, "TPC partitions run as green contexts: " + g.reason);
+#if TBCHECK_GREEN_CONTEXTS
+      if (const std::string missing = load_driver_api(api); !missing.empty())
+        return outcome(RunStatus::Unsupported,
+                       fmt::format("TPC partitions run as green contexts: the driver (CUDA {}.{}) lacks {}",
+                                   id.driver_version / 1000, id.driver_version % 1000 / 10, missing));
+      {
+        CUdevice cudev = 0;
+        TBCHECK_CU(api, api.device_get(&cudev, dev));
+        CUdevResource whole{};
+        TBCHECK_CU(api, api.device_get_dev_resource(cudev, &whole, CU_DEV_RESOURCE_TYPE_SM));
+        SmResource r;
+        r.sm_count = static_cast<int>(whole.sm.smCount);
+        r.min_partition = static_cast<int>(whole.sm.minSmPartitionSize);
+        r.alignment = static_cast<int>(whole.sm.smCoscheduledAlignment);
+        r.source = SmResourceSource::Driver;
+        split = plan_green_split(plan.partitions, r);
+        meta["green_contexts"] = split.to_json();
+        meta["green_contexts"]["stream_create"] =
+            api.green_ctx_stream_create ? "cuGreenCtxStreamCreate" : "cuCtxFromGreenCtx + cuStreamCreateWithPriority";
+        if (split.status != GreenSplitFit::Fits) return outcome(RunStatus::Unsupported, split.reason);
+        green.emplace(api);
+        if (std::string why = make_green_contexts(api, cudev, split, whole, *green); !why.empty())
+          return outcome(RunStatus::Unsupported, "TPC partitions run as green contexts: " + why);
+        meta["green_contexts"]["granted_sms"] = green->granted;
+        for (size_t p = 0; p < green->contexts.size(); ++p)
+          census.push_back(census_of(*green, p, id, sink, abort_flag));
+      }
+      std::vector<int> partition_of_stream(static_cast<size_t>(plan.streams), -1);
+      for (const auto& k : plan.kernels) partition_of_stream[static_cast<size_t>(k.stream)] = k.partition;
+      green_stream = [&green, partition_of_stream](int stream, int priority) -> cudaStream_t {
+        const int p = partition_of_stream[static_cast<size_t>(stream)];
+        return p < 0 ? nullptr : green->make_stream(static_cast<size_t>(p), priority);
+      };
+#endif
     }
     for (const auto& k : plan.kernels)
       if (k.smem_optin)
@@ -239,9 +470,8 @@ class CudaOracle : public Oracle {
 
     std::vector<std::unique_ptr<DeviceBuffer>> records;
     for (const auto& k : s.kernels) records.push_back(std::make_unique<DeviceBuffer>(sizeof(TbcheckProbeRecord) * static_cast<size_t>(k.blocks)));
-    DeviceBuffer sink(sizeof(int32_t));
-    MappedFlag abort_flag;
-    Streams streams(plan.streams, stream_priority);
+    Streams streams(plan.streams, stream_priority, green_stream);
+    std::vector<std::vector<int>> block_sms;  // per partition, over every usable repetition
 
     std::vector<model::Schedule> reps;
     nlohmann::json attempts_log = nlohmann::json::array();
@@ -273,6 +503,7 @@ class CudaOracle : public Oracle {
             }
             meta["clusters"][recs[k].name] = {{"cluster_id", ids}, {"cluster_rank", ranks}};
           }
+          add_block_sms(plan, recs, block_sms);
           model::Schedule sch = rs.schedule;
           sch.hypothesis = name();
           reps.push_back(std::move(sch));
@@ -291,8 +522,67 @@ class CudaOracle : public Oracle {
     }
     meta["attempts"] = attempts_log;
     meta["notes"] = notes;
-    return combine_repetitions(s, std::move(reps), model::ObservationKind::Hardware, meta);
+    // Partitions: the SMs each green context really used, against the TPCs the scenario asked for.
+    std::vector<GrantedPartition> granted;
+    nlohmann::json pj = nlohmann::json::array();
+    for (size_t p = 0; p < census.size() && p < split.groups.size(); ++p) {
+      block_sms.resize(plan.partitions.size());
+#if TBCHECK_GREEN_CONTEXTS
+      const int granted_sms = green->granted[p];
+#else
+      const int granted_sms = 0;
+#endif
+      granted.push_back(map_granted_partition(plan.partitions[p], split.groups[p], granted_sms, census[p], block_sms[p],
+                                              s.device));
+      pj.push_back(granted.back().to_json());
+    }
+    if (!granted.empty()) meta["partitions"] = pj;
+    for (const auto& g : granted)
+      if (g.match == PartitionMatch::Inexpressible) return outcome(RunStatus::Unsupported, g.reason);
+    RunResult result = combine_repetitions(s, std::move(reps), model::ObservationKind::Hardware, meta);
+    for (const auto& g : granted)
+      if (g.match == PartitionMatch::Effective) result.effective_scenario = effective_scenario(s, plan, granted);
+    return result;
   }
+
+#if TBCHECK_GREEN_CONTEXTS
+  // The census of partition p's green context: one block per SM (each takes the whole opt-in
+  // shared memory), twice as many blocks as granted SMs, each spinning long enough that the first
+  // wave holds every SM at once; the SMs its blocks ran on.
+  std::vector<int> census_of(const GreenSet& g, size_t p, const DeviceIdentity& id, DeviceBuffer& sink, MappedFlag& abort_flag) {
+    const ProbeVariantEntry& v = variant_entry(32);
+    const int smem = static_cast<int>(id.smem_per_block_optin);
+    TBCHECK_CUDA(cudaFuncSetAttribute(v.func(), cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const unsigned blocks = static_cast<unsigned>(std::max(1, g.granted[p]) * 2);
+    DeviceBuffer records(sizeof(TbcheckProbeRecord) * blocks);
+    TBCHECK_CUDA(cudaMemset(records.p, 0, sizeof(TbcheckProbeRecord) * blocks));
+    TBCHECK_CUDA(cudaDeviceSynchronize());  // the memset is on the legacy stream, the census on a non-blocking one
+    const cudaStream_t st = g.make_stream(p, 0);
+    struct StreamGuard {
+      cudaStream_t s;
+      ~StreamGuard() { cudaStreamDestroy(s); }
+    } guard{st};
+    abort_flag.set(0);
+    TbcheckProbeArgs args{};
+    args.records = static_cast<TbcheckProbeRecord*>(records.p);
+    args.duration_ns = 2'000'000;
+    args.abort = abort_flag.device;
+    args.pressure_rounds = 1;
+    args.sink = static_cast<int32_t*>(sink.p);
+    check(static_cast<cudaError_t>(v.launch(&args, blocks, 1, 32, static_cast<size_t>(smem), st)),
+          fmt::format("census launch in the green context of partition {}", p).c_str(), __FILE__, __LINE__);
+    TBCHECK_CUDA(cudaStreamSynchronize(st));
+    std::vector<TbcheckProbeRecord> host(blocks);
+    TBCHECK_CUDA(cudaMemcpy(host.data(), records.p, sizeof(TbcheckProbeRecord) * blocks, cudaMemcpyDeviceToHost));
+    std::vector<int> sms;
+    for (const auto& r : host)
+      if (r.start_ns != 0) {
+        sms.push_back(static_cast<int>(r.sm_start));
+        sms.push_back(static_cast<int>(r.sm_end));
+      }
+    return sms;
+  }
+#endif
 
   static const ProbeVariantEntry& variant_entry(int requested_regs) {
     for (const auto& e : kProbeVariants)
@@ -330,14 +620,15 @@ class CudaOracle : public Oracle {
                                streams.s[static_cast<size_t>(l.stream)]);
       check(static_cast<cudaError_t>(err), fmt::format("launch of {} (variant r{})", l.name, l.variant_regs).c_str(), __FILE__, __LINE__);
     }
-    for (size_t i = 0; i < streams.s.size(); ++i) TBCHECK_CUDA(cudaEventRecord(streams.done[i], streams.s[i]));
 
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + std::chrono::nanoseconds(plan.watchdog_ns);
     for (;;) {
       bool all = true;
-      for (auto ev : streams.done) {
-        const cudaError_t q = cudaEventQuery(ev);
+      // Stream queries, not events: a stream of a green context lives in another context than an
+      // event made in the primary one, and cuEventRecord wants both in the same context.
+      for (auto st : streams.s) {
+        const cudaError_t q = cudaStreamQuery(st);
         if (q == cudaErrorNotReady) {
           all = false;
           break;
@@ -351,7 +642,7 @@ class CudaOracle : public Oracle {
         const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(5);
         while (std::chrono::steady_clock::now() < grace) {
           bool drained = true;
-          for (auto ev : streams.done) drained = drained && cudaEventQuery(ev) != cudaErrorNotReady;
+          for (auto st : streams.s) drained = drained && cudaStreamQuery(st) != cudaErrorNotReady;
           if (drained) break;
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }

@@ -33,6 +33,7 @@ nlohmann::json RunResult::to_json() const {
                       {"unstable_blocks", unstable_blocks},
                       {"metadata", metadata}};
   if (observation.has_recording()) j["observation"] = observation.to_json();
+  if (effective_scenario) j["effective_scenario"] = effective_scenario->to_json();
   return j;
 }
 

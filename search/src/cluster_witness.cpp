@@ -44,14 +44,27 @@ std::vector<model::Device> cluster_devices(const model::Device& full) {
   return out;
 }
 
-namespace {
+std::vector<int> ClusterStructure::blocks() const {
+  std::vector<int> out;
+  if (before > 0) out.push_back(before);
+  out.push_back(clusters * dims[0] * dims[1] * dims[2]);
+  return out;
+}
 
-// A structure: an optional unclustered kernel first (its block count, 0: none), then one clustered kernel.
-struct ClusterStructure {
-  int before = 0;
-  int clusters = 1;
-  std::array<int, 3> dims{1, 1, 1};
-};
+smt::ParamBounds ClusterStructure::bounds(const smt::ParamBounds& base) const {
+  smt::ParamBounds b = base;
+  const size_t n = before > 0 ? 2 : 1;
+  b.clusters.assign(n, std::nullopt);
+  b.grids.assign(n, std::nullopt);
+  b.clusters.back() = dims;
+  if (dims[1] > 1) b.grids.back() = std::make_pair(dims[0] * clusters, dims[1]);
+  return b;
+}
+
+std::string ClusterStructure::text() const {
+  const std::string c = fmt::format("{} cluster(s) of {}x{}x{}", clusters, dims[0], dims[1], dims[2]);
+  return before > 0 ? fmt::format("{} block(s), then {}", before, c) : c;
+}
 
 std::vector<ClusterStructure> cluster_structures() {
   std::vector<ClusterStructure> out;
@@ -65,39 +78,33 @@ std::vector<ClusterStructure> cluster_structures() {
   return out;
 }
 
-}  // namespace
-
-std::optional<model::Scenario> cluster_witness(const model::Hypothesis& h1, const model::Hypothesis& h2,
-                                               const model::Device& full, int samples, unsigned seed) {
-  std::mt19937 rng(seed);
+std::optional<model::Scenario> cluster_sample(const model::Hypothesis& h1, const model::Hypothesis& h2,
+                                              const model::Device& d, const ClusterStructure& st, int samples,
+                                              std::mt19937& rng) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  const auto devices = cluster_devices(full);
-  for (const auto& st : cluster_structures())
-    for (const auto& d : devices) {
-      const int max_w = d.max_threads_per_block / model::kThreadsPerWarp;
-      for (int n = 0; n < samples; ++n) {
-        model::Scenario s;
-        s.device = d;
-        s.device_builtin = false;
-        auto kernel = [&](const std::string& name, int blocks) {
-          model::Kernel k;
-          k.name = name;
-          k.blocks = blocks;
-          // Residency from 1 to many blocks per SM, by warps or by shared memory.
-          k.threads = model::kThreadsPerWarp * (pick(0, 1) ? std::min(max_w, 4 * pick(1, 8)) : pick(1, max_w));
-          k.regs = 32;
-          k.smem = pick(0, 2) == 0 ? 1024 * pick(1, d.max_smem_per_block / 1024 - 1) : 0;
-          k.duration = pick(1, 3);
-          return k;
-        };
-        if (st.before > 0) s.kernels.push_back(kernel("k1", st.before));
-        model::Kernel c = kernel(fmt::format("k{}", s.kernels.size() + 1), st.clusters * st.dims[0] * st.dims[1]);
-        if (st.dims[1] > 1) c.grid = std::make_pair(st.dims[0] * st.clusters, st.dims[1]);
-        c.cluster = st.dims;
-        s.kernels.push_back(c);
-        if (separates(s, h1, h2)) return shorten(s, h1, h2);
-      }
-    }
+  const int max_w = d.max_threads_per_block / model::kThreadsPerWarp;
+  for (int n = 0; n < samples; ++n) {
+    model::Scenario s;
+    s.device = d;
+    s.device_builtin = false;
+    auto kernel = [&](const std::string& name, int blocks) {
+      model::Kernel k;
+      k.name = name;
+      k.blocks = blocks;
+      // Residency from 1 to many blocks per SM, by warps or by shared memory.
+      k.threads = model::kThreadsPerWarp * (pick(0, 1) ? std::min(max_w, 4 * pick(1, 8)) : pick(1, max_w));
+      k.regs = 32;
+      k.smem = pick(0, 2) == 0 ? 1024 * pick(1, d.max_smem_per_block / 1024 - 1) : 0;
+      k.duration = pick(1, 3);
+      return k;
+    };
+    if (st.before > 0) s.kernels.push_back(kernel("k1", st.before));
+    model::Kernel c = kernel(fmt::format("k{}", s.kernels.size() + 1), st.blocks().back());
+    if (st.dims[1] > 1) c.grid = std::make_pair(st.dims[0] * st.clusters, st.dims[1]);
+    c.cluster = st.dims;
+    s.kernels.push_back(c);
+    if (separates(s, h1, h2)) return shorten(s, h1, h2);
+  }
   return std::nullopt;
 }
 

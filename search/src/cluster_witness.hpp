@@ -1,11 +1,15 @@
 // Internal to search/: witnesses for pairs that differ in a cluster mechanism (issue 17 part B). Structures
-// with thread block clusters on small devices of two GPCs, searched by both simulators.
+// with thread block clusters on small devices of two GPCs, sampled by both simulators and asked of Z3.
 #pragma once
+#include <array>
 #include <optional>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/scenario.hpp"
+#include "tbcheck/smt/bounds.hpp"
 
 namespace tbcheck::search::detail {
 
@@ -17,10 +21,25 @@ bool cluster_pair(const model::Hypothesis& h1, const model::Hypothesis& h2, cons
 // (GPCs of equal and of unequal room); empty when `full` has fewer than two GPCs.
 std::vector<model::Device> cluster_devices(const model::Device& full);
 
-// A clustered scenario on one of cluster_devices(full) on which the two simulators disagree: structures
-// smallest first (one clustered kernel, then an unclustered kernel before it), `samples` random parameter
-// draws each. Not proved minimal: the SMT pair query has no clustered structures.
-std::optional<model::Scenario> cluster_witness(const model::Hypothesis& h1, const model::Hypothesis& h2,
-                                               const model::Device& full, int samples, unsigned seed);
+// A clustered structure: an optional unclustered kernel first (its block count, 0: none), then one
+// kernel of `clusters` clusters of `dims`. Its blocks and, as fixed parts of the pair query's bounds, its
+// cluster dims and grid.
+struct ClusterStructure {
+  int before = 0;
+  int clusters = 1;
+  std::array<int, 3> dims{1, 1, 1};
+  std::vector<int> blocks() const;
+  smt::ParamBounds bounds(const smt::ParamBounds& base) const;
+  std::string text() const;
+};
+
+// The clustered structures, fewest blocks first.
+std::vector<ClusterStructure> cluster_structures();
+
+// A scenario of structure `st` on `d` on which the two simulators disagree, among `samples` random
+// parameter draws (re-checked by separates), shortened; none if no draw separates.
+std::optional<model::Scenario> cluster_sample(const model::Hypothesis& h1, const model::Hypothesis& h2,
+                                              const model::Device& d, const ClusterStructure& st, int samples,
+                                              std::mt19937& rng);
 
 }  // namespace tbcheck::search::detail

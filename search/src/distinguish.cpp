@@ -427,14 +427,7 @@ class PairSearch {
           }
           if (q.outcome != smt::QueryOutcome::Found) continue;
           // Minimise the total duration at this structure; each step is proved by the next query.
-          model::Scenario best = q.scenario;
-          for (int limit = total_duration(best) - 1; limit >= static_cast<int>(st.size()); limit = total_duration(best) - 1) {
-            o.max_total_duration = limit;
-            smt::QueryResult shorter = query(reduced, st, o);
-            if (shorter.outcome != smt::QueryOutcome::Found) break;
-            best = shorter.scenario;
-          }
-          found = best;
+          found = shortest(reduced, st, o, q.scenario);
           finder = Finder::Smt;
         } else if (!found) {
           device_all_unsat = false;
@@ -455,30 +448,78 @@ class PairSearch {
   }
 
   // A pair that differs in a cluster mechanism (issue 17 part B): clustered structures on two-GPC devices,
-  // by simulation. The witness stays on its small device (lifting would change its GPCs); not proved minimal.
+  // fewest blocks first, each sampled by the simulators and then asked of Z3 with its cluster dims fixed.
+  // A witness stays on its small device (lifting would change its GPCs); it is the smallest clustered
+  // structure when Z3 answered none for every structure before it. Nothing found: the plain structures
+  // follow (within_bounds), where the cluster options act alike, and the verdict covers both.
   bool clustered() {
     const int samples = std::max(200, b_.sim_samples / 10);
-    auto found = detail::cluster_witness(h1_, h2_, full_, samples, b_.seed);
-    if (!found || !separates(*found, h1_, h2_)) return false;
-    model::Case c;
-    c.scenario = *found;
-    c.id = fmt::format("synth-{}-{}-vs-{}", full_.name, h1_.name, h2_.name);
-    c.source = "synthesized";
-    r_.witness = c;
-    r_.found_by = Finder::Simulator;
-    r_.route = fmt::format("simulator search over clustered structures on {} (two GPCs of {}), not lifted",
-                           found->device.name, full_.name);
-    r_.outcome = PairOutcome::Separated;
-    r_.structure.clear();
-    for (const auto& k : found->kernels) r_.structure.push_back(k.blocks);
-    r_.kernels = static_cast<int>(found->kernels.size());
-    r_.blocks = found->total_blocks();
-    r_.total_duration = total_duration(*found);
-    r_.minimal_proved = false;
-    r_.reason = "clustered structures are searched by simulation only (the SMT pair query has no cluster structures)";
-    r_.first_difference = first_difference(model::simulate(*found, h1_), model::simulate(*found, h2_));
-    r_.wall_seconds = since(t0_);
-    return true;
+    std::mt19937 rng(b_.seed);
+    for (const auto& st : detail::cluster_structures())
+      for (const auto& d : detail::cluster_devices(full_)) {
+        ++cluster_structures_asked_;
+        std::optional<model::Scenario> found = detail::cluster_sample(h1_, h2_, d, st, samples, rng);
+        Finder finder = found ? Finder::Simulator : Finder::None;
+        const std::string where = fmt::format("{} on {}", st.text(), d.name);
+        if (!found && !unsupported_.empty()) {
+          all_unsat_so_far_ = false;
+          r_.unknown_structures.push_back(
+              fmt::format("{}: no SMT encoding, and {} random scenarios did not separate", where, samples));
+          continue;
+        }
+        if (!found) {
+          smt::QueryOptions o = query_options(b_.timeout_ms);
+          o.bounds = st.bounds(b_.params);
+          const smt::QueryResult q = query(d, st.blocks(), o);
+          switch (q.outcome) {
+            case smt::QueryOutcome::None: ++r_.structures_unsat; continue;
+            case smt::QueryOutcome::Unknown:
+            case smt::QueryOutcome::Unsupported:
+              all_unsat_so_far_ = false;
+              r_.unknown_structures.push_back(fmt::format("{}: {}", where, q.reason));
+              continue;
+            case smt::QueryOutcome::Found: found = shortest(d, st.blocks(), o, q.scenario); finder = Finder::Smt; break;
+          }
+        }
+        if (!separates(*found, h1_, h2_)) {
+          r_.outcome = PairOutcome::Unknown;
+          r_.reason = fmt::format("internal: the witness {} does not separate the simulators", found->to_json().dump());
+          return true;
+        }
+        const model::Scenario best = detail::shorten(*found, h1_, h2_);
+        model::Case c;
+        c.scenario = best;
+        c.id = fmt::format("synth-{}-{}-vs-{}", full_.name, h1_.name, h2_.name);
+        c.source = "synthesized";
+        r_.witness = c;
+        r_.found_by = finder;
+        r_.route = fmt::format("{} over clustered structures on {} (two GPCs of {}), not lifted",
+                               finder == Finder::Smt ? "Z3" : "simulator search", d.name, full_.name);
+        r_.outcome = PairOutcome::Separated;
+        r_.structure = st.blocks();
+        r_.kernels = static_cast<int>(best.kernels.size());
+        r_.blocks = best.total_blocks();
+        r_.total_duration = total_duration(best);
+        r_.minimal_proved = all_unsat_so_far_;
+        r_.reason = all_unsat_so_far_ ? "the smallest clustered structure: Z3 found none on every smaller one"
+                                      : "not proved the smallest clustered structure: " + r_.unknown_structures.front();
+        r_.first_difference = first_difference(model::simulate(best, h1_), model::simulate(best, h2_));
+        r_.solver_seconds = z3_seconds_;
+        r_.wall_seconds = since(t0_);
+        return true;
+      }
+    return false;
+  }
+
+  // The Z3 witness `found` of `st` on `d` with the least total duration, each step proved by a query.
+  model::Scenario shortest(const model::Device& d, const std::vector<int>& st, smt::QueryOptions o, model::Scenario found) {
+    for (int limit = total_duration(found) - 1; limit >= static_cast<int>(st.size()); limit = total_duration(found) - 1) {
+      o.max_total_duration = limit;
+      const smt::QueryResult shorter = query(d, st, o);
+      if (shorter.outcome != smt::QueryOutcome::Found) break;
+      found = shorter.scenario;
+    }
+    return found;
   }
 
   // Nothing within the bounds (or undecided there): random structures beyond them, by simulation
@@ -521,6 +562,8 @@ class PairSearch {
       r_.outcome = PairOutcome::Inseparable;
       r_.reason = fmt::format("no distinguishing scenario within bounds ({}) on reduced devices of {} TPC(s)", bounds_text_,
                               fmt::join(b_.reduced_tpcs, ", "));
+      if (cluster_structures_asked_ > 0)
+        r_.reason += fmt::format(", nor on {} clustered structure(s) on two-GPC devices", cluster_structures_asked_);
       if (b_.wide_samples > 0)
         r_.reason += fmt::format("; {} random scenarios beyond the bounds on those and on {} did not separate either",
                                  b_.wide_samples, full_.name);
@@ -551,6 +594,7 @@ class PairSearch {
   double z3_seconds_ = 0;       // against the pair budget
   double lemma_seconds_ = 0;    // constant-schedule lemmas this pair asked first (beyond the budget)
   bool all_unsat_so_far_ = true;  // every smaller structure, on every smaller device, proved inseparable
+  int cluster_structures_asked_ = 0;  // clustered structures (clustered()) before the plain ones
 };
 
 }  // namespace

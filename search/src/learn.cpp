@@ -716,6 +716,11 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
     // No trustworthy observation of this case: nobody is dropped; another case is tried.
     st.oracle_note = fmt::format("{}: {}; nobody dropped", oracle::to_string(r.status), r.reason);
     ++unsupported_in_a_row_;
+  } else if (r.effective_scenario) {
+    // The GPU ran other TPC partitions than the case asks for (green contexts grant SMs, not TPCs:
+    // docs/oracle.md); the classes predicted the case as written, so this observation judges no one.
+    st.oracle_note = "the GPU ran other TPC partitions than the case asks for (green contexts); nobody dropped";
+    ++unsupported_in_a_row_;
   } else if (r.status == oracle::RunStatus::Ok) {
     observed = r.repetitions.front();
   } else {
@@ -936,7 +941,7 @@ void Learner::finish_undecided() {
   res_.open_pairs.clear();
   std::vector<size_t> reps;
   for (const auto& [r, m] : groups) reps.push_back(m.front());
-  res_.open_pair_count = reps.size() * (reps.size() - std::min<size_t>(reps.size(), 1)) / 2;
+  res_.open_pair_count = reps.empty() ? 0 : reps.size() * (reps.size() - 1) / 2;
   // Listed: the pairs Z3 was asked about (their answers say most), then the others, up to the cap.
   std::vector<char> is_rep(hs_.size(), 0);
   for (size_t r : reps) is_rep[r] = 1;

@@ -114,6 +114,8 @@ SymbolicScenario SymbolicScenario::make_symbolic(z3::context& c, const model::De
   s.blocks = blocks;
   s.grid.assign(blocks.size(), std::nullopt);
   s.cluster.assign(blocks.size(), std::nullopt);
+  for (size_t k = 0; k < blocks.size() && k < b.clusters.size(); ++k) s.cluster[k] = b.clusters[k];
+  for (size_t k = 0; k < blocks.size() && k < b.grids.size(); ++k) s.grid[k] = b.grids[k];
   for (size_t k = 0; k < blocks.size(); ++k) {
     auto name = [&](const char* what) { return fmt::format("{}_{}_k{}", prefix, what, k); };
     expr w = s.var(name("warps"));

@@ -113,18 +113,28 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
     const std::vector<int> order = model::kernels_by_priority(prio, dev, h.priority);
     return !std::is_sorted(order.begin(), order.end());
   };
+  // A clustered kernel is cut only between whole clusters (cluster_witness.cpp's structures): a first
+  // difference has a smaller structure that shows it in its last cluster. With one 1-D clustered kernel,
+  // the last, that cluster is its last blocks in list order; any other clustering asks for any block.
+  int tail = 1;  // the blocks at the end whose decisions the two hypotheses make separately
+  int clustered = 0;
+  for (size_t k = 0; k < o.bounds.clusters.size() && k < blocks.size(); ++k)
+    if (const auto& cl = o.bounds.clusters[k]) {
+      ++clustered;
+      tail = k + 1 == blocks.size() && (*cl)[1] == 1 && (*cl)[2] == 1 ? (*cl)[0] : 0;
+    }
   const bool any_block = h1.selection == model::Selection::GpcPriority ||
-                         h2.selection == model::Selection::GpcPriority || reorders(h1) || reorders(h2);
+                         h2.selection == model::Selection::GpcPriority || reorders(h1) || reorders(h2) ||
+                         clustered > 1 || tail == 0;
   z3::context c;
   SymbolicScenario s = SymbolicScenario::make_symbolic(c, dev, blocks, o.bounds, "p", o.sort);
   const int n = s.total_blocks();
+  if (any_block) tail = n;
   Decisions d1 = Decisions::fresh(c, n, "a", o.sort);
   Decisions d2 = d1;  // shared prefix: the same decision variables ...
-  if (any_block) {
-    d2 = Decisions::fresh(c, n, "b", o.sort);
-  } else {
-    d2.sm.back() = s.var("b_sm_last");  // ... except for the last block
-    d2.start.back() = s.var("b_start_last");
+  for (int i = n - tail; i < n; ++i) {  // ... except for the tail
+    d2.sm[static_cast<size_t>(i)] = s.var(fmt::format("b_sm_{}", i));
+    d2.start[static_cast<size_t>(i)] = s.var(fmt::format("b_start_{}", i));
   }
   z3::solver solver = make_solver(c, o.timeout_ms, o.arith_solver);
   SharedTerms shared;
@@ -137,16 +147,12 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
     r.reason = e.what();
     return done();
   }
-  if (any_block) {
-    z3::expr_vector differ(c);
-    for (int i = 0; i < n; ++i)
-      differ.push_back(d1.sm[static_cast<size_t>(i)] != d2.sm[static_cast<size_t>(i)] ||
-                       d1.start[static_cast<size_t>(i)] != d2.start[static_cast<size_t>(i)]);
-    solver.add(z3::mk_or(differ));
-  } else {
-    solver.add(d1.sm.back() != d2.sm.back() || d1.start.back() != d2.start.back());
-  }
-  if (o.prefix && !any_block) {
+  z3::expr_vector differ(c);
+  for (int i = n - tail; i < n; ++i)
+    differ.push_back(d1.sm[static_cast<size_t>(i)] != d2.sm[static_cast<size_t>(i)] ||
+                     d1.start[static_cast<size_t>(i)] != d2.start[static_cast<size_t>(i)]);
+  solver.add(z3::mk_or(differ));
+  if (o.prefix && tail == 1) {
     if (static_cast<int>(o.prefix->size()) != n - 1)
       throw std::logic_error(fmt::format("distinguish_structure: a prefix of {} blocks for {} blocks", o.prefix->size(), n));
     solver.add(follows_schedule(s, d1, *o.prefix));

@@ -97,6 +97,17 @@ struct OptionSetting {
 };
 std::vector<OptionSetting> option_settings(const Hypothesis& h);
 
+// A combination of options no engine gives a meaning to: the field to blame and why. Hypothesis files
+// fail with it (exit 2); the composition space leaves such combinations out.
+struct CombinationError {
+  std::string field, reason;
+};
+std::optional<CombinationError> combination_error(const Hypothesis& h);
+// Sets one mechanism as a hypothesis file's field would (an option name; true/false for a flag; null or an
+// integer in range for a threshold). A key or value the descriptor does not have is a programming error
+// here (std::invalid_argument): files go through hypothesis_from_json, which names the field.
+void set_option(Hypothesis& h, std::string_view key, const json& value);
+
 // The hypotheses table: one column per enumerated mechanism, a flag or threshold shown in the column of
 // the mechanism it qualifies ("pb-strict-rr +skip", "sm (ignored <= 32)").
 struct OptionColumn {

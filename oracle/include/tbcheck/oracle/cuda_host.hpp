@@ -1,5 +1,5 @@
 // The CUDA oracle's host logic that needs no GPU: probe variant choice, nanoseconds to model time
-// units, the launch-order check, device identity, MPS detection and the launch plan (pure functions).
+// units, the launch-order check, device identity, MPS, the launch plan and green contexts (pure functions).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -164,6 +164,42 @@ struct Partition {
   std::vector<int> tpcs;
   int sms = 0;
 };
+// The SM resource a green-context split starts from: CUdevSmResource's smCount, minSmPartitionSize
+// (the smallest group a split makes) and smCoscheduledAlignment (groups are multiples of it).
+// Nominal: the per-architecture guideline of cuda.h's green-context section (what a dry run shows);
+// Driver: read with cuDeviceGetDevResource(CU_DEV_RESOURCE_TYPE_SM) at run time.
+enum class SmResourceSource { Nominal, Driver };
+std::string_view to_string(SmResourceSource);
+struct SmResource {
+  int sm_count = 0;
+  int min_partition = 1;
+  int alignment = 1;
+  SmResourceSource source = SmResourceSource::Nominal;
+  nlohmann::json to_json() const;
+};
+// cuda.h (CUDA 12.4+, "Green Contexts"): CC 6.x and 7.x: at least 2 SMs, multiples of 2; 8.x: at
+// least 4, multiples of 2; 9.0 and later: at least 8, multiples of 8.
+SmResource nominal_sm_resource(const model::Device& d);
+
+// One green context per partition, in partition order: cuDevSmResourceSplitByCount asks for one
+// group of `min_count` SMs (the request rounded up to the minimum and the alignment) and the rest
+// is split again for the next partition (through a carrier green context: a split's output cannot
+// be split directly). TooLarge: the rounded groups need more SMs than the GPU has.
+enum class GreenSplitFit { Fits, TooLarge };
+std::string_view to_string(GreenSplitFit);
+struct GreenGroup {
+  int partition = 0;
+  int requested_sms = 0;  // the partition's TPCs x SMs per TPC
+  int min_count = 0;      // what the split is asked for
+};
+struct GreenSplitPlan {
+  GreenSplitFit status = GreenSplitFit::Fits;
+  std::string reason;
+  SmResource resource;
+  std::vector<GreenGroup> groups;
+  nlohmann::json to_json() const;
+};
+GreenSplitPlan plan_green_split(const std::vector<Partition>& partitions, const SmResource& r);
 struct LaunchPlan {
   uint64_t unit_ns = 0;
   uint64_t watchdog_ns = 0;
@@ -171,6 +207,7 @@ struct LaunchPlan {
   bool nominal = true;  // register counts from nominal_variants(), not yet read from a device
   std::vector<KernelLaunch> kernels;
   std::vector<Partition> partitions;
+  GreenSplitPlan green;  // with nominal_sm_resource (no groups when there is no partition)
   std::vector<std::string> notes;
   nlohmann::json to_json() const;
   std::string to_text() const;  // a human table
@@ -207,6 +244,37 @@ struct GreenContextSupport {
   std::string reason;
 };
 GreenContextSupport green_context_support(int driver_version, bool built_with_green_contexts);
+
+// Green contexts choose which SMs they get and the driver does not say which (only how many), so
+// the oracle measures them: a census kernel of one block per SM (the whole shared memory per
+// block), twice as many blocks as granted SMs, runs in each green context before the scenario, and
+// the SMs its blocks ran on, with those of the scenario's own blocks, are the partition's SM set.
+// Same: that set is exactly the scenario's TPCs. Effective: it is a different whole set of TPCs
+// (rounding to the minimum, or another placement); the recorded case carries it as the kernels'
+// `tpcs` (the requested ones stay in the metadata), so `validate` predicts with the partition the
+// GPU really used. Inexpressible: it is no set of whole TPCs, or the census saw fewer SMs than
+// were granted; the run ends `unsupported` with the sets recorded.
+enum class PartitionMatch { Same, Effective, Inexpressible };
+std::string_view to_string(PartitionMatch);
+struct GrantedPartition {
+  int partition = 0;
+  std::vector<int> requested_tpcs;
+  int requested_sms = 0, min_count = 0, granted_sms = 0;  // granted: the group's smCount
+  std::vector<int> census_sms;  // SMs the census blocks ran on
+  std::vector<int> block_sms;   // SMs the scenario's blocks of this partition ran on
+  std::vector<int> seen_sms;    // the union: the partition's measured SM set
+  std::vector<int> effective_tpcs;
+  PartitionMatch match = PartitionMatch::Same;
+  std::string reason;
+  nlohmann::json to_json() const;
+};
+GrantedPartition map_granted_partition(const Partition& p, const GreenGroup& g, int granted_sms,
+                                       const std::vector<int>& census_sms, const std::vector<int>& block_sms,
+                                       const model::Device& d);
+// The SMs the blocks of each partition's kernels ran on (plan.partitions order), added to `acc`.
+void add_block_sms(const LaunchPlan& plan, const std::vector<KernelRecord>& recs, std::vector<std::vector<int>>& acc);
+// The scenario as it ran: every partitioned kernel's `tpcs` replaced by its partition's effective TPCs.
+model::Scenario effective_scenario(const model::Scenario& s, const LaunchPlan& plan, const std::vector<GrantedPartition>& g);
 
 // The GPC-map probe (CC 9.0): each launched cluster's blocks share a GPC, so SMs that ever share a
 // cluster share a GPC. From the SMs of every cluster, the GPC of every TPC (GPCs numbered by their

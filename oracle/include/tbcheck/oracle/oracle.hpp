@@ -3,6 +3,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,7 +32,11 @@ struct RunResult {
   model::Observation observation;
   std::vector<std::string> unstable_blocks;    // "k1 block 3: SMs 2, 4 across repetitions"
   nlohmann::json metadata = nlohmann::json::object();  // oracle, repetitions, noise, seed, tool_version, ...
-  nlohmann::json to_json() const;              // status, reason, repetitions (count), unstable_blocks, observation, metadata
+  // The scenario as it ran, when the oracle could not run it as written but measured what ran
+  // instead (a green context granted other SMs than the kernel's TPCs: docs/oracle.md); the
+  // recorded case carries it, so predictions are made for what the device really did.
+  std::optional<model::Scenario> effective_scenario;
+  nlohmann::json to_json() const;              // status, reason, repetitions (count), unstable_blocks, observation, metadata, effective_scenario
 };
 
 class Oracle {

@@ -1,8 +1,10 @@
 // The plain settings of a synthesis query (term sort, parameter ranges), without Z3: what search's
 // public headers and the CLI may see of smt/ (Z3's headers stay inside smt/ and search/src).
 #pragma once
+#include <array>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tbcheck::smt {
@@ -24,6 +26,10 @@ struct ParamBounds {
   // Issue 17's controls, fixed per kernel by the structure (not variables): stream priority, TPC mask.
   std::vector<std::optional<int>> priorities;
   std::vector<std::vector<int>> tpcs;
+  // Thread block clusters, fixed per kernel by the structure too (cluster_witness.cpp's structures): the
+  // cluster dims and, for a 2-D cluster, the grid (x, y). Empty: no clusters.
+  std::vector<std::optional<std::array<int, 3>>> clusters;
+  std::vector<std::optional<std::pair<int, int>>> grids;
 };
 
 }  // namespace tbcheck::smt

@@ -52,6 +52,8 @@ void solve_into(z3::solver& solver, const SymbolicScenario& s, QueryResult& r);
 // Why the dispatcher never looks ahead makes "differ on the last block" enough: a minimal witness
 // first differs at its last block (remove later blocks and it still differs). gpc-priority looks ahead
 // (seed 003's wave depends on the block count), so a pair with it asks for a difference at any block.
+// A structure whose last kernel has 1-D clusters (o.bounds.clusters) asks for one in its last cluster,
+// since structures are cut between whole clusters; other clustered structures ask for any block.
 QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& d,
                                   const std::vector<int>& blocks, const QueryOptions& o);
 
