@@ -113,6 +113,17 @@ TEST_CASE("SMT encoding conforms to the simulator with release times", "[smt][co
   const char* env = std::getenv("TBCHECK_RELEASE_SCENARIOS");
   const int forced = env ? std::atoi(env) : 0;
   const int scenarios = forced > 0 ? forced : 12;
+  // The scenarios exercise interleaving: under strict, a good share admit several dispatch orders (the
+  // seeds check_scenarios draws).
+  int interleaved = 0;
+  for (int n = 0; n < scenarios; ++n) {
+    z3::context c;
+    const model::Scenario sc = smt::random_release_scenario(2017u + static_cast<unsigned>(n) * 7919u,
+                                                            model::builtin_device("rtx3090", "", ""));
+    auto s = smt::SymbolicScenario::make_fixed(c, sc);
+    interleaved += smt::kernel_sequences(s, with_priority(model::Priority::Strict)).size() > 1;
+  }
+  CHECK(interleaved * 4 >= scenarios);
   for (auto p : {model::Priority::Ignore, model::Priority::Strict, model::Priority::TwoLevel}) {
     const model::Hypothesis h = with_priority(p);
     INFO(h.name);

@@ -96,11 +96,27 @@ model::Scenario random_release_scenario(unsigned seed, const model::Device& base
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   // The encoding enumerates dispatch orders: at most 3 kernels of at most 3 blocks keep them few.
   if (s.kernels.size() > 3) s.kernels.resize(3);
+  if (s.kernels.size() < 2) {  // a release needs a kernel before it
+    model::Kernel second = s.kernels[0];
+    second.name = "k2";
+    second.stream.reset();
+    second.priority.reset();
+    s.kernels.push_back(second);
+  }
   int64_t at = 0;
-  for (auto& k : s.kernels) {
-    k.blocks = std::min(k.blocks, 3);
-    if (pick(0, 1)) at += pick(1, 3);  // durations are 1-3: releases fall among the retirements
-    k.release = at;
+  int best = 0;  // the highest priority so far (CUDA's convention: the lowest number)
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    model::Kernel& kr = s.kernels[k];
+    kr.blocks = std::min(kr.blocks, 3);
+    if (k > 0 && pick(0, 3) != 0) {
+      at += pick(1, 3);  // durations are 1-3: releases fall among the retirements
+      if (pick(0, 3) != 0) {  // a later kernel of a higher priority: the case that reorders dispatches
+        kr.priority = std::max(best - 1, -5);
+        kr.stream = static_cast<int>(k);
+      }
+    }
+    kr.release = at;
+    best = std::min(best, kr.priority.value_or(0));
   }
   return s;
 }

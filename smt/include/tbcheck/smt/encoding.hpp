@@ -40,7 +40,8 @@ z3::solver make_solver(z3::context& c, unsigned timeout_ms, unsigned arith_solve
 
 // Kernel parameters as Z3 terms: constants for a concrete scenario, variables for synthesis.
 // Every kernel has its own stream, so blocks are dispatched kernel after kernel, each kernel's in list
-// order (under gpc-priority in its pick_block order, seed 003 Section 4.2: see pick_order).
+// order (under gpc-priority in its pick_block order, seed 003 Section 4.2: see pick_order), unless a kernel
+// released after 0 interleaves with them (kernel_sequences).
 struct SymbolicScenario {
   model::Device device;
   Sort sort = Sort::Int;
@@ -88,7 +89,7 @@ struct SharedTerms {
 };
 
 // The block (global index in list order) of each dispatch, in dispatch order: list order, kernels in
-// the priority order of h (model::kernels_by_priority; every kernel is released at 0), except that
+// the priority order of h (model::kernels_by_priority; for a scenario without release times), except that
 // under gpc-priority a kernel's blocks are picked in fermi_block_order of its grid, and under issue device a
 // kernel's placements are labelled by Hypothesis::hand_out_order.
 std::vector<int> pick_order(const SymbolicScenario& s, const model::Hypothesis& h);
