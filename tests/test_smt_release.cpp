@@ -94,6 +94,35 @@ TEST_CASE("release times: a kernel that could start before a release may not be 
   CHECK_FALSE(unknown);
 }
 
+TEST_CASE("release times: encode() is the disjunction of the dispatch orders", "[smt][release]") {
+  auto sc = test::scenario(R"({"device": "xavier", "kernels": [
+      {"name": "low", "blocks": 5, "threads": 1024, "regs": 32, "duration": 2, "stream": 0, "priority": 0},
+      {"name": "high", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1, "stream": 1, "priority": -1,
+       "release_time": 1}]})");
+  sc.device.sms = 2;  // 4 slots: low's fifth block waits for 2, where strict places high first
+  const model::Hypothesis strict = with_priority(model::Priority::Strict);
+  auto solve_with = [&](const model::Schedule& pinned) {
+    z3::context c;
+    auto s = smt::SymbolicScenario::make_fixed(c, sc);
+    auto d = smt::Decisions::fresh(c, s.total_blocks(), "d");
+    z3::solver solver = smt::make_solver(c, 120000);
+    for (const auto& x : smt::encode(s, strict, d, "h")) solver.add(x);
+    size_t i = 0;
+    for (const auto& k : pinned.kernels)
+      for (const auto& b : k.blocks) {
+        solver.add(d.sm[i] == b.sm && d.start[i] == static_cast<int>(b.start));
+        ++i;
+      }
+    return solver.check();
+  };
+  const model::Schedule want = model::simulate(sc, strict);
+  const model::Schedule other = model::simulate(sc, with_priority(model::Priority::Ignore));
+  REQUIRE(want.kernels[1].blocks[0].start == 2);
+  REQUIRE(want.kernels[1].blocks[0].sm != other.kernels[1].blocks[0].sm);  // high before or after low's last
+  CHECK(solve_with(want) == z3::sat);
+  CHECK(solve_with(other) == z3::unsat);
+}
+
 TEST_CASE("release times refused where the simulator refuses them or the encoding has no rule", "[smt][release]") {
   model::Scenario sc = late_high();
   z3::context c;
