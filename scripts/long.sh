@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Long runs kept out of the default test run: libFuzzer on every JSON loader, SMT-vs-simulator conformance
-# on many random scenarios per hypothesis (and per priority / partition option, with random priorities
-# and TPC masks; clustered scenarios under the alg1 family), the cluster room additivity walks at length,
-# and learn on 24 seeded compositions (issue 13's acceptance).
+# on many random scenarios per hypothesis (and per priority / partition option, with random priorities,
+# TPC masks and release times; clustered scenarios under the alg1 family), the cluster room additivity
+# walks at length, and learn on 24 seeded compositions (issue 13's acceptance).
 # Usage: scripts/long.sh [fuzz-seconds] [scenarios]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,9 +14,11 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target tbcheck_tests
 echo "== SMT conformance: ${scenarios} random scenarios per hypothesis =="
 TBCHECK_CONFORMANCE_SCENARIOS="$scenarios" ./build/tests/tbcheck_tests "[conformance]" --durations yes
+echo "== SMT conformance with release times: 200 random scenarios per priority option =="
+TBCHECK_RELEASE_SCENARIOS=200 ./build/tests/tbcheck_tests "[smt][conformance][release]" --durations yes
 echo "== SMT conformance with thread block clusters: 200 random clustered scenarios per cluster variant and alg1-family hypothesis =="
 TBCHECK_CLUSTER_SCENARIOS=200 TBCHECK_CLUSTER_ALG1_SCENARIOS=200 ./build/tests/tbcheck_tests "[smt][cluster][conformance]" --durations yes
-echo "== cluster room additivity: 20x longer walks per resource option and built-in device =="
+echo "== cluster room additivity: walks 5 times as long per resource option and built-in device =="
 TBCHECK_ADDITIVITY_STEPS=30000 ./build/tests/tbcheck_tests "[cluster][additivity]" --durations yes
 echo "== learn acceptance (issue 13): 24 seeded non-shipped compositions on rtx3090 and h100-sxm =="
 cmake --build build -j"$(nproc)" --target bench_learn

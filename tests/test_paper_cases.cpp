@@ -97,11 +97,13 @@ TEST_CASE("Case 4.2: holes of 11, 11, 11 and 23 KB when kernel 9 arrives", "[pap
 // Issue 17: the priority and partition cases pass exactly under the hypotheses their `expect` names
 // (the priority-aware alg1-priority passes, alg1's launch order fails; the TPC-mask case fails when masks
 // are ignored); the cluster cases are tests/test_cluster.cpp's; the Test5 prediction runs with `expect` open.
+// Amert et al.'s Figure 8 (no cut-ahead) passes under both priority options: it holds against a non-blocking
+// reading (docs/controls.md), so its expect names alg1 as passing.
 TEST_CASE("the priority and partition cases pass only under the options that model them", "[paper][controls]") {
   std::vector<Case> cases;
   for (const char* dir : {"corpus/paper/amert-tx2", "corpus/paper/controls"})
     for (auto& c : load_cases(test::source_path(dir))) cases.push_back(std::move(c));
-  REQUIRE(cases.size() == 7);
+  REQUIRE(cases.size() == 8);
   int priority_cases = 0, mask_cases = 0;
   for (const auto& c : cases) {
     INFO(c.id);
@@ -115,14 +117,15 @@ TEST_CASE("the priority and partition cases pass only under the options that mod
     const Hypothesis& pass_h = masks ? test::hyp("alg1") : test::hyp("alg1-priority");
     const Hypothesis& fail_h = masks ? ignore_masks : test::hyp("alg1");
     CHECK(evaluate(c, pass_h).at(Level::Exact) == Verdict::Pass);
-    CHECK(evaluate(c, fail_h).at(Level::Exact) == Verdict::Fail);
+    const auto named = c.expect.find(fail_h.name);
+    if (named == c.expect.end() || named->second != Expect::Pass) CHECK(evaluate(c, fail_h).at(Level::Exact) == Verdict::Fail);
     for (const auto& [name, want] : c.expect) {
       INFO(name);
       const CaseResult r = evaluate(c, test::hyp(name));
       CHECK(r.at(Level::Exact) == (want == Expect::Pass ? Verdict::Pass : Verdict::Fail));
     }
   }
-  CHECK(priority_cases == 4);
+  CHECK(priority_cases == 5);
   CHECK(mask_cases == 1);
 }
 

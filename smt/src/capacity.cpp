@@ -120,8 +120,8 @@ std::vector<expr> Encoder::capacity_levels(const SmView& v, int k, const expr& s
   return levels;
 }
 
-std::vector<Encoder::SmCap> Encoder::capacities(int i, const Instant& t, int lmax) {
-  int k = s_.kernel_of_block(i);
+std::vector<Encoder::SmCap> Encoder::capacities(int i, const Instant& t, int lmax, int kernel) {
+  int k = kernel >= 0 ? kernel : s_.kernel_of_block(i);
   size_t ku = static_cast<size_t>(k);
   std::vector<SmCap> caps;
   std::vector<expr> busy, cfg;

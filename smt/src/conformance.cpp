@@ -90,6 +90,37 @@ model::Scenario random_control_scenario(unsigned seed, const model::Device& base
   return s;
 }
 
+model::Scenario random_release_scenario(unsigned seed, const model::Device& base) {
+  model::Scenario s = random_control_scenario(seed, base);
+  std::mt19937 rng(seed ^ 0x2e1ea5eu);  // its own stream, so the kernels are random_control_scenario's
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  // The encoding enumerates dispatch orders: at most 3 kernels of at most 3 blocks keep them few.
+  if (s.kernels.size() > 3) s.kernels.resize(3);
+  if (s.kernels.size() < 2) {  // a release needs a kernel before it
+    model::Kernel second = s.kernels[0];
+    second.name = "k2";
+    second.stream.reset();
+    second.priority.reset();
+    s.kernels.push_back(second);
+  }
+  int64_t at = 0;
+  int best = 0;  // the highest priority so far (CUDA's convention: the lowest number)
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    model::Kernel& kr = s.kernels[k];
+    kr.blocks = std::min(kr.blocks, 3);
+    if (k > 0 && pick(0, 3) != 0) {
+      at += pick(1, 3);  // durations are 1-3: releases fall among the retirements
+      if (pick(0, 3) != 0) {  // a later kernel of a higher priority: the case that reorders dispatches
+        kr.priority = std::max(best - 1, -5);
+        kr.stream = static_cast<int>(k);
+      }
+    }
+    kr.release = at;
+    best = std::min(best, kr.priority.value_or(0));
+  }
+  return s;
+}
+
 model::Scenario random_fermi_scenario(unsigned seed, const model::Device& device, const model::Hypothesis& h,
                                       int max_blocks) {
   std::mt19937 rng(seed);
@@ -158,8 +189,65 @@ std::string check_schedule(const model::Scenario& sc, const model::Hypothesis& h
   z3::context c;
   SymbolicScenario s = SymbolicScenario::make_fixed(c, sc);
   Decisions d = Decisions::fresh(c, s.total_blocks(), "d");
-  auto groups = encode_grouped(s, h, d, "h");
-  const std::vector<int> order = pick_order(s, h);  // groups[pick + 1] decides block order[pick]
+  // Release times: several dispatch orders. The simulator's schedule must satisfy exactly one order's
+  // encoding. Uniqueness over all orders, by induction over picks: given the simulator's first p picks, an
+  // order that agrees with its kernels so far but puts another kernel at pick p must admit no decision
+  // there (each group depends only on its order's prefix); the chosen order then goes through the
+  // induction below. Far cheaper than solving each other order's whole encoding.
+  const std::vector<std::vector<int>> sequences = kernel_sequences(s, h);
+  size_t chosen = 0;
+  if (sequences.size() > 1) {
+    auto pin = [&](z3::solver& sv, int b) {
+      const size_t bu = static_cast<size_t>(b);
+      sv.add(d.sm[bu] == flat[bu].sm && d.start[bu] == static_cast<int>(flat[bu].start));
+    };
+    std::vector<size_t> holds;
+    for (size_t n = 0; n < sequences.size(); ++n) {
+      z3::solver one = make_solver(c, timeout_ms);
+      for (const auto& g : encode_grouped(s, h, d, fmt::format("o{}", n), sequences[n]))
+        for (const auto& x : g) one.add(x);
+      for (size_t b = 0; b < flat.size(); ++b) pin(one, static_cast<int>(b));
+      const auto fixed = one.check();
+      if (fixed == z3::unknown) {
+        if (unknown) *unknown = true;
+        return "";
+      }
+      if (fixed == z3::sat) holds.push_back(n);
+    }
+    if (holds.size() != 1)
+      return fmt::format("{}: the simulator's schedule satisfies {} of the {} dispatch orders' encodings (want 1); "
+                         "case: {}",
+                         h.name, holds.size(), sequences.size(), as_case);
+    chosen = holds[0];
+    const std::vector<int>& best = sequences[chosen];
+    const std::vector<int> best_order = pick_order(s, h, best);
+    for (size_t p = 0; p < best.size(); ++p) {
+      std::set<int> tried = {best[p]};
+      for (size_t n = 0; n < sequences.size(); ++n) {
+        const std::vector<int>& o = sequences[n];
+        if (!std::equal(o.begin(), o.begin() + static_cast<long>(p), best.begin()) || !tried.insert(o[p]).second) continue;
+        const auto groups = encode_grouped(s, h, d, fmt::format("a{}_{}", p, n), o);
+        z3::solver alt = make_solver(c, timeout_ms);
+        for (size_t g = 0; g <= p + 1; ++g)
+          for (const auto& x : groups[g]) alt.add(x);
+        for (size_t q = 0; q < p; ++q) pin(alt, best_order[q]);
+        const auto res = alt.check();
+        if (res == z3::unknown) {
+          if (unknown) *unknown = true;
+          return "";
+        }
+        if (res == z3::sat) {
+          if (not_unique) *not_unique = true;
+          return fmt::format("{}: after the simulator's first {} picks, kernel {} could place the next block instead "
+                             "of kernel {}; case: {}",
+                             h.name, p, sc.kernels[static_cast<size_t>(o[p])].name,
+                             sc.kernels[static_cast<size_t>(best[p])].name, as_case);
+        }
+      }
+    }
+  }
+  auto groups = encode_grouped(s, h, d, "h", sequences[chosen]);
+  const std::vector<int> order = pick_order(s, h, sequences[chosen]);  // groups[pick + 1] decides block order[pick]
   // Induction over dispatches: given the simulator's decisions for the earlier picks, pick p's
   // constraints must admit the simulator's decision and no other. Then the whole schedule is unique
   // and equal. Every other variable of a group (the encoding's defined terms) must be determined too,
@@ -264,6 +352,12 @@ ConformanceReport run_conformance(const model::Hypothesis& h, int scenarios, uns
            : controls ? random_control_scenario(sd, base)
                       : random_small_scenario(sd, base);
   });
+}
+
+ConformanceReport run_release_conformance(const model::Hypothesis& h, int scenarios, unsigned seed,
+                                          unsigned timeout_ms) {
+  const model::Device& base = model::builtin_device("rtx3090", "", "");
+  return check_scenarios(h, scenarios, seed, timeout_ms, [&](unsigned sd) { return random_release_scenario(sd, base); });
 }
 
 ConformanceReport check_scenarios(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms,

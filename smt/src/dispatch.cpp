@@ -31,7 +31,9 @@ void Encoder::block(int i) {
   end_.push_back(define("end", i, st + s_.duration[ku]));
   out_.push_back(sm >= 0 && sm < n_);
   out_.push_back(st >= prev);
-  {
+  if (releases_) {
+    release_rules(i);  // release.cpp: the event instants include releases; heads change at them
+  } else {
     // Implied by the semantics, stated for the solver: a block starts when the previous one did or
     // when some earlier block retires (nothing else changes the machine).
     z3::expr_vector when(c_);
@@ -106,8 +108,10 @@ void Encoder::generic_pick(int i, const std::vector<SmCap>& caps, const expr& lo
   }
   pos_.push_back(position_of(sm));
 
-  // It waited only if nothing fitted just before (fit only grows while blocks retire).
-  if (i > 0) {
+  // It waited only if nothing fitted just before (fit only grows while blocks retire); with release
+  // times, release_rules states it for every head since the previous start.
+  if (releases_) {
+  } else if (i > 0) {
     Instant before = before_start(i);
     std::vector<SmCap> b = capacities(i, before, 1);
     z3::expr_vector any(c_);

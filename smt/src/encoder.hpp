@@ -105,7 +105,8 @@ class Encoder {
   expr tpc_config(int i, int tpc);
   expr gpu_busy(int i, const Instant& t);
   // Algorithm 1 lines 1-3: the local-memory configuration allows block i now.
-  expr local_ok(int i, const Instant& t);
+  // kernel: the kernel asking (-1: block i's own; release times ask for other kernels too).
+  expr local_ok(int i, const Instant& t, int kernel = -1);
 
   // ---- capacity.cpp: needs of one block and capacity (model/src/resources.cpp's block_needs, sm_capacity) ----
   // Per kernel: needs of one block (Algorithm 1 lines 4-6; seed 002 thresholds) and config_s.
@@ -118,7 +119,8 @@ class Encoder {
   std::vector<expr> capacity_levels(const SmView& v, int k, const expr& smem_limit, const std::vector<expr>& holes,
                                     int lmax, bool literal_units = false);
   // Capacity of every SM for block i at an instant; lmax 1 when only "fits" matters.
-  std::vector<SmCap> capacities(int i, const Instant& t, int lmax);
+  // kernel: the kernel asking (-1: block i's own; release times ask for other kernels too).
+  std::vector<SmCap> capacities(int i, const Instant& t, int lmax, int kernel = -1);
 
   // ---- dispatch.cpp: one dispatch decision (model/src/simulator.cpp's loop) ----
   void block(int i);
@@ -128,6 +130,18 @@ class Encoder {
   // until a GPC has room for all its blocks and picks the GPC; its other blocks start with it on that GPC.
   void cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lok);
   expr position_of(const expr& sm);
+
+  // ---- release.cpp: release times (issue 17), when kernels interleave in s_.pick_kernel's order ----
+  // Block i's start: an event instant (a retirement, a release, or the previous start) at or after its
+  // kernel's release, its kernel the head there, and every head before it (since the previous start)
+  // unable to place a block (simulator.cpp: releases are handled after retirements, before dispatch).
+  void release_rules(int i);
+  // Some SM takes a block of kernel q at the instant t, given blocks 0..i-1.
+  expr fits_kernel(int i, int q, const Instant& t);
+  // Kernel a goes before kernel b in the ready queue: (priority rank, list index).
+  bool serves_before(int a, int b) const;
+  // Kernels with blocks left at pick i (those that appear in pick_kernel[i..]).
+  std::vector<int> left_at(int i) const;
   expr rr_pointer(int i);
 
   // ---- commit.cpp: TPC / GPU openers, PB warps and registers, pointer, offsets (GpuState::commit) ----
@@ -179,6 +193,9 @@ class Encoder {
   std::vector<std::vector<std::vector<expr>>> rs_, re_;
   SharedTerms* shared_ = nullptr;
   std::set<int> follower_;  // issue paired: blocks that join their leader's SM when it fits
+  bool releases_ = false;   // some kernel is released after 0: s_.pick_kernel is the interleaving
+  std::vector<int64_t> release_instants_;  // distinct, > 0, ascending
+  std::vector<int> rank_;                  // per kernel, model::priority_rank
   // gpc-priority: the GPC of every SM; per kernel its planning instant, wave size and planned SM per
   // pick; per earlier block, whether the current kernel already reused its completion.
   std::vector<int> gpc_of_sm_;

@@ -5,6 +5,7 @@
 #include "tbcheck/smt/encoding.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -49,7 +50,76 @@ std::vector<int> kernel_order(const SymbolicScenario& s, const Hypothesis& h) {
   return model::kernels_by_priority(prio, s.device, h.priority);
 }
 
+bool has_releases(const SymbolicScenario& s) {
+  return std::any_of(s.release.begin(), s.release.end(), [](int64_t r) { return r > 0; });
+}
+
+// Dispatch orders are enumerated, so a scenario with many interleavings is refused rather than encoded
+// as a formula too large to solve.
+constexpr size_t kMaxSequences = 512;
+constexpr size_t kMaxPrefixes = 200000;
+
 }  // namespace
+
+std::vector<std::vector<int>> kernel_sequences(const SymbolicScenario& s, const Hypothesis& h) {
+  const std::vector<int> korder = kernel_order(s, h);  // (rank, index): the ready queue's order
+  std::vector<int> seq;
+  if (!has_releases(s)) {
+    for (int k : korder) seq.insert(seq.end(), static_cast<size_t>(s.blocks[static_cast<size_t>(k)]), k);
+    return {seq};
+  }
+  // Phase p: the instants from the p-th release instant on (0 first), the kernels launched by then eligible.
+  std::vector<int64_t> phases = {0};
+  for (int64_t r : s.release)
+    if (r > 0) phases.push_back(r);
+  std::sort(phases.begin(), phases.end());
+  phases.erase(std::unique(phases.begin(), phases.end()), phases.end());
+  std::vector<int> left = s.blocks;
+  std::set<std::vector<int>> out;
+  std::set<std::pair<std::vector<int>, size_t>> seen;
+  auto too_many = [&] {
+    return Unsupported(fmt::format("release times: the scenario has more than {} dispatch orders to encode; the "
+                                   "SMT engine takes scenarios with fewer blocks or release instants",
+                                   kMaxSequences));
+  };
+  std::function<void(size_t)> walk = [&](size_t phase) {
+    if (!seen.insert({seq, phase}).second) return;
+    if (seen.size() > kMaxPrefixes || out.size() > kMaxSequences) throw too_many();
+    int head = -1;
+    for (int k : korder)
+      if (left[static_cast<size_t>(k)] > 0 && s.release[static_cast<size_t>(k)] <= phases[phase]) {
+        head = k;
+        break;
+      }
+    if (head >= 0) {  // the head places its next block in this phase
+      seq.push_back(head);
+      --left[static_cast<size_t>(head)];
+      walk(phase);
+      ++left[static_cast<size_t>(head)];
+      seq.pop_back();
+    }
+    if (phase + 1 < phases.size()) walk(phase + 1);  // or the next release comes first
+    else if (head < 0) out.insert(seq);               // every kernel is launched: none has blocks left
+  };
+  walk(0);
+  if (out.size() > kMaxSequences) throw too_many();
+  return {out.begin(), out.end()};
+}
+
+std::vector<int> pick_order(const SymbolicScenario& s, const Hypothesis& h, const std::vector<int>& sequence) {
+  if (!has_releases(s)) return pick_order(s, h);  // the one sequence
+  std::vector<int> first_of(s.blocks.size() + 1, 0);
+  for (size_t k = 0; k < s.blocks.size(); ++k) first_of[k + 1] = first_of[k] + s.blocks[k];
+  std::vector<std::vector<int>> index(s.blocks.size());
+  for (size_t k = 0; k < s.blocks.size(); ++k) index[k] = h.hand_out_order(s.device, s.blocks[k]);
+  std::vector<int> taken(s.blocks.size(), 0), out;
+  for (int kk : sequence) {
+    const size_t k = static_cast<size_t>(kk);
+    const int b = taken[k]++;
+    out.push_back(first_of[k] + (index[k].empty() ? b : index[k][static_cast<size_t>(b)]));
+  }
+  return out;
+}
 
 std::vector<int> pick_order(const SymbolicScenario& s, const Hypothesis& h) {
   std::vector<int> first_of(s.blocks.size() + 1, 0);
@@ -99,6 +169,7 @@ int SymbolicScenario::total_blocks() const {
 }
 
 int SymbolicScenario::kernel_of_block(int i) const {
+  if (!pick_kernel.empty()) return i >= 0 && static_cast<size_t>(i) < pick_kernel.size() ? pick_kernel[static_cast<size_t>(i)] : -1;
   for (size_t k = 0; k < blocks.size(); ++k) {
     if (i < blocks[k]) return static_cast<int>(k);
     i -= blocks[k];
@@ -147,6 +218,7 @@ SymbolicScenario SymbolicScenario::make_symbolic(z3::context& c, const model::De
     s.local.push_back(loc);
     s.priority.push_back(b.priorities.size() > k ? b.priorities[k] : std::nullopt);
     s.tpcs.push_back(b.tpcs.size() > k ? b.tpcs[k] : std::vector<int>{});
+    s.release.push_back(0);
   }
   return s;
 }
@@ -159,8 +231,6 @@ SymbolicScenario SymbolicScenario::make_fixed(z3::context& c, const model::Scena
   for (const auto& k : sc.kernels) {
     if (k.stream && !streams.insert(*k.stream).second)
       throw Unsupported("the SMT engine gives every kernel its own stream; shared streams are not encoded");
-    if (k.release > 0)
-      throw Unsupported("the SMT engine launches every kernel at 0; release_time is modelled by the simulator only");
     s.blocks.push_back(k.blocks);
     s.grid.push_back(k.grid);
     s.cluster.push_back(k.cluster);
@@ -171,6 +241,7 @@ SymbolicScenario SymbolicScenario::make_fixed(z3::context& c, const model::Scena
     s.local.push_back(s.num(k.local));
     s.priority.push_back(k.priority);
     s.tpcs.push_back(k.tpcs);
+    s.release.push_back(k.release);
   }
   return s;
 }
@@ -199,6 +270,7 @@ model::Scenario SymbolicScenario::decode(const z3::model& m) const {
       kr.stream = static_cast<int>(k);  // a priority belongs to a stream: one per kernel, as the engine has
     }
     if (k < tpcs.size()) kr.tpcs = tpcs[k];
+    if (k < release.size()) kr.release = release[k];
     sc.kernels.push_back(kr);
   }
   return sc;
@@ -248,6 +320,31 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
         for (int b = 1; b < s_.blocks[k]; ++b)
           if (h_.leads_pair(dev_, s_.blocks[k], b - 1)) follower_.insert(static_cast<int>(first) + b);
       break;
+  }
+  if (!s_.pick_kernel.empty()) {
+    // Release times (release.cpp): picks interleave kernels, so a follower is the next pick of its
+    // leader's kernel only when that pick comes right after the leader (the simulator's pair_kernel).
+    releases_ = true;
+    for (int64_t r : s_.release)
+      if (r > 0) release_instants_.push_back(r);
+    std::sort(release_instants_.begin(), release_instants_.end());
+    release_instants_.erase(std::unique(release_instants_.begin(), release_instants_.end()), release_instants_.end());
+    for (size_t k = 0; k < s_.blocks.size(); ++k) rank_.push_back(model::priority_rank(s_.priority[k], dev_, h_.priority));
+    follower_.clear();
+    std::vector<int> taken(s_.blocks.size(), 0);
+    for (size_t i = 0; i < s_.pick_kernel.size(); ++i) {
+      const int k = s_.pick_kernel[i];
+      const int b = taken[static_cast<size_t>(k)]++;
+      switch (h_.issue) {
+        case model::Issue::Single: break;
+        case model::Issue::Paired:
+        case model::Issue::PairedCc8:
+        case model::Issue::FromDevice:
+          if (i > 0 && s_.pick_kernel[i - 1] == k && h_.leads_pair(dev_, s_.blocks[static_cast<size_t>(k)], b - 1))
+            follower_.insert(static_cast<int>(i));
+          break;
+      }
+    }
   }
   n_ = dev_.sms;
   pbs_ = dev_.pbs_per_sm;
@@ -314,7 +411,57 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
 }  // namespace detail
 
 std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hypothesis& h, const Decisions& d,
+                                            const std::string& tag, const std::vector<int>& sequence,
+                                            SharedTerms* shared) {
+  if (!has_releases(s)) return encode_grouped(s, h, d, tag, shared);
+  check_encodable(h);
+  if (h.selection == model::Selection::GpcPriority)  // as the simulator refuses it
+    throw Unsupported("release times: the gpc-priority encoding (seed 003) plans waves from time 0 and has no "
+                      "launch instants yet, as the simulator");
+  for (size_t k = 0; k < s.cluster.size(); ++k)
+    if (s.cluster[k])
+      throw Unsupported("release times with thread block clusters: the SMT engine's cluster rule (cluster_pick) "
+                        "assumes each kernel's blocks are picked in a row; only the simulator models them");
+  Decisions picked;
+  for (int b : pick_order(s, h, sequence)) {
+    picked.sm.push_back(d.sm[static_cast<size_t>(b)]);
+    picked.start.push_back(d.start[static_cast<size_t>(b)]);
+  }
+  // The kernels keep their list order; the encoder reads each pick's kernel from pick_kernel.
+  SymbolicScenario ps(s.ctx());
+  ps.sort = s.sort;
+  ps.device = s.device;
+  ps.blocks = s.blocks;
+  ps.grid = s.grid;
+  ps.cluster = s.cluster;
+  ps.warps = s.warps;
+  ps.regs = s.regs;
+  ps.smem = s.smem;
+  ps.duration = s.duration;
+  ps.local = s.local;
+  ps.priority = s.priority;
+  ps.priority.resize(s.blocks.size());
+  ps.tpcs = s.tpcs;
+  ps.tpcs.resize(s.blocks.size());
+  ps.release = s.release;
+  ps.release.resize(s.blocks.size(), 0);
+  ps.pick_kernel = sequence;
+  detail::Encoder e(ps, h, picked, tag, shared);
+  auto groups = e.run_grouped();
+  for (const auto& x : s.domain) groups[0].push_back(x);
+  return groups;
+}
+
+std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hypothesis& h, const Decisions& d,
                                             const std::string& tag, SharedTerms* shared) {
+  if (has_releases(s)) {
+    const auto sequences = kernel_sequences(s, h);
+    if (sequences.size() != 1)
+      throw Unsupported(fmt::format("release times: {} dispatch orders; encode() takes their disjunction, "
+                                    "encode_grouped one at a time",
+                                    sequences.size()));
+    return encode_grouped(s, h, d, tag, sequences[0], shared);
+  }
   check_encodable(h);
   // The encoder sees the blocks in dispatch order (pick_order): a permuted view of the same variables,
   // over the kernels in priority order (a permuted view of the scenario's kernels).
@@ -358,6 +505,20 @@ std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hyp
 z3::expr_vector encode(const SymbolicScenario& s, const Hypothesis& h, const Decisions& d, const std::string& tag,
                        SharedTerms* shared) {
   z3::expr_vector out(s.ctx());
+  if (has_releases(s)) {
+    // One conjunction per dispatch order, its terms named apart; shared terms would be constrained only
+    // inside one disjunct, so none are shared.
+    const auto sequences = kernel_sequences(s, h);
+    z3::expr_vector alternatives(s.ctx());
+    for (size_t n = 0; n < sequences.size(); ++n) {
+      z3::expr_vector all(s.ctx());
+      for (const auto& g : encode_grouped(s, h, d, fmt::format("{}_o{}", tag, n), sequences[n], nullptr))
+        for (const auto& x : g) all.push_back(x);
+      alternatives.push_back(z3::mk_and(all));
+    }
+    out.push_back(z3::mk_or(alternatives));
+    return out;
+  }
   for (const auto& g : encode_grouped(s, h, d, tag, shared))
     for (const auto& x : g) out.push_back(x);
   return out;

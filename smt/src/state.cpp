@@ -157,12 +157,12 @@ expr Encoder::gpu_busy(int i, const Instant& t) {
   return z3::mk_or(v);
 }
 
-expr Encoder::local_ok(int i, const Instant& t) {
+expr Encoder::local_ok(int i, const Instant& t, int kernel) {
   if (!gpu_local_) return bv(true);
   expr cfg = iv(0);
   for (int j = 0; j < i; ++j)
     cfg = z3::ite(gpu_opener_[static_cast<size_t>(j)], LOC_[static_cast<size_t>(s_.kernel_of_block(j))], cfg);
-  return !gpu_busy(i, t) || LOC_[static_cast<size_t>(s_.kernel_of_block(i))] <= cfg;
+  return !gpu_busy(i, t) || LOC_[static_cast<size_t>(kernel >= 0 ? kernel : s_.kernel_of_block(i))] <= cfg;
 }
 
 }  // namespace tbcheck::smt::detail

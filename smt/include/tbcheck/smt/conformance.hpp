@@ -27,6 +27,14 @@ model::Scenario random_small_scenario(unsigned seed, const model::Device& base);
 // [0, -5] (the RTX 2080 Ti's), most kernels a priority in it and some a TPC mask of one of the 2 TPCs.
 model::Scenario random_control_scenario(unsigned seed, const model::Device& base);
 
+// random_control_scenario cut to 2-3 kernels of at most 3 blocks, with release times (issue 17): each later
+// kernel launched 1-3 time units after the one before it (3 in 4; else with it), and 3 in 4 of those given
+// a priority above every earlier kernel's (so that they reorder dispatches).
+model::Scenario random_release_scenario(unsigned seed, const model::Device& base);
+// Random scenarios with priorities, masks and release times (random_release_scenario on rtx3090's limits),
+// checked as run_conformance does; every dispatch order but the simulator's must admit no schedule.
+ConformanceReport run_release_conformance(const model::Hypothesis& h, int scenarios, unsigned seed,
+                                          unsigned timeout_ms);
 // A random scenario for a gpc-priority hypothesis on `device` (which has a GPC map): 1-3 kernels of
 // 1-40 blocks (max_blocks in all), some on 2-D grids, durations 1-3, residency 1..8 on a Fermi SM;
 // feasible under h.

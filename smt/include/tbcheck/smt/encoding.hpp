@@ -40,7 +40,8 @@ z3::solver make_solver(z3::context& c, unsigned timeout_ms, unsigned arith_solve
 
 // Kernel parameters as Z3 terms: constants for a concrete scenario, variables for synthesis.
 // Every kernel has its own stream, so blocks are dispatched kernel after kernel, each kernel's in list
-// order (under gpc-priority in its pick_block order, seed 003 Section 4.2: see pick_order).
+// order (under gpc-priority in its pick_block order, seed 003 Section 4.2: see pick_order), unless a kernel
+// released after 0 interleaves with them (kernel_sequences).
 struct SymbolicScenario {
   model::Device device;
   Sort sort = Sort::Int;
@@ -49,9 +50,13 @@ struct SymbolicScenario {
   std::vector<std::optional<std::array<int, 3>>> cluster;   // per kernel: thread block cluster dims, or none
   std::vector<z3::expr> warps, regs, smem, duration, local;  // per kernel; smem in bytes
   // Issue 17's controls per kernel, concrete (a synthesis structure enumerates them): stream priority,
-  // TPC mask (empty: all). Every kernel is released at 0, so strict priorities are a stable reorder.
+  // TPC mask (empty: all), release time (the launch instant; none in synthesis structures). With every
+  // kernel released at 0, strict priorities are a stable reorder; later releases interleave kernels.
   std::vector<std::optional<int>> priority;
   std::vector<std::vector<int>> tpcs;
+  std::vector<int64_t> release;
+  // The kernel of each pick when kernels interleave (release times); empty: kernels one after another.
+  std::vector<int> pick_kernel;
   z3::expr_vector domain;                                   // constraints on the parameters
 
   explicit SymbolicScenario(z3::context& c) : domain(c) {}
@@ -61,7 +66,7 @@ struct SymbolicScenario {
 
   static SymbolicScenario make_symbolic(z3::context& c, const model::Device& d, const std::vector<int>& blocks,
                                         const ParamBounds& b, const std::string& prefix = "p", Sort sort = Sort::Int);
-  // The scenario's parameters as constants. Kernels sharing a stream, and release times, are Unsupported.
+  // The scenario's parameters as constants. Kernels sharing a stream are Unsupported.
   static SymbolicScenario make_fixed(z3::context& c, const model::Scenario& s, Sort sort = Sort::Int);
   z3::expr num(int64_t v) const;                 // a constant of the scenario's sort
   z3::expr var(const std::string& name) const;   // a variable of the scenario's sort
@@ -84,13 +89,24 @@ struct SharedTerms {
 };
 
 // The block (global index in list order) of each dispatch, in dispatch order: list order, kernels in
-// the priority order of h (model::kernels_by_priority; every kernel is released at 0), except that
+// the priority order of h (model::kernels_by_priority; for a scenario without release times), except that
 // under gpc-priority a kernel's blocks are picked in fermi_block_order of its grid, and under issue device a
 // kernel's placements are labelled by Hypothesis::hand_out_order.
 std::vector<int> pick_order(const SymbolicScenario& s, const model::Hypothesis& h);
 
+// Release times (issue 17): the kernel of every dispatch, in dispatch order, for each order the
+// dispatcher can take. One sequence (kernels_by_priority, each kernel's blocks in a row) when no kernel is
+// released after 0; otherwise every interleaving in which each pick is the head kernel (best rank among
+// the launched kernels with blocks left) for some choice of which picks happen before which release
+// instant. The schedule decides which one holds: each order's encoding states its head conditions.
+std::vector<std::vector<int>> kernel_sequences(const SymbolicScenario& s, const model::Hypothesis& h);
+
+// pick_order for one kernel sequence of kernel_sequences (the p-th pick of kernel k is its p-th block).
+std::vector<int> pick_order(const SymbolicScenario& s, const model::Hypothesis& h, const std::vector<int>& sequence);
+
 // Constraints that hold exactly when `d` is the schedule hypothesis `h` gives the scenario
-// (realisable kernels included: each kernel fits an empty SM under h).
+// (realisable kernels included: each kernel fits an empty SM under h). With several kernel sequences, a
+// disjunction of one conjunction per sequence (its terms tagged apart, SharedTerms unused).
 z3::expr_vector encode(const SymbolicScenario& s, const model::Hypothesis& h, const Decisions& d, const std::string& tag,
                        SharedTerms* shared = nullptr);
 
@@ -98,6 +114,10 @@ z3::expr_vector encode(const SymbolicScenario& s, const model::Hypothesis& h, co
 // block pick_order(s, h)[p] given the earlier picks (for incremental solving).
 std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const model::Hypothesis& h, const Decisions& d,
                                             const std::string& tag, SharedTerms* shared = nullptr);
+// The same for one kernel sequence of kernel_sequences: [p + 1] decides block pick_order(s, h, sequence)[p].
+std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const model::Hypothesis& h, const Decisions& d,
+                                            const std::string& tag, const std::vector<int>& sequence,
+                                            SharedTerms* shared = nullptr);
 
 // Throws Unsupported when some option of h has no encoding (today none has not). encode() also throws
 // Unsupported for gpc-priority on a device without a GPC map.
