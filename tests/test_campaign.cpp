@@ -69,7 +69,7 @@ TEST_CASE("device targets: NAME or NAME=GRES, named errors otherwise", "[campaig
   CHECK(parse_device_target("a100=gpu:a100:2,mps:100").gres == "gpu:a100:2,mps:100");
 }
 
-TEST_CASE("plan: each case of the campaign's devices once, in chunks; other devices skipped", "[campaign]") {
+TEST_CASE("plan: each case of the campaign's devices once, in chunks, other devices skipped", "[campaign]") {
   test::ScratchDir d("campaign");
   const Manifest m = make_plan(synth_plan(d / "c1"));
   REQUIRE(m.devices.size() == 1);

@@ -29,7 +29,7 @@ std::set<int> sms_of(const KernelSchedule& k) {
 
 }  // namespace
 
-TEST_CASE("priority ranks: ignore, strict and two-level; a stable order", "[controls][priority]") {
+TEST_CASE("priority ranks: ignore, strict and two-level, in a stable order", "[controls][priority]") {
   const Device& d = builtin_device("rtx2080ti", "", "");  // range [0, -5]
   CHECK(priority_rank(-5, d, Priority::Ignore) == 0);
   CHECK(priority_rank(-5, d, Priority::Strict) == -5);
@@ -90,7 +90,7 @@ TEST_CASE("two-level priority: priorities above the least share one level", "[co
   CHECK(two.kernels[1].blocks[0].start == 1);
 }
 
-TEST_CASE("partition allowed-sms: selection runs over the mask's SMs; ignore spreads", "[controls][partition][simulator]") {
+TEST_CASE("partition allowed-sms: selection runs over the mask's SMs, and ignore spreads", "[controls][partition][simulator]") {
   auto s = test::scenario(R"({"device": "xavier", "kernels": [
       {"name": "k", "blocks": 6, "threads": 1024, "regs": 32, "duration": 2, "tpcs": [1]}]})");
   for (const char* base : {"alg1", "most-room", "round-robin", "olmedo"}) {

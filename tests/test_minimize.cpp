@@ -169,7 +169,7 @@ TEST_CASE("keep-failure on paper facts drops trailing kernels and the facts abou
   for (const auto& f : r11.result.observation->facts) CHECK(f.kernel == r11.result.scenario.kernels[0].name);
 }
 
-TEST_CASE("agreeing hypotheses are an input error; one-step lowering follows the realizable ladders", "[minimize]") {
+TEST_CASE("agreeing hypotheses are an input error, and one-step lowering follows the realizable ladders", "[minimize]") {
   auto cs = model::load_cases(test::source_path("corpus/paper/000-wang/case-1.1.json"));
   search::MinimizeOptions o;
   o.hypotheses = {test::hyp("alg1"), test::hyp("alg1")};

@@ -139,7 +139,7 @@ TEST_CASE("import-ntbs of the raw logs equals the shipped recordings case for ca
   }
 }
 
-TEST_CASE("tbcheck import-ntbs: writes one collection per GPU, never over an existing one; exit 2 on bad input",
+TEST_CASE("tbcheck import-ntbs: writes one collection per GPU, never over an existing one, exit 2 on bad input",
           "[ntbs][cli]") {
   TempDir t;
   t.write("clone/my-result/V100/V100.log", kLog);

@@ -116,7 +116,7 @@ TEST_CASE("row 2: two runs into the same --out lose no record: one wins, the oth
   CHECK_FALSE(any_temporary(out));
 }
 
-TEST_CASE("row 3: outputs are never silently replaced; --force replaces, corpus/hw/ never", "[reliability][cli]") {
+TEST_CASE("row 3: outputs are never silently replaced: --force replaces, corpus/hw/ never", "[reliability][cli]") {
   Tmp t;
   const std::string f = t.write("c.json", small_case("c"));
   const std::string svg = t.write("p.svg", "mine");
@@ -392,7 +392,7 @@ TEST_CASE("row 17: errors name the flag or field the user gave", "[reliability][
   CHECK(has(e.out, "times[2].thread_count"));
 }
 
-TEST_CASE("row 18: a command failing on bad input creates nothing; --out is created when missing", "[reliability][cli]") {
+TEST_CASE("row 18: a command failing on bad input creates nothing, and --out is created when missing", "[reliability][cli]") {
   Tmp t;
   auto r = run_tbcheck("random --judge nosuch --out " + (t / "rnd"));
   CHECK(r.exit_code == 2);

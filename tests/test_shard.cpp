@@ -73,7 +73,7 @@ TEST_CASE("the shards of N partition the pairs, each the same every time", "[sha
   CHECK(search::all_pairs(4) == std::vector<std::pair<size_t, size_t>>{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}});
 }
 
-TEST_CASE("merge: rows in pair order, cases as distinguish writes them; foreign or missing parts refused", "[shard]") {
+TEST_CASE("merge: rows in pair order, cases as distinguish writes them, foreign or missing parts refused", "[shard]") {
   test::ScratchDir d("shard");
   search::DistinguishBounds b;
   for (int i = 1; i <= 3; ++i) fake_shard(d / std::to_string(i), {i, 3}, 5, b);

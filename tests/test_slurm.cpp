@@ -58,7 +58,7 @@ TEST_CASE("scheduler view: a live record beats an ended one, then the newer job"
   CHECK(v.find("other", 1) == nullptr);
 }
 
-TEST_CASE("shell_quote survives the shell; run_command captures output and exit codes", "[campaign][slurm]") {
+TEST_CASE("shell_quote survives the shell, and run_command captures output and exit codes", "[campaign][slurm]") {
   const std::string tricky = "it's a \"path\" with $HOME and `x`";
   auto r = run_command({"bash", "-c", "printf %s " + shell_quote(tricky)});
   REQUIRE(r);

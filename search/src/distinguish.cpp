@@ -286,6 +286,24 @@ class PairSearch {
     return q;
   }
 
+  // The pair is separated by `witness` (checked by the caller): the case and the figures of the result.
+  void record_witness(const model::Scenario& witness, Finder finder, std::string route) {
+    model::Case c;
+    c.scenario = witness;
+    c.id = fmt::format("synth-{}-{}-vs-{}", full_.name, h1_.name, h2_.name);
+    c.source = "synthesized";
+    r_.witness = c;
+    r_.found_by = finder;
+    r_.route = std::move(route);
+    r_.outcome = PairOutcome::Separated;
+    r_.kernels = static_cast<int>(witness.kernels.size());
+    r_.blocks = witness.total_blocks();
+    r_.total_duration = total_duration(witness);
+    r_.first_difference = first_difference(model::simulate(witness, h1_), model::simulate(witness, h2_));
+    r_.solver_seconds = z3_seconds_ + lemma_seconds_;
+    r_.wall_seconds = since(t0_);
+  }
+
   // A witness on the reduced device: re-checked by both simulators, truncated after the first
   // difference, durations shortened, lifted to the full device and re-checked there.
   bool accept(const model::Scenario& found, Finder finder, int tpcs, bool minimal, const std::string& note) {
@@ -304,27 +322,15 @@ class PairSearch {
     for (int f : factors) {
       model::Scenario lifted = detail::lift(best, full_, f);
       if (!separates(lifted, h1_, h2_)) continue;
-      model::Case c;
-      c.scenario = lifted;
-      c.id = fmt::format("synth-{}-{}-vs-{}", full_.name, h1_.name, h2_.name);
-      c.source = "synthesized";
-      r_.witness = c;
-      r_.found_by = finder;
-      std::string by = finder == Finder::Smt ? "Z3" : "simulator search";
-      r_.route = f == 1 ? fmt::format("{} on {} TPC(s), disagrees unlifted on {}", by, tpcs, full_.name)
-                        : fmt::format("{} on {} TPC(s), lifted x{} to {}", by, tpcs, f, full_.name);
-      r_.outcome = PairOutcome::Separated;
+      const std::string by = finder == Finder::Smt ? "Z3" : "simulator search";
+      record_witness(lifted, finder,
+                     f == 1 ? fmt::format("{} on {} TPC(s), disagrees unlifted on {}", by, tpcs, full_.name)
+                            : fmt::format("{} on {} TPC(s), lifted x{} to {}", by, tpcs, f, full_.name));
       r_.structure.clear();
       for (const auto& k : best.kernels) r_.structure.push_back(k.blocks);
-      r_.kernels = static_cast<int>(lifted.kernels.size());
-      r_.blocks = lifted.total_blocks();
-      r_.total_duration = total_duration(lifted);
       r_.minimal_proved = minimal;
       r_.reason = note;
       if (!unsupported_.empty()) r_.reason = (note.empty() ? "" : note + "; ") + "minimality not proved: " + unsupported_;
-      r_.first_difference = first_difference(model::simulate(lifted, h1_), model::simulate(lifted, h2_));
-      r_.solver_seconds = z3_seconds_ + lemma_seconds_;
-      r_.wall_seconds = since(t0_);
       return true;
     }
     return false;
@@ -486,26 +492,13 @@ class PairSearch {
           r_.reason = fmt::format("internal: the witness {} does not separate the simulators", found->to_json().dump());
           return true;
         }
-        const model::Scenario best = detail::shorten(*found, h1_, h2_);
-        model::Case c;
-        c.scenario = best;
-        c.id = fmt::format("synth-{}-{}-vs-{}", full_.name, h1_.name, h2_.name);
-        c.source = "synthesized";
-        r_.witness = c;
-        r_.found_by = finder;
-        r_.route = fmt::format("{} over clustered structures on {} (two GPCs of {}), not lifted",
-                               finder == Finder::Smt ? "Z3" : "simulator search", d.name, full_.name);
-        r_.outcome = PairOutcome::Separated;
+        record_witness(detail::shorten(*found, h1_, h2_), finder,
+                       fmt::format("{} over clustered structures on {} (two GPCs of {}), not lifted",
+                                   finder == Finder::Smt ? "Z3" : "simulator search", d.name, full_.name));
         r_.structure = st.blocks();
-        r_.kernels = static_cast<int>(best.kernels.size());
-        r_.blocks = best.total_blocks();
-        r_.total_duration = total_duration(best);
         r_.minimal_proved = all_unsat_so_far_;
         r_.reason = all_unsat_so_far_ ? "the smallest clustered structure: Z3 found none on every smaller one"
                                       : "not proved the smallest clustered structure: " + r_.unknown_structures.front();
-        r_.first_difference = first_difference(model::simulate(best, h1_), model::simulate(best, h2_));
-        r_.solver_seconds = z3_seconds_;
-        r_.wall_seconds = since(t0_);
         return true;
       }
     return false;
