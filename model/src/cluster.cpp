@@ -81,8 +81,9 @@ std::string cluster_unsupported(const Scenario& s, const Hypothesis& h) {
 std::string cluster_never_fits(const Kernel& k, const Device& d, const Hypothesis& h) {
   if (!k.cluster || d.gpc_of_tpc.empty()) return "";
   const int64_t per_sm = GpuState::empty_sm_capacity(d, h, block_needs(k, d, h)).blocks;
-  std::vector<int64_t> room(static_cast<size_t>(gpc_count(cluster_gpc_of_sm(d))), 0);
-  for (int g : cluster_gpc_of_sm(d)) room[static_cast<size_t>(g)] += per_sm;
+  const std::vector<int> gpc_of_sm = cluster_gpc_of_sm(d);
+  std::vector<int64_t> room(static_cast<size_t>(gpc_count(gpc_of_sm)), 0);
+  for (int g : gpc_of_sm) room[static_cast<size_t>(g)] += per_sm;
   const int64_t best = room.empty() ? 0 : *std::max_element(room.begin(), room.end());
   if (best >= k.cluster_size()) return "";
   return fmt::format("a cluster of {} blocks needs one GPC to hold them all; the largest GPC of empty SMs holds {}",

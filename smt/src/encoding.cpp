@@ -428,22 +428,9 @@ std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hyp
     picked.start.push_back(d.start[static_cast<size_t>(b)]);
   }
   // The kernels keep their list order; the encoder reads each pick's kernel from pick_kernel.
-  SymbolicScenario ps(s.ctx());
-  ps.sort = s.sort;
-  ps.device = s.device;
-  ps.blocks = s.blocks;
-  ps.grid = s.grid;
-  ps.cluster = s.cluster;
-  ps.warps = s.warps;
-  ps.regs = s.regs;
-  ps.smem = s.smem;
-  ps.duration = s.duration;
-  ps.local = s.local;
-  ps.priority = s.priority;
+  SymbolicScenario ps = s;
   ps.priority.resize(s.blocks.size());
-  ps.tpcs = s.tpcs;
   ps.tpcs.resize(s.blocks.size());
-  ps.release = s.release;
   ps.release.resize(s.blocks.size(), 0);
   ps.pick_kernel = sequence;
   detail::Encoder e(ps, h, picked, tag, shared);
