@@ -1,4 +1,4 @@
-// The additivity check behind the cluster room rule (model/src/cluster_additivity.cpp): every resource option
+// The additivity check behind the cluster room rule (testing/src/cluster_additivity.cpp): every resource option
 // on every built-in device, at alg1's and at SM-pooled values of the rest, and a unit it must refute.
 #include <catch2/catch.hpp>
 
@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "helpers.hpp"
-#include "tbcheck/model/cluster_additivity.hpp"
+#include "tbcheck/testing/cluster_additivity.hpp"
 #include "tbcheck/model/device.hpp"
 
 using namespace tbcheck;

@@ -11,7 +11,7 @@
 #include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/distinguish.hpp"
-#include "tbcheck/smt/conformance.hpp"
+#include "tbcheck/testing/conformance.hpp"
 
 using namespace tbcheck;
 

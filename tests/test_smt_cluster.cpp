@@ -12,7 +12,7 @@
 #include "helpers.hpp"
 #include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/simulator.hpp"
-#include "tbcheck/smt/conformance.hpp"
+#include "tbcheck/testing/conformance.hpp"
 #include "tbcheck/smt/encoding.hpp"
 #include "tbcheck/smt/synthesis.hpp"
 
@@ -49,7 +49,7 @@ TEST_CASE("SMT clusters conform with the simulator on random clustered scenarios
   for (const auto& h : variants()) check_cluster_conformance(h, n, /*seed=*/4242);
 }
 
-// The alg1 family with clusters (issue 17 gap 1): each newly placed option value (warps pb-strict-rr and pb-any,
+// The alg1 family with clusters : each newly placed option value (warps pb-strict-rr and pb-any,
 // registers pb and pb-contiguous, smem contiguous-first-fit, smem_config tpc, capacity literal, issue device)
 // is in at least one of these. The default run checks a few scenarios per hypothesis; scripts/long.sh sets
 // TBCHECK_CLUSTER_ALG1_SCENARIOS=200.
@@ -122,7 +122,7 @@ TEST_CASE("SMT clusters: no GPC map and unsupported options are Unsupported, as 
   }
 }
 
-// Clusters meet issue 17's other controls: a clustered kernel confined to some TPCs takes only their SMs,
+// Clusters meet the other controls: a clustered kernel confined to some TPCs takes only their SMs,
 // and a higher-priority kernel goes first, in both engines alike (the encoder's priority-ordered view of
 // the kernels must carry the clusters along).
 TEST_CASE("SMT clusters conform with priorities and TPC masks beside them", "[smt][cluster][conformance][controls]") {

@@ -8,7 +8,7 @@
 
 #include "helpers.hpp"
 #include "tbcheck/model/simulator.hpp"
-#include "tbcheck/smt/conformance.hpp"
+#include "tbcheck/testing/conformance.hpp"
 #include "tbcheck/smt/encoding.hpp"
 
 using namespace tbcheck;
@@ -111,7 +111,7 @@ TEST_CASE("SMT encoding of the paired issue conforms on grids large enough to pa
 }
 
 TEST_CASE("SMT encoding of the device's hand-out passes conforms, and a pass-less schedule is told apart", "[smt][conformance][issue]") {
-  // One TPC whose file pairs and hands out two decisions per pass from the second on (issue 14's rule,
+  // One TPC whose file pairs and hands out two decisions per pass from the second on (the device issue rule,
   // scaled down): 11 small blocks are placements 0 1 | 2 4 3 5 | ... (blocks 2 and 3 lead, 4 and 5 follow).
   const std::string dev = R"({"name": "mini-turing-2", "cc": "7.5", "sms": 2, "sms_per_tpc": 2, "pbs_per_sm": 4,
       "max_blocks_per_sm": 16, "max_warps_per_sm": 32, "max_threads_per_block": 1024, "regs_per_sm": 65536,
@@ -147,7 +147,7 @@ TEST_CASE("SMT encoding of the device's hand-out passes conforms, and a pass-les
   CHECK_FALSE(unknown);
 }
 
-// Issue 17: the priority and partition options in both engines, on random scenarios with stream
+// The priority and partition options in both engines, on random scenarios with stream
 // priorities and one-TPC masks (random_control_scenario). scripts/long.sh runs 1000 per option.
 TEST_CASE("SMT encoding conforms to the simulator with priorities and TPC masks", "[smt][conformance][controls]") {
   const char* env = std::getenv("TBCHECK_CONFORMANCE_SCENARIOS");

@@ -10,7 +10,7 @@
 #include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/distinguish.hpp"
-#include "tbcheck/smt/conformance.hpp"
+#include "tbcheck/testing/conformance.hpp"
 #include "tbcheck/smt/encoding.hpp"
 #include "tbcheck/smt/synthesis.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "helpers.hpp"
 #include "tbcheck/model/simulator.hpp"
-#include "tbcheck/smt/conformance.hpp"
+#include "tbcheck/testing/conformance.hpp"
 #include "tbcheck/smt/encoding.hpp"
 
 using namespace tbcheck;
@@ -136,7 +136,7 @@ TEST_CASE("release times refused where the simulator refuses them or the encodin
   CHECK_THROWS_AS(smt::encode_grouped(s, with_priority(model::Priority::Strict), d, "h"), smt::Unsupported);
 }
 
-// Issue 17: priorities x release times, >= 200 random scenarios per option in scripts/long.sh
+// Priorities x release times, >= 200 random scenarios per option in scripts/long.sh
 // (TBCHECK_RELEASE_SCENARIOS); a few in the default run.
 TEST_CASE("SMT encoding conforms to the simulator with release times", "[smt][conformance][release]") {
   const char* env = std::getenv("TBCHECK_RELEASE_SCENARIOS");

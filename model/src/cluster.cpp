@@ -1,4 +1,4 @@
-// Thread block clusters (issue 17 part B): the GPC map, what the cluster rule supports, the placement order
+// Thread block clusters: the GPC map, what the cluster rule supports, the placement order
 // and the two choices (GPC, SM) that the simulator makes and smt/src/cluster_pick.cpp encodes.
 #include "tbcheck/model/cluster.hpp"
 
@@ -48,7 +48,7 @@ std::string cluster_no_gpc_map(const Scenario& s) {
 
 std::string cluster_unsupported_options(const Hypothesis& h) {
   // The resource options (warps, registers, shared memory, its TPC configuration, capacity units) are all
-  // placed by the room rule: cluster_room_additivity (model/src/cluster_additivity.cpp) finds a block taking
+  // placed by the room rule: cluster_room_additivity (testing/src/cluster_additivity.cpp) finds a block taking
   // exactly one block of room on its own SM under each of them, and the room counts blocks even where the
   // hypothesis ranks SMs by another value (capacity literal). Issue is settled per scenario (cluster_unsupported).
   switch (h.selection) {
@@ -65,7 +65,7 @@ std::string cluster_unsupported(const Scenario& s, const Hypothesis& h) {
   if (const std::string why = cluster_unsupported_options(h); !why.empty())
     return fmt::format("kernels[{}].cluster: kernel {} is launched with clusters, which {} cannot place: it has {}", i,
                        s.kernels[static_cast<size_t>(i)].name, h.name, why);
-  // Paired issue (issues 6 and 14) sends a pair leader's follower to the leader's SM; no recording or paper
+  // Paired issue sends a pair leader's follower to the leader's SM; no recording or paper
   // says how a pair meets a cluster, so a clustered kernel large enough to lead pairs is refused. A smaller
   // one issues single blocks under the pair rule itself, and is placed.
   for (size_t k = 0; k < s.kernels.size(); ++k) {

@@ -1,4 +1,4 @@
-// Thread block clusters (issue 17 part B): a cluster is dispatched whole onto the SMs of one GPC; the
+// Thread block clusters: a cluster is dispatched whole onto the SMs of one GPC; the
 // options cluster_gpc and cluster_spread choose the GPC and the SMs. Shared by the simulator and the SMT encoder.
 #pragma once
 #include <array>
@@ -24,7 +24,7 @@ std::string cluster_no_gpc_map(const Scenario& s);
 // "kernels[i].cluster: <reason>" when the cluster rule is not defined for h on s; "" otherwise.
 // A cluster fits a GPC when the GPC's room (the sum of its SMs' capacities in blocks) holds all its blocks,
 // which is exact when a block takes one block of room on its own SM and nothing elsewhere; the resource
-// options are checked for that by cluster_room_additivity (cluster_additivity.hpp). Refused: gpc-priority
+// options are checked for that by cluster_room_additivity (testing/include/tbcheck/testing/cluster_additivity.hpp). Refused: gpc-priority
 // (Fermi's dispatcher) and a clustered kernel that would lead block pairs under paired issue.
 std::string cluster_unsupported(const Scenario& s, const Hypothesis& h);
 // The options of h the cluster rule is not defined for on any scenario ("selection gpc-priority"); "" when none.

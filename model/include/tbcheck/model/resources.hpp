@@ -118,7 +118,6 @@ class GpuState {
 
   bool tpc_idle(int tpc) const { return tpc_blocks_[tpc] == 0; }
   int tpc_of(int sm) const { return tpc_of_[sm]; }  // d.tpc_of without its division
-  bool gpu_idle() const { return resident_ == 0; }
   int tpc_config(int tpc) const { return tpc_config_[tpc]; }
   const SmState& sm(int i) const { return sms_[i]; }
   const Device& device() const { return d_; }

@@ -1,6 +1,6 @@
 // The additivity check behind the cluster room rule (cluster_additivity.hpp): random walks of commits and
 // retirements through GpuState, comparing every SM's capacity for the committed kernel before and after.
-#include "tbcheck/model/cluster_additivity.hpp"
+#include "tbcheck/testing/cluster_additivity.hpp"
 
 #include <algorithm>
 #include <random>

@@ -7,7 +7,7 @@
 #include "tbcheck/model/builtin.hpp"
 #include "tbcheck/model/cluster.hpp"
 #include "tbcheck/model/simulator.hpp"
-#include "tbcheck/smt/conformance.hpp"
+#include "tbcheck/testing/conformance.hpp"
 
 namespace tbcheck::smt {
 

@@ -1,6 +1,6 @@
 // Random conformance between the SMT encoding and the simulator (the test that makes every
 // synthesized case trustworthy). Scenarios are small enough to solve in milliseconds.
-#include "tbcheck/smt/conformance.hpp"
+#include "tbcheck/testing/conformance.hpp"
 
 #include <algorithm>
 #include <random>

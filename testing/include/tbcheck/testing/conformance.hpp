@@ -23,11 +23,11 @@ struct ConformanceReport {
 // A random small scenario on a reduced device with full-size per-SM limits (2 TPCs).
 model::Scenario random_small_scenario(unsigned seed, const model::Device& base);
 
-// random_small_scenario with issue 17's controls drawn on top: the device gets a stream priority range
+// random_small_scenario with the controls drawn on top: the device gets a stream priority range
 // [0, -5] (the RTX 2080 Ti's), most kernels a priority in it and some a TPC mask of one of the 2 TPCs.
 model::Scenario random_control_scenario(unsigned seed, const model::Device& base);
 
-// random_control_scenario cut to 2-3 kernels of at most 3 blocks, with release times (issue 17): each later
+// random_control_scenario cut to 2-3 kernels of at most 3 blocks, with release times: each later
 // kernel launched 1-3 time units after the one before it (3 in 4; else with it), and 3 in 4 of those given
 // a priority above every earlier kernel's (so that they reorder dispatches).
 model::Scenario random_release_scenario(unsigned seed, const model::Device& base);
