@@ -220,14 +220,13 @@ CaseResult evaluate(const Case& c, const Hypothesis& h) {
     r.reason = "the case has no observation";
     return r;
   }
-  Schedule sch;
-  try {
-    check_feasible(c.scenario, h, c.file);
-    sch = simulate(c.scenario, h);
-  } catch (const InputError& e) {
-    r.reason = e.reason();
+  FeasibilityCheck why;
+  std::optional<Schedule> simulated = try_simulate(c.scenario, h, &why);
+  if (!simulated) {
+    r.reason = why.reason;
     return r;
   }
+  const Schedule& sch = *simulated;
   r.ran = true;
   const Observation& o = *c.observation;
   if (!o.facts.empty()) {

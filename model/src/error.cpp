@@ -4,7 +4,7 @@
 
 namespace tbcheck::model {
 
-static std::string compose(const std::string& where, const std::string& field, const std::string& reason) {
+std::string input_error_message(const std::string& where, const std::string& field, const std::string& reason) {
   std::string m = where;
   if (!field.empty()) m += (m.empty() ? "" : ": ") + field;
   m += (m.empty() ? "" : ": ") + reason;
@@ -12,7 +12,7 @@ static std::string compose(const std::string& where, const std::string& field, c
 }
 
 InputError::InputError(std::string where, std::string field, std::string reason)
-    : std::runtime_error(compose(where, field, reason)),
+    : std::runtime_error(input_error_message(where, field, reason)),
       where_(std::move(where)),
       field_(std::move(field)),
       reason_(std::move(reason)) {}

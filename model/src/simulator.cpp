@@ -44,6 +44,8 @@ std::string_view to_string(Feasibility f) {
   return "?";
 }
 
+std::string FeasibilityCheck::message(const std::string& where) const { return input_error_message(where, field, reason); }
+
 json FeasibilityCheck::to_json() const {
   json j = {{"status", to_string(status)}};
   if (kernel >= 0) j["kernel"] = kernel;
@@ -371,7 +373,7 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
     return allowed[k].empty() || allowed[k][sm] ? g.capacity(sm, needs[k]) : 0;
   };
   int rr_pointer = 0;
-  // Issue paired (issue 6): after a pair leader, the kernel's next block goes to the leader's SM if it
+  // Paired issue: after a pair leader, the kernel's next block goes to the leader's SM if it
   // fits there at the same instant; otherwise it is placed by the selection like any block.
   int pair_sm = -1, pair_kernel = -1;
   int64_t pair_time = -1;
@@ -380,12 +382,12 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
     case SmemConfig::None: break;
     case SmemConfig::Tpc: tpc_coupled = d.sms_per_tpc > 1; break;
   }
-  bool paired = false;  // issue 6: some blocks may lead a pair
+  bool paired = false;  // some blocks may lead a pair
   switch (h.issue) {
     case Issue::Single: break;
     case Issue::Paired:
     case Issue::PairedCc8:
-    case Issue::FromDevice: paired = true; break;  // issue 14: leads_pair reads the device's issue_pairs
+    case Issue::FromDevice: paired = true; break;  // leads_pair reads the device's issue_pairs
   }
   std::vector<int> dirty(static_cast<size_t>(d.sms));  // dirty[0..n_dirty): each SM at most once
   int n_dirty = 0;
@@ -628,7 +630,7 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
           : releases.empty() ? retiring.next_end()
                              : std::min(retiring.next_end(), releases.back().first);
   }
-  // Issue device (issue 14): the decisions above are the paired ones; a hand-out pass only changes which
+  // Device issue: the decisions above are the paired ones; a hand-out pass only changes which
   // block index each placement gets. Blocks of one kernel are alike, so this relabelling is all it takes.
   for (size_t k = 0; k < s.kernels.size(); ++k) {
     const Kernel& kr = s.kernels[k];

@@ -176,13 +176,13 @@ std::string render_validation_html(const model::ValidationRun& run, const std::v
         }
         fmt::format_to(w, "</ul>\n");
       }
-      model::Schedule predicted;
-      try {
-        predicted = model::simulate(cs.scenario, run.hypotheses[h]);
-      } catch (const model::InputError& e) {
-        fmt::format_to(w, "<p>not simulated: {}</p></div>\n", esc(e.reason()));
+      model::FeasibilityCheck why;
+      const std::optional<model::Schedule> simulated = model::try_simulate(cs.scenario, run.hypotheses[h], &why);
+      if (!simulated) {
+        fmt::format_to(w, "<p>not simulated: {}</p></div>\n", esc(why.reason));
         continue;
       }
+      const model::Schedule& predicted = *simulated;
       // A recording: one difference picture, predicted above observed per SM, the differing blocks marked.
       // Where the recording has no start times only SMs are compared (its bars then all start at 0).
       if (recorded(cs)) {

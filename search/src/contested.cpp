@@ -1,4 +1,4 @@
-// Contested predictions (issue 14): survivors of the device's (or architecture's) evidence, the blocks
+// Contested predictions: survivors of the device's (or architecture's) evidence, the blocks
 // on which their schedules of a scenario part, and a distinguish witness that would settle them.
 #include "tbcheck/search/contested.hpp"
 
@@ -101,15 +101,16 @@ ContestReport contest(const model::Scenario& sc, const std::vector<model::Hypoth
   std::vector<model::Schedule> schedules;
   for (const auto& h : candidates) {
     if (std::find(j.survivors.begin(), j.survivors.end(), h.name) == j.survivors.end()) continue;
-    try {
-      model::check_feasible(sc, h, "scenario");
-      schedules.push_back(model::simulate(sc, h));
-      hs.push_back(&h);
-      r.candidates.push_back(h.name);
-      r.survivors.push_back(h.name);
-    } catch (const model::InputError& e) {
-      r.not_run.push_back(fmt::format("{}: {}", h.name, e.what()));
+    model::FeasibilityCheck why;
+    std::optional<model::Schedule> simulated = model::try_simulate(sc, h, &why);
+    if (!simulated) {
+      r.not_run.push_back(fmt::format("{}: {}", h.name, why.message("scenario")));
+      continue;
     }
+    schedules.push_back(std::move(*simulated));
+    hs.push_back(&h);
+    r.candidates.push_back(h.name);
+    r.survivors.push_back(h.name);
   }
   for (const auto& h : candidates)
     if (std::find(r.survivors.begin(), r.survivors.end(), h.name) == r.survivors.end() &&

@@ -135,7 +135,7 @@ std::vector<int> pick_order(const SymbolicScenario& s, const Hypothesis& h) {
       case model::Selection::GpcPriority: fermi = true; break;
     }
     if (!fermi) {
-      // Issue device (issue 14): the p-th placement is the block its hand-out pass gives it, so the
+      // Device issue: the p-th placement is the block its hand-out pass gives it, so the
       // encoder's picks stay the paired decisions (leader, follower, ...) and only the labels move.
       const std::vector<int> index = k < s.cluster.size() && s.cluster[k]
                                          ? model::cluster_block_order(s.blocks[k], s.grid[k], s.cluster[k])
@@ -367,11 +367,10 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
     case model::Selection::MostRoom: break;
     case model::Selection::GpcPriority:
       fermi_ = true;
-      try {
-        gpc_of_sm_ = model::fermi_gpc_of_sm(dev_, h_, "smt");
-      } catch (const model::InputError& e) {  // said as the simulator says it, never a crash
-        throw Unsupported(e.what());
-      }
+      // Refused in the simulator's words, never a crash.
+      if (dev_.gpc_of_tpc.empty())
+        throw Unsupported(model::input_error_message("smt", "device", model::fermi_no_gpc_map_reason(dev_, h_)));
+      gpc_of_sm_ = model::fermi_gpc_of_sm(dev_, h_, "smt");
       break;
   }
   // Thread block clusters (cluster_pick.cpp): the rule the simulator follows, refused where it refuses.

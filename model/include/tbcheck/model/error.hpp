@@ -6,6 +6,10 @@
 
 namespace tbcheck::model {
 
+// "where: field: reason", empty parts left out: InputError's message, and the same text where a refusal is
+// reported as a value instead of thrown (FeasibilityCheck::message).
+std::string input_error_message(const std::string& where, const std::string& field, const std::string& reason);
+
 class InputError : public std::runtime_error {
  public:
   InputError(std::string where, std::string field, std::string reason);

@@ -38,6 +38,8 @@ struct FeasibilityCheck {
   std::string field;   // the input field to blame ("kernels[2]", "device"); empty when it runs
   std::string reason;  // the message InputError carries; empty when it runs
   bool runs() const { return status == Feasibility::Runs; }
+  // The refusal as InputError(where, field, reason) would word it.
+  std::string message(const std::string& where) const;
   json to_json() const;
 };
 FeasibilityCheck check_feasibility(const Scenario& s, const Hypothesis& h);

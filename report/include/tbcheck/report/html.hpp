@@ -20,8 +20,8 @@ struct HtmlOptions {
   // and only their first failure per hypothesis gets timelines.
   size_t collection_row_limit = 50;
   size_t max_failure_sections = 60;  // beyond it the page lists failures without pictures
-  // Extra sections at the end, as (heading, preformatted text): validate's contested predictions
-  // (issue 14), rendered by search/ and escaped here.
+  // Extra sections at the end, as (heading, preformatted text): validate's contested predictions,
+  // rendered by search/ and escaped here.
   std::vector<std::pair<std::string, std::string>> text_sections;
 };
 
