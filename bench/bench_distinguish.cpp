@@ -31,7 +31,7 @@ struct Options {
   unsigned sort_timeout_ms = 5000;  // per query in the sort comparison
   bool pairs = true, sorts = true;
   int jobs = 2;  // the 2-core machine of the target
-  // the first 11 shipped hypotheses (issue 3's 55 pairs); "all" adds alg1-paired and fermi.
+  // the first 11 shipped hypotheses (the 55 first-round pairs); "all" adds alg1-paired and fermi.
   std::string hypotheses =
       "round-robin,most-room,olmedo,alg1,alg1-literal,alg1-no-skip,alg1-pb-any,alg1-counted-smem,alg1-no-tpc-config,"
       "alg1-natural-order,alg1-contiguous-regs";

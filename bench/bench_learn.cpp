@@ -2,7 +2,7 @@
 // options from alg1 plays the device: the composition-space learner beside the shipped-list learner, clean and noisy.
 // Usage: bench_learn [--devices rtx3090,h100-sxm] [--seed 1] [--per-distance 3] [--noise 0.1] [--reps 5]
 //                    [--budget 30] [--distances 2,3] [--no-noise] [--check]
-// --check (scripts/long.sh, the acceptance run of issue 13): exit 1 unless every clean composition-space run
+// --check (scripts/long.sh, the learn acceptance run): exit 1 unless every clean composition-space run
 // names the composition or says none fits, and no run of either learner names a wrong one.
 #include <chrono>
 #include <cstdio>

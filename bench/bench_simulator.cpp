@@ -177,7 +177,7 @@ int run_hash(const GenParams& bench) {
   return 0;
 }
 
-// Issue 17: the benchmark scenario with controls. Clusters: on h100-sxm-assumed-gpcs (h100-sxm with an
+// The benchmark scenario with controls. Clusters: on h100-sxm-assumed-gpcs (h100-sxm with an
 // assumed GPC map), each kernel launched with 1-D clusters of 1, 2, 4 or 8 blocks (its block count rounded
 // up to whole clusters). Priorities: every kernel on a priority in [0, -5] (a stream's kernels share one).
 Scenario with_clusters(const Scenario& plain, uint64_t seed) {
@@ -221,7 +221,7 @@ int usage() {
 
 }  // namespace
 
-// --controls (issue 17): the same kernels with with_priorities' stream priorities and a TPC mask of half
+// --controls: the same kernels with with_priorities' stream priorities and a TPC mask of half
 // the device on every fourth kernel, drawn from a generator of their own so the kernels stay the plain
 // scenario's.
 void add_controls(Scenario& s, uint64_t seed) {
@@ -286,7 +286,7 @@ int main(int argc, char** argv) try {
     r.rate = blocks / r.seconds;
     rows.push_back(r);
   }
-  // Controls (issue 17): the same kernels with clusters or priorities, beside plain alg1 in this run.
+  // Controls: the same kernels with clusters or priorities, beside plain alg1 in this run.
   struct ControlRow {
     std::string label;
     const Scenario* scenario;

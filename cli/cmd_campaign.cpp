@@ -1,4 +1,4 @@
-// `tbcheck campaign plan|status|resume|collect`: oracle campaigns on Slurm job arrays (issue 15).
+// `tbcheck campaign plan|status|resume|collect`: oracle campaigns on Slurm job arrays.
 // Thin: the manifest, scripts and the judging of result files are in campaign/.
 #include <unistd.h>
 

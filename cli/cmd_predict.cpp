@@ -99,7 +99,7 @@ struct Predict : Command {
     if (!trace_path.empty())
       model::write_file_atomic(trace_path, report::chrome_trace(schedules[0], sc, us_per_unit).dump(1) + "\n",
                                /*no_overwrite=*/!force);
-    // Issue 14: where the hypotheses that survive the evidence part on this scenario.
+    // Where the hypotheses that survive the evidence part on this scenario.
     std::optional<search::ContestReport> contest;
     std::vector<std::string> written;
     if (!settle_out.empty() && !contested) throw model::InputError(settle_out, "--settle-out", "needs --contested");
@@ -124,7 +124,7 @@ struct Predict : Command {
       nlohmann::json out = envelope();
       for (const auto& s : schedules) {
         nlohmann::json j = s.to_json();
-        report::annotate_schedule_json(j, sc);  // priorities, partitions, clusters (issue 17)
+        report::annotate_schedule_json(j, sc);  // priorities, partitions, clusters
         j["makespan"] = s.makespan();
         if (schedules.size() == 1) out.update(j);
         else out["schedules"].push_back(j);

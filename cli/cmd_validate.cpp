@@ -43,7 +43,7 @@ struct Validate : Command {
     if (!report_path.empty()) {
       report::HtmlOptions ho;
       ho.title = fmt::format("tbcheck validate {}", fmt::join(paths, " "));
-      // Issue 14: the run's predictions (synthetic cases), contested among its hypotheses on its evidence.
+      // The run's predictions (synthetic cases), contested among its hypotheses on its evidence.
       search::ContestOptions co;
       co.synthesize = false;  // one distinguish per prediction is minutes; predict --contested asks it
       for (const auto& c : search::contest_predictions(run, co))

@@ -8,7 +8,7 @@ of M SMs, Test2 launches single grids of one-warp blocks of N = 2M, 2M+4 ... 2M+
 4M-2 ... 4M+2, 5M, 6M, 7M, 8M blocks (the V100, A100 and RTX 3090 logs all follow it), Test7 one block per
 SM, and Test8 three register-limited kernels of M/2, M/2 and 1 block. For the RTX 2080 Ti only the nine
 Test2 grids the folder keeps back (N > 3M+2) are written: the other 13 are recorded. The observation is
-alg1-paired's prediction (the device's block-issue rule, issue 14), so the cases pass under it by
+alg1-paired's prediction (the device's block-issue rule), so the cases pass under it by
 construction; `tbcheck run --oracle cuda` on the GPU answers them, and `tbcheck predict --contested`
 says which of their blocks the surviving hypotheses dispute.
 
@@ -76,7 +76,7 @@ def collection(tbcheck, device, m):
         c["notes"] = (f"prediction of {HYPOTHESIS} for the ntbs experiment on {device} (M = {m}); no recording yet: "
                       "run it with tbcheck run --oracle cuda and replace this observation with the hardware's")
         cases.append(c)
-    return {"source": f"tbcheck issue 14: {HYPOTHESIS}'s predictions (scripts/gen_ntbs_predictions.py)", "cases": cases}
+    return {"source": f"tbcheck: {HYPOTHESIS}'s predictions (scripts/gen_ntbs_predictions.py)", "cases": cases}
 
 
 def main():

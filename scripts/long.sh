@@ -2,7 +2,7 @@
 # Long runs kept out of the default test run: libFuzzer on every JSON loader, SMT-vs-simulator conformance
 # on many random scenarios per hypothesis (and per priority / partition option, with random priorities,
 # TPC masks and release times; clustered scenarios under the alg1 family), the cluster room additivity
-# walks at length, and learn on 24 seeded compositions (issue 13's acceptance).
+# walks at length, and learn on 24 seeded compositions (the learn acceptance).
 # Usage: scripts/long.sh [fuzz-seconds] [scenarios]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,6 @@ echo "== SMT conformance with thread block clusters: 200 random clustered scenar
 TBCHECK_CLUSTER_SCENARIOS=200 TBCHECK_CLUSTER_ALG1_SCENARIOS=200 ./build/tests/tbcheck_tests "[smt][cluster][conformance]" --durations yes
 echo "== cluster room additivity: walks 5 times as long per resource option and built-in device =="
 TBCHECK_ADDITIVITY_STEPS=30000 ./build/tests/tbcheck_tests "[cluster][additivity]" --durations yes
-echo "== learn acceptance (issue 13): 24 seeded non-shipped compositions on rtx3090 and h100-sxm =="
+echo "== learn acceptance: 24 seeded non-shipped compositions on rtx3090 and h100-sxm =="
 cmake --build build -j"$(nproc)" --target bench_learn
 ./build/bench/bench_learn --devices rtx3090,h100-sxm --distances 2,3 --per-distance 6 --seed 1 --no-noise --check

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The campaign and sharding test on a real Slurm (issue 15): a one-node cluster on localhost in a temp
+# The campaign and sharding test on a real Slurm: a one-node cluster on localhost in a temp
 # folder, a sim-oracle campaign with one task cancelled and resumed, then distinguish over 4 array tasks.
 #
 # Usage (as root on Debian; installs slurm-wlm and munge when missing): scripts/slurm_test.sh [tbcheck]

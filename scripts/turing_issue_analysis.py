@@ -22,14 +22,14 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMS = {"v100": 80, "a100": 108, "rtx3090": 82, "rtx2080ti": 68}
 CC = {"v100": 7.0, "a100": 8.0, "rtx3090": 8.6, "rtx2080ti": 7.5}
-# What the device files (corpus/devices/*.json) say under issue 14's rule: pairs, and the hand-out pass.
+# What the device files (corpus/devices/*.json) say under the device issue rule: pairs, and the hand-out pass.
 DEVICE_RULE = {"v100": (False, 1, 0), "a100": (True, 1, 0), "rtx3090": (True, 1, 0), "rtx2080ti": (True, 2, 3)}
 
 
 def decisions(m, n, pairs):
     """alg1-paired's decisions for one grid: list of (sm, blocks) in decision order.
 
-    Pairs (issue 6): a grid of N >= 2M + 5 blocks places two blocks per decision while at least 2M + 3
+    Pairs: a grid of N >= 2M + 5 blocks places two blocks per decision while at least 2M + 3
     remain; then one per decision. The SM is most-room even-first over the blocks placed so far."""
     order = list(range(0, m, 2)) + list(range(1, m, 2))
     count = [0] * m
@@ -79,7 +79,7 @@ def sliding(dec, lag):
 
 
 def timing(dec, phase, pair_slots, single_slots=1.0):
-    """Two-rate timing model (README, issue 6): decision j is ready at phase + sum of its predecessors'
+    """Two-rate timing model (README): decision j is ready at phase + sum of its predecessors'
     decision times; a pass starts when the hand-out engine is free and takes every ready decision
     (at most one per SM), first blocks then second blocks; one block per hand-out slot."""
     ready, t = [], phase
@@ -116,7 +116,7 @@ def candidates():
     m = SMS
     c = {}
     c["alg1 (one block per decision)"] = lambda g, n: hand_out(decisions(m[g], n, False), lambda j: 1)
-    c["paired-cc8 (issue 6: pairs from CC 8.0, adjacent)"] = (
+    c["paired-cc8 (pairs from CC 8.0, adjacent)"] = (
         lambda g, n: hand_out(decisions(m[g], n, CC[g] >= 8.0), lambda j: 1))
     c["paired on every GPU, adjacent"] = lambda g, n: hand_out(decisions(m[g], n, True), lambda j: 1)
     c["paired from CC 7.5, adjacent"] = lambda g, n: hand_out(decisions(m[g], n, CC[g] >= 7.5), lambda j: 1)

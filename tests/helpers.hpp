@@ -35,7 +35,7 @@ inline const model::Hypothesis& hyp(const std::string& name) {
   return *h;
 }
 
-// A shipped hypothesis with other cluster choices, named "<base>-<cluster_gpc>-<cluster_spread>" (issue 17).
+// A shipped hypothesis with other cluster choices, named "<base>-<cluster_gpc>-<cluster_spread>".
 inline model::Hypothesis cluster_variant(const std::string& base, model::ClusterGpc g, model::ClusterSpread s) {
   model::Hypothesis h = hyp(base);
   h.name = base + "-" + std::string(model::to_string(g)) + "-" + std::string(model::to_string(s));

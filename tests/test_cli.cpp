@@ -30,7 +30,7 @@ TEST_CASE("devices and hypotheses list the built-ins", "[cli]") {
     CHECK(d.out.find(name) != std::string::npos);
   auto j = tbcheck::model::json::parse(run_tbcheck("devices --json").out);
   CHECK(j["schema_version"] == 1);
-  CHECK(j["devices"].size() == 11);  // ten, and h100-sxm with an assumed GPC map (issue 17)
+  CHECK(j["devices"].size() == 11);  // ten, and h100-sxm with an assumed GPC map
   auto h = tbcheck::model::json::parse(run_tbcheck("hypotheses --json").out);
   CHECK(h["hypotheses"].size() == 14);
   CHECK(h["hypotheses"][3]["name"] == "alg1");
@@ -168,7 +168,7 @@ TEST_CASE("validate on the external recordings reports all three levels", "[cli]
   auto j = tbcheck::model::json::parse(r.out);
   CHECK(j["cases"].size() == 79);
   CHECK(j["levels"].size() == 3);
-  // alg1 gets every per-SM count right but not the Ampere block order (issue 6).
+  // alg1 gets every per-SM count right but not the Ampere block order.
   for (const auto& s : j["summary"]) {
     if (s["hypothesis"] != "alg1") continue;
     CHECK(s["counts"]["pass"] == 79);

@@ -201,7 +201,7 @@ TEST_CASE("the hypotheses table has a column per mechanism, so no two shipped ro
   }
   CHECK(n == tbcheck::model::builtin_hypotheses().size());
   CHECK(rows.size() == n);
-  CHECK(out.find("   device") != std::string::npos);  // alg1-paired's issue column (issue 14)
+  CHECK(out.find("   device") != std::string::npos);  // alg1-paired's issue column
   CHECK(out.find("pb-strict-rr +skip") != std::string::npos);
   CHECK(out.find("sm (ignored <= 32)") != std::string::npos);
 }

@@ -339,7 +339,7 @@ TEST_CASE("run --dry-run prints the cuda launch plan without a GPU", "[cuda-host
   CHECK_THAT(wrong.out, Catch::Contains("--oracle cuda only"));
 }
 
-// Issue 17: priorities, release times, clusters and partitions in the launch plan; the GPC map.
+// Priorities, release times, clusters and partitions in the launch plan; the GPC map.
 TEST_CASE("the launch plan carries priorities, releases, clusters and partitions", "[cuda][controls]") {
   using namespace tbcheck::oracle::cuda;
   auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [
@@ -442,7 +442,7 @@ TEST_CASE("probe-gpc writes the base device with the measured map, and refuses g
   }
 }
 
-// Issue 17 gap 2: the green-context path's host logic (split plan, census mapping, effective partition).
+// The green-context path's host logic (split plan, census mapping, effective partition).
 TEST_CASE("green contexts: nominal SM resources per architecture and the split plan", "[cuda-host][green]") {
   using namespace tbcheck::oracle::cuda;
   const auto& turing = model::builtin_device("rtx2080ti", "test", "device");

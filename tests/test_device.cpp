@@ -115,7 +115,7 @@ TEST_CASE("device: inconsistent limits are rejected with the reason", "[loaders]
   CHECK(m.reason() == "required field is missing");
 }
 
-TEST_CASE("device: the block-issue properties (issue 14) and the architecture of a compute capability", "[loaders][device]") {
+TEST_CASE("device: the block-issue properties and the architecture of a compute capability", "[loaders][device]") {
   InputError pass = device_error("issue_pass", 2);
   CHECK(pass.field() == "device.issue_pass");
   CHECK(pass.reason() == "groups pair decisions into hand-out passes, so it needs \"issue_pairs\": true");
@@ -216,7 +216,7 @@ TEST_CASE("device: an unknown built-in name lists the built-in ones", "[loaders]
         "rtx3090, tx2, v100, xavier");
 }
 
-// Issue 17: stream priority ranges and GPC maps carry their sources; bad ranges name the field.
+// Stream priority ranges and GPC maps carry their sources; bad ranges name the field.
 TEST_CASE("device: stream priority ranges and GPC-map sources", "[loaders][device][controls]") {
   const Device& tu = builtin_device("rtx2080ti", "t", "device");
   REQUIRE(tu.stream_priorities.has_value());

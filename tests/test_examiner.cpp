@@ -188,7 +188,7 @@ TEST_CASE("import-examiner and export-examiner on the command line", "[examiner]
   CHECK(fs::exists(out));
 }
 
-// Issue 17: examiner configs (not logs) import as scenarios with priorities, releases and SM masks.
+// Examiner configs (not logs) import as scenarios with priorities, releases and SM masks.
 TEST_CASE("an examiner config imports as a scenario with priorities, release times and TPC masks", "[examiner][controls]") {
   test::TempDir t;
   const std::string cfg = t.write("prio.json", R"({"name": "priority test", "max_iterations": 1, "benchmarks": [

@@ -47,7 +47,7 @@ struct Row {
 
 }  // namespace
 
-TEST_CASE("hypothesis: the shipped hypotheses have the options of the docs/design.md table (and issue 6)", "[loaders][hypothesis]") {
+TEST_CASE("hypothesis: the shipped hypotheses have the options of the docs/design.md table (and the paired-issue rows)", "[loaders][hypothesis]") {
   using S = Selection;
   using O = Order;
   using W = Warps;
@@ -142,7 +142,7 @@ TEST_CASE("hypothesis: a complete file without base, and base with changes", "[l
   CHECK(j["registers_ignore_at_or_below"] == 32);
   CHECK(j["selection"] == "most-room");
   CHECK(j["issue"] == "single");  // optional in files, always written
-  CHECK(j["priority"] == "ignore");  // so are issue 17's priority, partition and cluster mechanisms
+  CHECK(j["priority"] == "ignore");  // so are the priority, partition and cluster mechanisms
   CHECK(j["partition"] == "allowed-sms");
   CHECK(j["cluster_gpc"] == "most-room");
   CHECK(j.size() == 19);
@@ -362,7 +362,7 @@ TEST_CASE("hypothesis: settings, table columns and keys come from the mechanism 
   bool differ = false;
   for (size_t i = 0; i < cols.size(); ++i) differ = differ || cols[i].cell != paired[i].cell;
   CHECK(differ);
-  CHECK(cols.back().header == "cluster spread");  // issue 17's mechanisms come last
+  CHECK(cols.back().header == "cluster spread");  // the control mechanisms come last
   for (const auto& c : cols)
     if (c.header == "warps") CHECK(c.cell == "pb-strict-rr +skip");
   // Every enumerated value named in the table reads back to itself.
@@ -382,7 +382,7 @@ TEST_CASE("hypothesis: settings, table columns and keys come from the mechanism 
 }
 
 TEST_CASE("hypothesis: priority and partition are optional, defaulting to today's behaviour", "[loaders][hypothesis][controls]") {
-  // A complete file written before issue 17 (no priority, no partition) loads with the defaults.
+  // A complete file written before the controls (no priority, no partition) loads with the defaults.
   Hypothesis h = hypothesis_from_json(full(), "old.json");
   CHECK(h.priority == Priority::Ignore);
   CHECK(h.partition == Partition::AllowedSms);

@@ -1,4 +1,4 @@
-// The paired-issue mechanism (issues 6 and 14): which blocks lead pairs, the device's hand-out passes, the
+// The paired-issue mechanism: which blocks lead pairs, the device's hand-out passes, the
 // schedules they change, and the evidence: the ntbs recordings at exact level, and every paper case alg1 passes.
 #include <catch2/catch.hpp>
 
@@ -131,7 +131,7 @@ TEST_CASE("alg1-paired on the 79 ntbs recordings: every one at counts, exact but
   std::set<std::string> exact_fail, cc8_fail;
   std::map<std::string, int> exact_pass_per_device, cases_per_device;
   int counts_pass = 0;
-  Hypothesis cc8 = hyp("alg1-paired");  // issue 6's rule, the candidate the Turing recordings reject
+  Hypothesis cc8 = hyp("alg1-paired");  // the first paired rule, the candidate the Turing recordings reject
   cc8.issue = Issue::PairedCc8;
   for (const auto& c : cases) {
     CaseResult r = evaluate(c, hyp("alg1-paired"));
@@ -143,14 +143,14 @@ TEST_CASE("alg1-paired on the 79 ntbs recordings: every one at counts, exact but
   }
   CHECK(counts_pass == 79);
   // The three largest A100 grids interleave the two halves of later pairs in chunks of 2, 3, 4 and 5
-  // (README, issue 6): the SMs chosen agree, their order does not. Anything else failing is a regression.
+  // (README): the SMs chosen agree, their order does not. Anything else failing is a regression.
   const std::set<std::string> a100{"ntbs-a100-test2-648", "ntbs-a100-test2-756", "ntbs-a100-test2-864"};
   CHECK(exact_fail == a100);
   CHECK(exact_pass_per_device["rtx2080ti"] == 13);
   CHECK(exact_pass_per_device["v100"] == cases_per_device["v100"]);
   CHECK(exact_pass_per_device["rtx3090"] == cases_per_device["rtx3090"]);
   CHECK(exact_pass_per_device["a100"] >= 19);
-  // Issue 6's paired-cc8 issues no pairs on Turing (CC 7.5), which pairs from 141 blocks: the nine
+  // paired-cc8 issues no pairs on Turing (CC 7.5), which pairs from 141 blocks: the nine
   // Test2 grids from 2M + 5 reject it at their first pair.
   std::set<std::string> expected = a100;
   for (int n : {141, 142, 143, 144, 202, 203, 204, 205, 206}) expected.insert(fmt::format("ntbs-rtx2080ti-test2-{}", n));

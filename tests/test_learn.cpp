@@ -65,7 +65,7 @@ model::Hypothesis alg1_with(const std::function<void(model::Hypothesis&)>& chang
   return h;
 }
 
-// The two devices of issue 13: compositions near shipped ones that the list learner once named wrongly.
+// The two devices of the learn acceptance: compositions near shipped ones that the list learner once named wrongly.
 model::Hypothesis issue_device_1() {  // on rtx3090
   return alg1_with([](model::Hypothesis& h) {
     h.registers = model::Registers::PbContiguous;
@@ -88,8 +88,8 @@ search::LearnResult learn_space(const model::Hypothesis& truth, const std::strin
   return search::learn(model::all_compositions(), dev, paper_and_synth(), o);
 }
 
-// The shipped hypotheses that are h's machine on a device without a stream priority range (issue 17:
-// alg1 and alg1-priority differ only in `priority`), in the shipped order.
+// The shipped hypotheses that are h's machine on a device without a stream priority range
+// (alg1 and alg1-priority differ only in `priority`), in the shipped order.
 std::vector<std::string> same_machine_without_priorities(const model::Hypothesis& h) {
   std::vector<std::string> out;
   for (auto g : model::builtin_hypotheses()) {
@@ -139,7 +139,7 @@ TEST_CASE("the list learner names each shipped hypothesis played by sim only aft
   }
 }
 
-TEST_CASE("issue 13: the list learner never names alg1-contiguous-regs for a device with counted shared memory", "[learn]") {
+TEST_CASE("learn acceptance: the list learner never names alg1-contiguous-regs for a device with counted shared memory", "[learn]") {
   const auto& dev = model::builtin_device("rtx3090", "test", "device");
   auto r = search::learn(model::builtin_hypotheses(), dev, paper_and_synth(), sim_options(sim_file(issue_device_1())));
   INFO(r.reason);
@@ -153,7 +153,7 @@ TEST_CASE("issue 13: the list learner never names alg1-contiguous-regs for a dev
   CHECK(r.steps.back().purpose == search::StepPurpose::Confirm);
 }
 
-TEST_CASE("issue 13: the list learner never names alg1-pb-any on h100-sxm for pb-any with contiguous registers", "[learn]") {
+TEST_CASE("learn acceptance: the list learner never names alg1-pb-any on h100-sxm for pb-any with contiguous registers", "[learn]") {
   const auto& dev = model::builtin_device("h100-sxm", "test", "device");
   auto r = search::learn(model::builtin_hypotheses(), dev, paper_and_synth(), sim_options(sim_file(issue_device_2())));
   INFO(r.reason);
@@ -162,7 +162,7 @@ TEST_CASE("issue 13: the list learner never names alg1-pb-any on h100-sxm for pb
   CHECK(r.outcome == search::LearnOutcome::NoneSurvives);
 }
 
-TEST_CASE("issue 13: the composition space names both devices of the issue", "[learn][compositions]") {
+TEST_CASE("learn acceptance: the composition space names both devices of the learn acceptance", "[learn][compositions]") {
   for (auto [truth, device] : {std::pair(issue_device_1(), "rtx3090"), std::pair(issue_device_2(), "h100-sxm")}) {
     INFO(truth.name << " on " << device);
     auto r = learn_space(truth, device);
@@ -233,7 +233,7 @@ TEST_CASE("learn groups candidates that are one machine on the device and never 
 }
 
 TEST_CASE("learn splits the PB warp rules under SM-pooled registers and groups pb-any with sm", "[learn]") {
-  // The four warp placements once registers are one SM pool: the corpus splits none of them (issue 13's
+  // The four warp placements once registers are one SM pool: the corpus splits none of them (the learn acceptance's
   // undecided runs); the PB-hole search splits the strict round-robin ones, and pb-any is one machine with sm.
   auto pooled = [](model::Warps w, bool skip) {
     return alg1_with([&](model::Hypothesis& h) {

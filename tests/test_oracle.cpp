@@ -1,4 +1,4 @@
-// Tests of the oracle layer (issue 4): the simulated device with and without noise, replay, the
+// Tests of the oracle layer: the simulated device with and without noise, replay, the
 // no-CUDA outcome, and `tbcheck run` writing cases atomically that load and validate back.
 #include <catch2/catch.hpp>
 

@@ -94,7 +94,7 @@ TEST_CASE("Case 4.2: holes of 11, 11, 11 and 23 KB when kernel 9 arrives", "[pap
   CHECK(g2.capacity(0, block_needs(c.scenario.kernels[8], d, counted)) == 1);
 }
 
-// Issue 17: the priority and partition cases pass exactly under the hypotheses their `expect` names
+// The priority and partition cases pass exactly under the hypotheses their `expect` names
 // (the priority-aware alg1-priority passes, alg1's launch order fails; the TPC-mask case fails when masks
 // are ignored); the cluster cases are tests/test_cluster.cpp's; the Test5 prediction runs with `expect` open.
 // Amert et al.'s Figure 8 (no cut-ahead) passes under both priority options: it holds against a non-blocking

@@ -1,4 +1,4 @@
-// End-to-end tests of issue 12, one per row: bad input is exit 2 naming the file/flag/field, nothing
+// End-to-end tests of the first reliability pass, one per row: bad input is exit 2 naming the file/flag/field, nothing
 // is written outside --out, no record is lost or replaced, and faults (kill, full disk, read-only) leave nothing partial.
 #include <catch2/catch.hpp>
 

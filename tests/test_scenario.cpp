@@ -248,7 +248,7 @@ TEST_CASE("scenario: errors name the device field path of an inline device", "[l
   CHECK(e.reason() == "0 is below the minimum 1");
 }
 
-// Issue 17: the controls users set (priority, release_time, tpcs, cluster) and their input errors.
+// The controls users set (priority, release_time, tpcs, cluster) and their input errors.
 TEST_CASE("controls load, write back, and impossible values name the field", "[scenario][controls]") {
   auto s = test::scenario(R"({"device": "rtx2080ti", "kernels": [
       {"name": "a", "blocks": 4, "threads": 128, "regs": 32, "duration": 1, "stream": 0, "priority": 0},

@@ -335,7 +335,7 @@ Schedule reference_simulate(const Scenario& s, const Hypothesis& h) {
   }
   for (size_t k = 0; k < nk; ++k)
     if (next[k] < s.kernels[k].blocks) throw std::logic_error("reference dispatcher stalled");
-  // Issue device (issue 14): a pass of the device's issue_pass decisions hands out their first
+  // Device issue: a pass of the device's issue_pass decisions hands out their first
   // placements, then their followers; written out here placement by placement.
   if (h.issue == Issue::FromDevice && d.issue_pairs && d.issue_pass > 1)
     for (size_t k = 0; k < nk; ++k) {
@@ -386,7 +386,7 @@ TEST_CASE("the simulator agrees with a plain reference dispatcher on random scen
                    std::to_string(between(1, 3)) + (extra.empty() ? "" : ", " + extra) + "}");
     }
     Scenario s = mini(sms, ks);
-    // The block issue of the device (issue 14): pairs on mini-ampere; every third iteration also
+    // The block issue of the device: pairs on mini-ampere; every third iteration also
     // Turing-like hand-out passes, of 2 or 3 decisions from decision 0-3.
     if (iter % 3 == 0) {
       s.device.issue_pass = between(2, 3);
@@ -414,7 +414,7 @@ TEST_CASE("the simulator agrees with a plain reference dispatcher on random scen
   CHECK(infeasible > 0);   // and some that no SM can hold (e.g. 1024 threads x 255 registers)
 }
 
-// Issue 17: a kernel with a release time becomes eligible at that instant (launch order = list order).
+// A kernel with a release time becomes eligible at that instant (launch order = list order).
 TEST_CASE("release_time: kernels become eligible at their launch instant", "[simulator][controls]") {
   // One SM, one block at a time (1024 threads of 1536): b waits for its release, then for a's block.
   auto s = test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [

@@ -179,7 +179,7 @@ TEST_CASE("pb-contiguous pairs are separated by a re-verified case", "[smt][synt
              .empty());
 }
 
-// Issue 17: the structure carries stream priorities and TPC masks (control_variants), so every new pair
+// The structure carries stream priorities and TPC masks (control_variants), so every new pair
 // is separated by a witness both simulators confirm, or settled by the device (two levels only).
 TEST_CASE("distinguish separates the priority and partition options with confirmed witnesses", "[smt][synthesis][controls]") {
   search::DistinguishBounds b;

@@ -35,7 +35,7 @@ std::vector<std::string> mechanism_fields() {
 
 namespace {
 
-// Mechanisms only a device with thread block clusters and a GPC map can exercise (issue 17 part B): fixed at
+// Mechanisms only a device with thread block clusters and a GPC map can exercise: fixed at
 // their default (first) option in all_compositions, varied by compositions_for on such a device.
 bool cluster_field(const std::string& field) { return field == "cluster_gpc" || field == "cluster_spread"; }
 

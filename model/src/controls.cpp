@@ -1,4 +1,4 @@
-// The priority and partition options' shared rules (issue 17): ranks, the stable priority order and the
+// The priority and partition options' shared rules: ranks, the stable priority order and the
 // allowed SMs, so the simulator and the SMT encoder cannot read an option differently.
 #include "tbcheck/model/controls.hpp"
 

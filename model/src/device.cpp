@@ -80,7 +80,7 @@ Device device_from_json(const json& j, const std::string& where, const std::stri
     if (static_cast<int>(d.gpc_of_tpc.size()) != d.tpcs())
       r.fail("gpc_of_tpc", fmt::format("lists {} TPCs but the device has {}", d.gpc_of_tpc.size(), d.tpcs()));
   }
-  // Issue 14: the block-issue properties; a pass groups pair decisions, so it means nothing without pairs.
+  // The block-issue properties; a pass groups pair decisions, so it means nothing without pairs.
   if (r.has("issue_pairs")) d.issue_pairs = r.boolean("issue_pairs");
   d.issue_pass = static_cast<int>(r.opt_integer("issue_pass", 1, 64).value_or(1));
   d.issue_pass_from = static_cast<int>(r.opt_integer("issue_pass_from", 0, 1 << 20).value_or(0));

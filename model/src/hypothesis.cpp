@@ -87,18 +87,18 @@ constexpr Choice<Capacity> kCapacityChoices[] = {
 };
 constexpr Choice<Issue> kIssueChoices[] = {
     {Issue::Single, "single", "seed 000 Algorithm 1 (one block per decision)", "every block is placed by its own selection"},
-    {Issue::Paired, "paired", "tbcheck issue 6, from the ntbs recordings (RTX 3090 and A100 Test2)",
+    {Issue::Paired, "paired", "tbcheck's fit to the ntbs recordings (RTX 3090 and A100 Test2)",
      "while a kernel that started with >= 2 x SMs + 5 blocks has >= 2 x SMs + 3 left, each selection places two "
      "consecutive blocks on the chosen SM (the second only if it fits there at the same instant)"},
-    {Issue::PairedCc8, "paired-cc8", "tbcheck issue 6 (as paired; the V100 Test2 recordings show no pairs)",
+    {Issue::PairedCc8, "paired-cc8", "tbcheck's fit (as paired; the V100 Test2 recordings show no pairs)",
      "paired on devices of compute capability 8.0 or later, single before"},
-    {Issue::FromDevice, "device", "tbcheck issue 14, from the ntbs recordings of V100, RTX 2080 Ti, RTX 3090 and A100 (Test2)",
+    {Issue::FromDevice, "device", "tbcheck's fit to the ntbs recordings of V100, RTX 2080 Ti, RTX 3090 and A100 (Test2)",
      "paired where the device file says issue_pairs (same leaders as paired), and the decisions from "
      "issue_pass_from on handed out issue_pass at a time: their first blocks, then their second blocks"},
 };
 
 constexpr Choice<Priority> kPriorityChoices[] = {
-    {Priority::Ignore, "ignore", "tbcheck before issue 17 (launch order)",
+    {Priority::Ignore, "ignore", "tbcheck's original dispatcher (launch order)",
      "stream priorities play no part: eligible kernels are served in launch (list) order"},
     {Priority::Strict, "strict", "Amert et al., RTSS 2017, the stream priority rules (stream queues, one EE queue per priority); seed 002 Section III-B",
      "the head is the eligible kernel of the highest priority (lowest number; launch order among equals); a "
@@ -115,7 +115,7 @@ constexpr Choice<Partition> kPartitionChoices[] = {
     {Partition::Ignore, "ignore", "Bakita and Anderson, RTAS 2023 (the mask is applied by libsmctrl, not by CUDA: without it, none)",
      "TPC masks play no part: what a GPU or driver on which the mask is not applied does"},
 };
-// Issue 17 part B. The guarantee is the CUDA C++ Programming Guide's ("Thread Block Clusters": the blocks
+// Clusters. The guarantee is the CUDA C++ Programming Guide's ("Thread Block Clusters": the blocks
 // of a cluster are guaranteed to be co-scheduled on a GPC); which GPC and which SMs is left open by NVIDIA,
 // so both axes below are assumptions that the options make testable.
 constexpr Choice<ClusterGpc> kClusterGpcChoices[] = {
@@ -363,7 +363,7 @@ std::string_view to_string(ClusterSpread e) { return name_in(kClusterSpreadChoic
 
 std::optional<CombinationError> combination_error(const Hypothesis& h) {
   // gpc-priority places blocks by the GPC map (seed 003 Section 4.1), so an SM scan order has no part in
-  // it, and paired issue (issue 6) belongs to the generic dispatcher; a device without a GPC map is
+  // it, and paired issue belongs to the generic dispatcher; a device without a GPC map is
   // rejected when the hypothesis meets it (model/src/fermi.cpp).
   if (h.selection == Selection::GpcPriority && h.order != Order::Natural)
     return CombinationError{"order", fmt::format("selection 'gpc-priority' orders SMs by their GPCs (seed 003 Section "
@@ -480,14 +480,14 @@ bool Hypothesis::leads_pair(const Device& d, int n, int b) const {
       break;
   }
   if (b % 2 != 0) return false;
-  // Fitted to the ntbs Test2 recordings (issue 6): N = 2M + 4 shows no pair and N = 2M + 5 two, and the
+  // Fitted to the ntbs Test2 recordings: N = 2M + 4 shows no pair and N = 2M + 5 two, and the
   // singles left at the end are 2M + 1 or 2M + 2 for every N >= 2M + 5 on RTX 3090 and A100.
   return n >= 2 * d.sms + 5 && n - b >= 2 * d.sms + 3;
 }
 
 std::vector<int> Hypothesis::hand_out_order(const Device& d, int n) const {
   if (issue != Issue::FromDevice || !d.issue_pairs || d.issue_pass <= 1) return {};
-  // Issue 14 (RTX 2080 Ti Test2, 202-206 blocks: 0 0 2 2 4 4 6 8 6 8 10 12 10 12 ...): the decisions are
+  // The device issue rule (RTX 2080 Ti Test2, 202-206 blocks: 0 0 2 2 4 4 6 8 6 8 10 12 10 12 ...): the decisions are
   // the paired ones; a pass of issue_pass consecutive decisions hands out each one's first block, then
   // each pair's second. Passes are aligned at issue_pass_from; the decisions before it go one at a time.
   struct Decision {

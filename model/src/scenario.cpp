@@ -77,7 +77,7 @@ static const std::vector<std::string> kKernelKeys = {"name",  "blocks",   "grid"
                                                      "smem",  "local",    "stream",       "duration", "priority",
                                                      "release_time", "tpcs", "cluster"};
 
-// The controls of issue 17, checked against the device: priority in its range, TPCs that exist,
+// The controls, checked against the device: priority in its range, TPCs that exist,
 // clusters only where the hardware has them and only of shapes CUDA would launch.
 static void read_controls(ObjectReader& r, Kernel& k, const Device& d) {
   if (r.has("priority")) {

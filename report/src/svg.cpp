@@ -272,7 +272,7 @@ std::string render(const std::vector<const model::Schedule*>& sides, const model
   struct Group {
     int first, last;
   };
-  // Partitions (issue 17): each partitioned kernel marks its allowed SMs in the right margin, so SMs fold
+  // Partitions: each partitioned kernel marks its allowed SMs in the right margin, so SMs fold
   // together only where they are allowed alike.
   const std::vector<std::vector<bool>> allowed = partitions(*sides[0], sc);
   auto is_allowed = [&](size_t k, int sm) {
@@ -518,7 +518,7 @@ std::string render(const std::vector<const model::Schedule*>& sides, const model
     }
   }
   fmt::format_to(w, "<g class=\"blocks\">\n{}{}{}</g>\n", marked[0], marked[1], marked[2]);
-  // Clusters (issue 17): a dashed outline around the bars of each cluster's blocks.
+  // Clusters: a dashed outline around the bars of each cluster's blocks.
   fmt::format_to(w, "<g class=\"clusters\" fill=\"none\" stroke=\"#111111\" stroke-width=\"1.2\" stroke-dasharray=\"3 2\">\n");
   for (size_t sd = 0; sd < sides.size(); ++sd)
     for (size_t k = 0; k < sides[sd]->kernels.size(); ++k) {

@@ -61,7 +61,7 @@ nlohmann::json chrome_trace(const model::Schedule& s, const model::Scenario& sc,
 
   for (size_t k = 0; k < s.kernels.size(); ++k) {
     const auto& ks = s.kernels[k];
-    // Issue 17: the kernel's controls on each of its blocks, and the cluster a block belongs to.
+    // The kernel's controls on each of its blocks, and the cluster a block belongs to.
     const int ki = sc.kernel_index(ks.name);
     const model::Kernel* kernel = ki < 0 ? nullptr : &sc.kernels[static_cast<size_t>(ki)];
     const nlohmann::json controls = kernel ? controls_json(*kernel) : nlohmann::json::object();

@@ -1,4 +1,4 @@
-// Internal to search/: witnesses for pairs that differ in a cluster mechanism (issue 17 part B). Structures
+// Internal to search/: witnesses for pairs that differ in a cluster mechanism. Structures
 // with thread block clusters on small devices of two GPCs, sampled by both simulators and asked of Z3.
 #pragma once
 #include <array>

@@ -1,4 +1,4 @@
-// Which stream priorities and TPC masks distinguish tries on a structure (issue 17): the synthesis
+// Which stream priorities and TPC masks distinguish tries on a structure: the synthesis
 // structure enumerates them, and both engines treat them as constants of the structure.
 #include "control_variants.hpp"
 

@@ -1,5 +1,5 @@
 // Internal to search/: the stream priorities and TPC masks a distinguish structure is tried with, when
-// two hypotheses differ in issue 17's priority or partition option (control_variants.cpp).
+// two hypotheses differ in the priority or partition option (control_variants.cpp).
 #pragma once
 #include <vector>
 

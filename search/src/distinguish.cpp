@@ -128,7 +128,7 @@ bool same_machine_on(const model::Hypothesis& h1, const model::Hypothesis& h2, c
   for (int n = 1; n <= max_blocks_per_kernel && !leaders; ++n)
     for (int i = 0; i < n && !leaders; ++i) leaders = a.leads_pair(d, n, i) || b.leads_pair(d, n, i);
   if (!leaders) a.issue = b.issue = model::Issue::Single;
-  // Issue 17's controls: priorities need a device range with enough levels, masks a second TPC.
+  // The controls: priorities need a device range with enough levels, masks a second TPC.
   if (!detail::priority_exercised(d, a.priority, b.priority)) a.priority = b.priority;
   if (!detail::partition_exercised(d)) a.partition = b.partition;
   // The structures asked on `d` launch no clusters (clustered ones: cluster_witness.cpp), so the cluster
@@ -156,7 +156,7 @@ std::optional<model::Scenario> simulator_search(const model::Hypothesis& h1, con
   for (size_t k = 0; k < blocks.size(); ++k) {
     s.kernels[k].name = fmt::format("k{}", k + 1);
     s.kernels[k].blocks = blocks[k];
-    // Issue 17's controls are part of the structure (control_variants): one stream per kernel.
+    // The controls are part of the structure (control_variants): one stream per kernel.
     if (k < params.priorities.size() && params.priorities[k]) {
       s.kernels[k].priority = params.priorities[k];
       s.kernels[k].stream = static_cast<int>(k);
@@ -378,13 +378,13 @@ class PairSearch {
       std::vector<std::pair<size_t, size_t>> undecided;
       const size_t device_first_unknown = r_.unknown_structures.size();
       for (size_t si = 0; si < structures.size(); ++si) {
-        // Issue 17: the structure with each assignment of priorities and masks that can matter; none
+        // The structure with each assignment of priorities and masks that can matter; none
         // when the pair differs only in those and no assignment of this size can separate it.
         const auto variants = detail::control_variants(h1_, h2_, reduced, static_cast<int>(structures[si].size()), b_.params);
         if (variants.empty()) ++r_.structures_unsat;  // by the options, not by Z3
         for (const smt::ParamBounds& params : variants) {
         const auto& st = structures[si];
-        // Issue 17: a structure with priorities or masks; lemmas and prefixes are about plain structures.
+        // A structure with priorities or masks; lemmas and prefixes are about plain structures.
         const bool plain = params.priorities.empty() && params.tpcs.empty();
         std::optional<model::Scenario> found;
         Finder finder = Finder::None;
@@ -453,7 +453,7 @@ class PairSearch {
     return false;
   }
 
-  // A pair that differs in a cluster mechanism (issue 17 part B): clustered structures on two-GPC devices,
+  // A pair that differs in a cluster mechanism: clustered structures on two-GPC devices,
   // fewest blocks first, each sampled by the simulators and then asked of Z3 with its cluster dims fixed.
   // A witness stays on its small device (lifting would change its GPCs); it is the smallest clustered
   // structure when Z3 answered none for every structure before it. Nothing found: the plain structures
@@ -520,7 +520,7 @@ class PairSearch {
   bool beyond_bounds() {
     if (b_.wide_samples <= 0) return false;
     std::mt19937 rng(b_.seed * 31u + 17u);
-    // The reduced devices, then the full one (issue 3: "search on the full device directly"): some
+    // The reduced devices, then the full one ("search on the full device directly"): some
     // options differ only on more SMs than a reduced device has (with one SM per TPC, quadro6000's
     // 1- and 2-TPC devices have 1 and 2 SMs, where even-first is the natural order).
     std::vector<int> wide_tpcs = b_.reduced_tpcs;

@@ -334,13 +334,13 @@ model::Hypothesis canonical(model::Hypothesis h, const model::Device& d) {
     case model::Issue::PairedCc8:
       h.issue = std::atof(d.cc.c_str()) >= 8.0 ? model::Issue::Paired : model::Issue::Single;
       break;
-    case model::Issue::FromDevice:  // issue 14: the device's own rule; passes of one decision are plain pairs
+    case model::Issue::FromDevice:  // the device's own rule; passes of one decision are plain pairs
       if (!d.issue_pairs) h.issue = model::Issue::Single;
       else if (d.issue_pass <= 1) h.issue = model::Issue::Paired;
       break;
   }
   if (h.selection != model::Selection::MostRoom) h.capacity = model::Capacity::Blocks;
-  // Issue 17: priorities need the device's range (two-level is strict where it has two levels), masks a
+  // Priorities need the device's range (two-level is strict where it has two levels), masks a
   // second TPC (search/src/control_variants.hpp).
   if (h.priority == model::Priority::TwoLevel && !detail::priority_exercised(d, h.priority, model::Priority::Strict))
     h.priority = model::Priority::Strict;
@@ -417,7 +417,7 @@ class Learner {
                                        {"duration", 1}}}}};
     probe_ = model::scenario_from_json(probe, "learn probe");
     for (const auto& h : candidates) {
-      // Issue 17: the composition space keeps the priority option at its default on a device without
+      // The composition space keeps the priority option at its default on a device without
       // a priority range to exercise it, instead of tripling the candidates for nothing.
       if (o.space == LearnSpace::Compositions &&
           !detail::priority_exercised(device, h.priority, model::Priority::Ignore) && h.priority != model::Priority::Ignore)
@@ -491,7 +491,7 @@ class Learner {
       std::vector<int> blocks;
       for (int x : *shape) blocks.push_back(x * scale);
       std::optional<model::Scenario> found;
-      // Issue 17: priorities and masks (on TPC 0) where the pair differs in them (control_variants).
+      // Priorities and masks (on TPC 0) where the pair differs in them (control_variants).
       for (const auto& params :
            detail::control_variants(a, b, device_, static_cast<int>(blocks.size()), o_.bounds.params, 1)) {
         try {

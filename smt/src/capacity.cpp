@@ -141,7 +141,7 @@ std::vector<Encoder::SmCap> Encoder::capacities(int i, const Instant& t, int lma
     }
     std::vector<expr> hs;
     if (contiguous_smem_) hs = holes(i, v, limit);
-    // Partition allowed-sms (issue 17): an SM outside the kernel's TPC mask counts as full.
+    // Partition allowed-sms: an SM outside the kernel's TPC mask counts as full.
     if (ku < s_.tpcs.size() && !model::sm_allowed(s_.tpcs[ku], dev_, sm, h_.partition)) blocked = bv(true);
     std::vector<expr> lv = capacity_levels(v, k, limit, hs, lmax);
     for (auto& l : lv) l = l && !blocked;

@@ -94,7 +94,7 @@ void Encoder::generic_pick(int i, const std::vector<SmCap>& caps, const expr& lo
     }
   }
   if (follower_.count(i)) {
-    // Issue paired (issue 6): block i joins its leader's SM when it fits there at the leader's
+    // Paired issue: block i joins its leader's SM when it fits there at the leader's
     // instant; otherwise the selection places it like any block. The round-robin pointer needs no
     // case: the follower's position is its leader's, so pos + 1 is unchanged.
     const expr& leader_sm = d_.sm[iu - 1];

@@ -131,7 +131,7 @@ class Encoder {
   void cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lok);
   expr position_of(const expr& sm);
 
-  // ---- release.cpp: release times (issue 17), when kernels interleave in s_.pick_kernel's order ----
+  // ---- release.cpp: release times, when kernels interleave in s_.pick_kernel's order ----
   // Block i's start: an event instant (a retirement, a release, or the previous start) at or after its
   // kernel's release, its kernel the head there, and every head before it (since the previous start)
   // unable to place a block (simulator.cpp: releases are handled after retirements, before dispatch).

@@ -1,4 +1,4 @@
-// Release times in the SMT encoding (issue 17): a block starts at an event instant at or after its kernel's
+// Release times in the SMT encoding: a block starts at an event instant at or after its kernel's
 // launch, its kernel the head there, and only after every earlier head since the previous start could not fit.
 #include <algorithm>
 #include <vector>

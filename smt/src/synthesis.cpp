@@ -105,7 +105,7 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
   // gpc-priority looks ahead too: the wave size and the whole-GPC / single step switch of seed 003
   // Section 4.1 depend on the kernel's block count, so an earlier block can be where two hypotheses
   // first differ. Its query asks for a difference at any block, with separate decisions per hypothesis.
-  // Stream priorities reorder the kernels (issue 17), so the block dispatched last need not be the last
+  // Stream priorities reorder the kernels, so the block dispatched last need not be the last
   // in list order: such structures ask for a difference at any block too.
   std::vector<std::optional<int>> prio = o.bounds.priorities;
   prio.resize(blocks.size());

@@ -1,4 +1,4 @@
-// Issue 17's priority and partition options as the two engines share them: the order in which stream
+// The priority and partition options as the two engines share them: the order in which stream
 // priorities serve kernels, and the SMs a TPC mask leaves a kernel (docs/controls.md).
 #pragma once
 #include <optional>

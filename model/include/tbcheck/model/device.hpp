@@ -42,7 +42,7 @@ struct Device {
   std::vector<int> gpc_of_tpc;      // optional
   std::string gpc_source;           // where the GPC map comes from (required with gpc_of_tpc)
   std::optional<PriorityRange> stream_priorities;  // optional
-  // How the front end issues the blocks of a large grid (issue 14; read by hypotheses with `issue: device`,
+  // How the front end issues the blocks of a large grid (read by hypotheses with `issue: device`,
   // optional in files): whether a decision places a pair of blocks, and how many consecutive decisions
   // are handed out as one pass (their first blocks, then their second blocks) from which decision on.
   bool issue_pairs = false;

@@ -25,11 +25,11 @@ enum class SmemConfig { None, Tpc };
 enum class Local { Ignore, GpuConfig };
 enum class Capacity { Blocks, Literal };
 enum class Issue { Single, Paired, PairedCc8, FromDevice };
-// Issue 17: how stream priorities order the kernels, and whether TPC masks confine the selection
+// How stream priorities order the kernels, and whether TPC masks confine the selection
 // (model/include/tbcheck/model/controls.hpp has the helpers both engines share).
 enum class Priority { Ignore, Strict, TwoLevel };
 enum class Partition { AllowedSms, Ignore };
-// Thread block clusters (issue 17 part B; model/src/cluster.cpp): which GPC takes a cluster, and how its
+// Thread block clusters (model/src/cluster.cpp): which GPC takes a cluster, and how its
 // blocks spread over that GPC's SMs.
 enum class ClusterGpc { MostRoom, LowestIndex };
 enum class ClusterSpread { Selection, OnePerSm };

@@ -21,7 +21,7 @@ struct Kernel {
   int local = 0;  // bytes of local memory per thread
   std::optional<int> stream;
   int duration = 1;  // time units, every block of the kernel
-  // Controls users set (issue 17). The list order is the launch order, so release times never
+  // Controls users set. The list order is the launch order, so release times never
   // decrease along it; a kernel is launched (becomes eligible) at its release time.
   std::optional<int> priority;              // CUDA stream priority: lower is higher, in the device's range
   int64_t release = 0;                      // "release_time", time units

@@ -151,7 +151,7 @@ struct KernelLaunch {
   int stream = 0;            // index of the oracle's stream
   std::optional<int> scenario_stream;
   uint64_t duration_ns = 0;
-  // Controls (issue 17): the stream's priority (cudaStreamCreateWithPriority), the launch instant
+  // Controls: the stream's priority (cudaStreamCreateWithPriority), the launch instant
   // after the run's origin (the host waits until then), the cluster dimensions (cudaLaunchKernelEx
   // with cudaLaunchAttributeClusterDimension; {1,1,1}: a plain launch) and the partition index.
   std::optional<int> priority;

@@ -1,4 +1,4 @@
-// Predictions that know their limits (issue 14): which candidate hypotheses survive the evidence for a
+// Predictions that know their limits: which candidate hypotheses survive the evidence for a
 // scenario's device, where the survivors' schedules of the scenario agree and where they part, and the case that settles it.
 #pragma once
 #include <optional>

@@ -19,7 +19,7 @@ enum class MinimizeGoal {
   // the end of the launch order (the dispatcher never looks ahead, so earlier kernels' blocks were placed
   // exactly as if the later ones did not exist) together with the facts and recorded blocks about them.
   // Blocks of a kept kernel are never cut (the hardware may treat a block by its kernel's grid size, as
-  // issue 6's paired issue does) and no parameter is changed (the device was never observed on that).
+  // paired issue does) and no parameter is changed (the device was never observed on that).
   KeepFailure,
 };
 

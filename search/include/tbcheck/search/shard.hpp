@@ -1,4 +1,4 @@
-// Sharded synthesis (issue 15): `distinguish --shard i/N` answers a fixed share of the pairs, and
+// Sharded synthesis: `distinguish --shard i/N` answers a fixed share of the pairs, and
 // `merge` joins the shards into the corpus folder and pair table of one unsharded run.
 #pragma once
 #include <string>

@@ -23,7 +23,7 @@ struct ParamBounds {
   bool vary_regs = true;   // regs from the probe kernel's variants (24, 32, ..., 248, 255); else 32
   bool vary_smem = true;   // smem in 128-byte steps up to the device maximum; else 0
   int max_local = 0;       // local bytes per thread 0..max_local (0: local memory plays no part)
-  // Issue 17's controls, fixed per kernel by the structure (not variables): stream priority, TPC mask.
+  // The controls, fixed per kernel by the structure (not variables): stream priority, TPC mask.
   std::vector<std::optional<int>> priorities;
   std::vector<std::vector<int>> tpcs;
   // Thread block clusters, fixed per kernel by the structure too (cluster_witness.cpp's structures): the

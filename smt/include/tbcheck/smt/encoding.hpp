@@ -49,7 +49,7 @@ struct SymbolicScenario {
   std::vector<std::optional<std::pair<int, int>>> grid;     // per kernel: a 2-D grid (x, y), or none (1-D)
   std::vector<std::optional<std::array<int, 3>>> cluster;   // per kernel: thread block cluster dims, or none
   std::vector<z3::expr> warps, regs, smem, duration, local;  // per kernel; smem in bytes
-  // Issue 17's controls per kernel, concrete (a synthesis structure enumerates them): stream priority,
+  // The controls per kernel, concrete (a synthesis structure enumerates them): stream priority,
   // TPC mask (empty: all), release time (the launch instant; none in synthesis structures). With every
   // kernel released at 0, strict priorities are a stable reorder; later releases interleave kernels.
   std::vector<std::optional<int>> priority;
@@ -94,7 +94,7 @@ struct SharedTerms {
 // kernel's placements are labelled by Hypothesis::hand_out_order.
 std::vector<int> pick_order(const SymbolicScenario& s, const model::Hypothesis& h);
 
-// Release times (issue 17): the kernel of every dispatch, in dispatch order, for each order the
+// Release times: the kernel of every dispatch, in dispatch order, for each order the
 // dispatcher can take. One sequence (kernels_by_priority, each kernel's blocks in a row) when no kernel is
 // released after 0; otherwise every interleaving in which each pick is the head kernel (best rank among
 // the launched kernels with blocks left) for some choice of which picks happen before which release
