@@ -130,7 +130,7 @@ TEST_CASE("device: the block-issue properties (issue 14) and the architecture of
   CHECK(builtin_device("a100", "t", "device").issue_pass == 1);
   std::map<std::string, std::string> arch;
   for (const auto& d : builtin_devices()) arch[d.name] = d.architecture();
-  CHECK(arch == std::map<std::string, std::string>{{"a100", "Ampere"}, {"h100-pcie", "Hopper"}, {"h100-sxm", "Hopper"}, {"h100-sxm-assumed-gpcs", "Hopper"},
+  CHECK(arch == std::map<std::string, std::string>{{"a100", "Ampere"}, {"b200", "Blackwell"}, {"h100-pcie", "Hopper"}, {"h100-sxm", "Hopper"}, {"h100-sxm-assumed-gpcs", "Hopper"},
                                                    {"h200", "Hopper"}, {"quadro6000", "Fermi"}, {"rtx2080ti", "Turing"},
                                                    {"rtx3090", "Ampere"}, {"tx2", "Pascal"}, {"v100", "Volta"}, {"xavier", "Volta"}});
 }
@@ -139,7 +139,7 @@ TEST_CASE("device: the built-in devices with the docs/design.md numbers", "[load
   const auto& all = builtin_devices();
   std::vector<std::string> names;
   for (const auto& d : all) names.push_back(d.name);
-  CHECK(names == std::vector<std::string>{"a100", "h100-pcie", "h100-sxm-assumed-gpcs", "h100-sxm", "h200", "quadro6000", "rtx2080ti", "rtx3090",
+  CHECK(names == std::vector<std::string>{"a100", "b200", "h100-pcie", "h100-sxm-assumed-gpcs", "h100-sxm", "h200", "quadro6000", "rtx2080ti", "rtx3090",
                                           "tx2", "v100", "xavier"});
 
   const Device& rtx3090 = builtin_device("rtx3090", "t", "device");
@@ -212,7 +212,7 @@ TEST_CASE("device: an unknown built-in name lists the built-in ones", "[loaders]
   CHECK(e.where() == "case.json");
   CHECK(e.field() == "device");
   CHECK(e.reason() ==
-        "unknown device 'gtx480'; built-in devices are: a100, h100-pcie, h100-sxm-assumed-gpcs, h100-sxm, h200, quadro6000, rtx2080ti, "
+        "unknown device 'gtx480'; built-in devices are: a100, b200, h100-pcie, h100-sxm-assumed-gpcs, h100-sxm, h200, quadro6000, rtx2080ti, "
         "rtx3090, tx2, v100, xavier");
 }
 
