@@ -166,6 +166,22 @@ def first_diff(a, b):
     return None if len(a) == len(b) else min(len(a), len(b))
 
 
+def score(f, rec):
+    """A candidate on recordings (gpu, n, id, sms): {gpu: [exact, of]} and (id, block, predicted, recorded)
+    for each recording it misses, at its first differing block."""
+    per_gpu, fails = {}, []
+    for g, n, cid, obs in rec:
+        got = f(g, n)
+        d = first_diff(got, obs)
+        ok = per_gpu.setdefault(g, [0, 0])
+        ok[1] += 1
+        if d is None:
+            ok[0] += 1
+        else:
+            fails.append((cid, d, got[d] if d < len(got) else None, obs[d] if d < len(obs) else None))
+    return per_gpu, fails
+
+
 def main():
     args = sys.argv[1:]
     ntbs = args[args.index("--ntbs") + 1] if "--ntbs" in args else os.path.join(ROOT, "..", "shared", "external", "ntbs")
@@ -175,16 +191,7 @@ def main():
         return 2
     report = []
     for name, f in candidates().items():
-        per_gpu, fails = {}, []
-        for g, n, cid, obs in rec:
-            got = f(g, n)
-            d = first_diff(got, obs)
-            ok = per_gpu.setdefault(g, [0, 0])
-            ok[1] += 1
-            if d is None:
-                ok[0] += 1
-            else:
-                fails.append((cid, d, got[d] if d < len(got) else None, obs[d] if d < len(obs) else None))
+        per_gpu, fails = score(f, rec)
         report.append({"candidate": name, "exact": per_gpu, "fails": fails})
     # Forecasts for the grids kept back: where the surviving candidates (every Turing recording exact)
     # agree and where they part.

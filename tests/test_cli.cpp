@@ -26,11 +26,11 @@ const char* kSmallCase = R"({"device": "rtx3090", "kernels": [
 TEST_CASE("devices and hypotheses list the built-ins", "[cli]") {
   auto d = run_tbcheck("devices");
   CHECK(d.exit_code == 0);
-  for (const char* name : {"rtx3090", "v100", "rtx2080ti", "a100", "h100-sxm", "h100-pcie", "h200", "xavier", "quadro6000"})
+  for (const char* name : {"rtx3090", "v100", "rtx2080ti", "a100", "h100-sxm", "h100-pcie", "h200", "b200", "xavier", "quadro6000"})
     CHECK(d.out.find(name) != std::string::npos);
   auto j = tbcheck::model::json::parse(run_tbcheck("devices --json").out);
   CHECK(j["schema_version"] == 1);
-  CHECK(j["devices"].size() == 11);  // ten, and h100-sxm with an assumed GPC map
+  CHECK(j["devices"].size() == 12);  // every file of corpus/devices, h100-sxm-assumed-gpcs and b200 included
   auto h = tbcheck::model::json::parse(run_tbcheck("hypotheses --json").out);
   CHECK(h["hypotheses"].size() == 14);
   CHECK(h["hypotheses"][3]["name"] == "alg1");

@@ -8,6 +8,7 @@
 
 #include "helpers.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/observation.hpp"
 
 using namespace tbcheck;
 using namespace tbcheck::model;
@@ -130,7 +131,7 @@ TEST_CASE("device: the block-issue properties and the architecture of a compute 
   CHECK(builtin_device("a100", "t", "device").issue_pass == 1);
   std::map<std::string, std::string> arch;
   for (const auto& d : builtin_devices()) arch[d.name] = d.architecture();
-  CHECK(arch == std::map<std::string, std::string>{{"a100", "Ampere"}, {"h100-pcie", "Hopper"}, {"h100-sxm", "Hopper"}, {"h100-sxm-assumed-gpcs", "Hopper"},
+  CHECK(arch == std::map<std::string, std::string>{{"a100", "Ampere"}, {"b200", "Blackwell"}, {"h100-pcie", "Hopper"}, {"h100-sxm", "Hopper"}, {"h100-sxm-assumed-gpcs", "Hopper"},
                                                    {"h200", "Hopper"}, {"quadro6000", "Fermi"}, {"rtx2080ti", "Turing"},
                                                    {"rtx3090", "Ampere"}, {"tx2", "Pascal"}, {"v100", "Volta"}, {"xavier", "Volta"}});
 }
@@ -139,7 +140,7 @@ TEST_CASE("device: the built-in devices with the docs/design.md numbers", "[load
   const auto& all = builtin_devices();
   std::vector<std::string> names;
   for (const auto& d : all) names.push_back(d.name);
-  CHECK(names == std::vector<std::string>{"a100", "h100-pcie", "h100-sxm-assumed-gpcs", "h100-sxm", "h200", "quadro6000", "rtx2080ti", "rtx3090",
+  CHECK(names == std::vector<std::string>{"a100", "b200", "h100-pcie", "h100-sxm-assumed-gpcs", "h100-sxm", "h200", "quadro6000", "rtx2080ti", "rtx3090",
                                           "tx2", "v100", "xavier"});
 
   const Device& rtx3090 = builtin_device("rtx3090", "t", "device");
@@ -212,7 +213,7 @@ TEST_CASE("device: an unknown built-in name lists the built-in ones", "[loaders]
   CHECK(e.where() == "case.json");
   CHECK(e.field() == "device");
   CHECK(e.reason() ==
-        "unknown device 'gtx480'; built-in devices are: a100, h100-pcie, h100-sxm-assumed-gpcs, h100-sxm, h200, quadro6000, rtx2080ti, "
+        "unknown device 'gtx480'; built-in devices are: a100, b200, h100-pcie, h100-sxm-assumed-gpcs, h100-sxm, h200, quadro6000, rtx2080ti, "
         "rtx3090, tx2, v100, xavier");
 }
 
@@ -237,4 +238,26 @@ TEST_CASE("device: stream priority ranges and GPC-map sources", "[loaders][devic
   json k = tu.to_json();
   k["gpc_source"] = "a paper";
   CHECK(test::error_of([&] { device_from_json(k, "d.json"); }).field() == "device.gpc_source");  // no map
+}
+
+TEST_CASE("device: b200's inferred GPC map keeps every recorded cluster on one GPC and orders the launch without clusters GPC by GPC", "[loaders][device]") {
+  const Device& b200 = builtin_device("b200", "t", "device");
+  REQUIRE(b200.gpc_of_tpc.size() == 74);
+  CHECK(b200.gpc_source.find("inferred") != std::string::npos);  // never passed off as measured
+  const auto cases = load_cases(test::source_path("corpus/hw/b200/097-threadblock-allocation.json"));
+  REQUIRE(cases.size() == 3);
+  for (const auto& c : cases) {
+    INFO(c.id);
+    REQUIRE(c.observation.has_value());
+    const auto& sms = c.observation->sm_of_block.at("K1");
+    const auto gpc = [&](int sm) { return b200.gpc_of_tpc[static_cast<size_t>(sm / b200.sms_per_tpc)]; };
+    const int size = c.scenario.kernels.front().cluster_size();
+    for (size_t b = 0; b < sms.size(); b += static_cast<size_t>(size))
+      for (int r = 1; r < size; ++r) CHECK(gpc(sms[b + static_cast<size_t>(r)]) == gpc(sms[b]));
+    if (size == 1) {
+      // Each GPC is visited in one run, in index order: the map was cut from this order, so this
+      // guards the file against an edit that breaks it.
+      for (size_t b = 1; b < sms.size(); ++b) CHECK(gpc(sms[b]) >= gpc(sms[b - 1]));
+    }
+  }
 }

@@ -200,3 +200,20 @@ TEST_CASE("the H100 and held-back Turing predictions are current, open, and say 
   CHECK(h100_differs == 18);  // issue_pairs (assumed as on Ampere): every Test2 grid from 2M + 5 on pairs
   CHECK(turing_differs == 9);  // every held-back grid pairs, in passes of two decisions
 }
+
+TEST_CASE("the late-pass campaign files are what scripts/gen_late_pass_campaign.py writes, open, smallest grid first per device", "[issue][campaign]") {
+  const std::string cmd = "python3 '" + test::source_path("scripts/gen_late_pass_campaign.py") + "' --check 2>&1";
+  CHECK(std::system(cmd.c_str()) == 0);
+  for (const char* device : {"a100", "rtx2080ti", "rtx3090", "h100-sxm", "h200"}) {
+    INFO(device);
+    const auto cases = load_cases(test::source_path(fmt::format("corpus/campaigns/late-passes/{}.json", device)));
+    REQUIRE(cases.size() >= 3);
+    int last = 0;
+    for (const auto& c : cases) {
+      CHECK(c.scenario.device.name == device);
+      CHECK_FALSE(c.observation.has_value());  // a plan, for the oracle to answer
+      CHECK(c.scenario.kernels.front().blocks > last);
+      last = c.scenario.kernels.front().blocks;
+    }
+  }
+}

@@ -216,7 +216,7 @@ TEST_CASE("scenario: device names, kernel names and empty lists", "[loaders][sce
   InputError dev = scenario_error(R"({"device": "rtx9090", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "duration": 1}]})");
   CHECK(dev.field() == "device");
   CHECK(dev.reason() ==
-        "unknown device 'rtx9090'; built-in devices are: a100, h100-pcie, h100-sxm-assumed-gpcs, h100-sxm, h200, quadro6000, rtx2080ti, "
+        "unknown device 'rtx9090'; built-in devices are: a100, b200, h100-pcie, h100-sxm-assumed-gpcs, h100-sxm, h200, quadro6000, rtx2080ti, "
         "rtx3090, tx2, v100, xavier");
 
   InputError dup = kernel_error(R"("name": "a", "blocks": 1, "threads": 32, "regs": 32, "duration": 1)");

@@ -120,6 +120,8 @@ std::string Device::architecture() const {
     case 7: return minor >= 5 ? "Turing" : "Volta";
     case 8: return minor == 9 ? "Ada" : "Ampere";
     case 9: return "Hopper";
+    case 10:
+    case 12: return "Blackwell";
     default: return fmt::format("CC {}.x", major);
   }
 }
