@@ -25,10 +25,11 @@ using z3::expr;
 
 const std::vector<int>& realizable_regs() { return model::probe_register_counts(); }
 
-z3::solver make_solver(z3::context& c, unsigned timeout_ms, unsigned arith_solver) {
+z3::solver make_solver(z3::context& c, unsigned timeout_ms, unsigned arith_solver, unsigned resource_limit) {
   z3::solver solver(c);
   z3::params p(c);
   p.set("timeout", timeout_ms);
+  if (resource_limit != 0) p.set("rlimit", resource_limit);
   p.set("smt.arith.solver", arith_solver);
   solver.set(p);
   return solver;

@@ -136,7 +136,7 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
     d2.sm[static_cast<size_t>(i)] = s.var(fmt::format("b_sm_{}", i));
     d2.start[static_cast<size_t>(i)] = s.var(fmt::format("b_start_{}", i));
   }
-  z3::solver solver = make_solver(c, o.timeout_ms, o.arith_solver);
+  z3::solver solver = make_solver(c, o.timeout_ms, o.arith_solver, o.resource_limit);
   SharedTerms shared;
   SharedTerms* sh = o.share_terms ? &shared : nullptr;
   try {

@@ -36,7 +36,10 @@ class Unsupported : public std::runtime_error {
 // (arith.solver=6) and decided a query the default left unknown at 120 s (bench_distinguish's solver
 // comparison, bench/RESULTS.md).
 inline constexpr unsigned kArithSolver = 2;
-z3::solver make_solver(z3::context& c, unsigned timeout_ms, unsigned arith_solver = kArithSolver);
+// `resource_limit`, when not 0, is Z3's rlimit: a bound on the solver's own work counter, so a query that
+// hits it says unknown on any machine at any load (a wall-clock timeout depends on both).
+z3::solver make_solver(z3::context& c, unsigned timeout_ms, unsigned arith_solver = kArithSolver,
+                       unsigned resource_limit = 0);
 
 // Kernel parameters as Z3 terms: constants for a concrete scenario, variables for synthesis.
 // Every kernel has its own stream, so blocks are dispatched kernel after kernel, each kernel's in list

@@ -29,6 +29,7 @@ using FixedSchedule = std::vector<std::pair<int, int64_t>>;
 struct QueryOptions {
   ParamBounds bounds;
   unsigned timeout_ms = 10000;
+  unsigned resource_limit = 0;  // Z3's rlimit, 0 for none: a load-independent bound (make_solver)
   std::optional<int> max_total_duration;  // strictly: sum of durations <= this
   bool realizable = true;  // distinct completion instants unless kernels start together with one duration
   Sort sort = Sort::Int;   // integer terms (measured faster) or bit-vectors
