@@ -131,6 +131,7 @@ class OrderSearch {
       for (size_t b = 0; b < ends.size(); ++b) all.push_back({ends[b], static_cast<int>(k), static_cast<int>(b)});
     }
     std::sort(all.begin(), all.end(), [](const E& a, const E& b) { return std::tie(a.end, a.k, a.b) < std::tie(b.end, b.k, b.b); });
+    for (const E& x : all) ends_.push_back({x.end, x.k, x.b});
     group_of_.assign(s.kernels.size(), {});
     for (size_t k = 0; k < s.kernels.size(); ++k) group_of_[k].assign(static_cast<size_t>(s.kernels[k].blocks), {-1, 0});
     for (size_t i = 0; i < all.size();) {
@@ -357,6 +358,17 @@ class OrderSearch {
                                         "starting a tick or more earlier ({} vs {})",
                                         name_of(x), x.b, name_of(y), y.b, y.rec_start, x.rec_start));
       }
+      // Not later than the hardware: a block the recording shows starting a tick or more before some
+      // block's end must be dispatched before that retirement (a dispatch latency only delays the
+      // recorded start, so this never holds the right rule to a start it could not see).
+      auto after = std::lower_bound(ends_.begin(), ends_.end(), std::make_tuple(x.rec_start + tick_, -1, -1));
+      if (after != ends_.end() && x.pred_start >= scale_ * std::get<0>(*after)) {
+        const auto [e, ek, eb] = *after;
+        found(scale_ * e - 1, fmt::format("{} block {} is dispatched only after {} block {} retired (recorded end {}); "
+                                          "the recording has it starting at {}, a tick or more before",
+                                          name_of(x), x.b, c_.scenario.kernels[static_cast<size_t>(ek)].name, eb, e,
+                                          x.rec_start));
+      }
     }
     return j;
   }
@@ -370,6 +382,7 @@ class OrderSearch {
   Level level_ = Level::Exact;
   std::vector<std::vector<char>> before_;  // kernel i must launch before j (case list indices)
   std::vector<TieGroup> groups_;
+  std::vector<std::tuple<int64_t, int, int>> ends_;  // every recorded end (value, case kernel, block), ascending
   std::vector<std::vector<std::pair<int, int>>> group_of_;  // [kernel][block] -> (group, member) or (-1, 0)
   // Per group: the chosen order of members (empty: together), member -> position, and the default.
   std::vector<std::vector<int>> choice_, rank_, default_;
@@ -431,6 +444,12 @@ CaseResult evaluate(const Case& c, const Hypothesis& h, const JudgeOptions& opts
   OrderSearch search(c, h, opts, r.timing);
   try {
     for (Level l : kAllLevels) {
+      // Every block on its recorded SM under some order: the coarser levels agree under that order.
+      if (l != Level::Exact && r.exact->verdict == Verdict::Pass && !o.sm_of_block.empty()) {
+        r.orders[static_cast<size_t>(l)] = r.orders[static_cast<size_t>(Level::Exact)];
+        (l == Level::Counts ? r.counts : r.sms) = Check{};
+        continue;
+      }
       auto [check, order] = search.run(l, r.orders_tried);
       r.orders[static_cast<size_t>(l)] = std::move(order);
       switch (l) {
