@@ -11,23 +11,17 @@
 
 #include <fmt/format.h>
 
+#include "bench_args.hpp"
 #include "tbcheck/model/compare.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/simulator.hpp"
+#include "tbcheck/oracle/oracle.hpp"
 #include "tbcheck/search/random.hpp"
 
 using namespace tbcheck;
+using tbcheck::bench_support::positive_arg;
 
 namespace {
-
-int positive_arg(int argc, char** argv, int i, int fallback, const char* what) {
-  if (argc <= i) return fallback;
-  const std::string t = argv[i];
-  if (t.empty() || t.size() > 9 || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-      std::stoi(t) == 0)
-    throw model::InputError(fmt::format("argument {}", i), what, fmt::format("'{}' is not a positive integer", t));
-  return std::stoi(t);
-}
 
 // Two to four kernels launched together, each of up to two waves of blocks, durations 50..150 units so
 // that a 10% jitter moves ends by several units.
@@ -55,17 +49,6 @@ model::Scenario random_scenario(const model::Device& d, std::mt19937_64& rng, co
   }
 }
 
-model::Observation recording_of(const model::Schedule& sch) {
-  model::Observation o;
-  o.kind = model::ObservationKind::Synthetic;
-  for (const auto& k : sch.kernels)
-    for (const auto& b : k.blocks) {
-      o.sm_of_block[k.name].push_back(b.sm);
-      o.start_of_block[k.name].push_back(static_cast<int>(b.start));
-      o.end_of_block[k.name].push_back(static_cast<int>(b.end));
-    }
-  return o;
-}
 
 }  // namespace
 
@@ -96,7 +79,7 @@ static int bench(int argc, char** argv) {
     model::Case exact;
     exact.id = fmt::format("exact-{}", n);
     exact.scenario = s;
-    exact.observation = recording_of(model::simulate(s, truth));
+    exact.observation = oracle::observation_of(model::simulate(s, truth), model::ObservationKind::Synthetic);
     // Perturbed: a shuffled launch order and jittered block durations.
     model::Scenario shuffled = s;
     std::shuffle(shuffled.kernels.begin(), shuffled.kernels.end(), rng);
@@ -119,11 +102,11 @@ static int bench(int argc, char** argv) {
     model::Case jittered;
     jittered.id = fmt::format("jittered-{}", n);
     jittered.scenario = s;
-    jittered.observation = recording_of(*model::try_simulate(s, truth, nullptr, &ends_listed));
+    jittered.observation = oracle::observation_of(*model::try_simulate(s, truth, nullptr, &ends_listed), model::ObservationKind::Synthetic);
     model::Case perturbed;
     perturbed.id = fmt::format("perturbed-{}", n);
     perturbed.scenario = s;
-    perturbed.observation = recording_of(*model::try_simulate(shuffled, truth, nullptr, &ends));
+    perturbed.observation = oracle::observation_of(*model::try_simulate(shuffled, truth, nullptr, &ends), model::ObservationKind::Synthetic);
     perturbed.observation->resolution = model::Resolution{1, 1};  // launched together: every launch order open
 
     const model::CaseResult t = model::evaluate(perturbed, truth, trace_timing);

@@ -5,6 +5,7 @@
 #include "helpers.hpp"
 #include "tbcheck/model/compare.hpp"
 #include "tbcheck/model/simulator.hpp"
+#include "tbcheck/oracle/oracle.hpp"
 
 using namespace tbcheck;
 using tbcheck::test::hyp;
@@ -17,15 +18,7 @@ model::Scenario two_sm(const std::string& kernels) {
 }
 
 model::Observation recording_of(const model::Schedule& sch) {
-  model::Observation o;
-  o.kind = model::ObservationKind::Hardware;
-  for (const auto& k : sch.kernels)
-    for (const auto& b : k.blocks) {
-      o.sm_of_block[k.name].push_back(b.sm);
-      o.start_of_block[k.name].push_back(static_cast<int>(b.start));
-      o.end_of_block[k.name].push_back(static_cast<int>(b.end));
-    }
-  return o;
+  return oracle::observation_of(sch, model::ObservationKind::Hardware);
 }
 
 model::Case case_of(model::Scenario s, model::Observation o) {
