@@ -113,7 +113,7 @@ class OrderSearch {
     if (sims_ > 1 || pruned_)
       out.detail = fmt::format("under every admissible order ({} simulated{}); closest ({} blocks on their recorded SM, "
                                "{}): {}",
-                               sims_, pruned_ ? ", the rest differ from the same decision on" : "", best_.score,
+                               sims_, pruned_ ? ", the others pruned: they keep that first difference" : "", best_.score,
                                best_order_.empty() ? "the listed order" : best_order_, best_.check.detail);
     return {out, best_order_};
   }
