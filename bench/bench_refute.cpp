@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "bench_args.hpp"
 #include "tbcheck/model/compare.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/simulator.hpp"
@@ -20,6 +21,7 @@
 #include "tbcheck/search/suite.hpp"
 
 using namespace tbcheck;
+using tbcheck::bench_support::positive_arg;
 
 namespace {
 
@@ -46,17 +48,6 @@ bool refutes(const Observed& o, const model::Scenario& s, const model::Hypothesi
 }
 
 }  // namespace
-
-// Positional argument i as a positive integer, or `fallback` when absent; anything else (--help, 0, "x")
-// is an InputError, so no run divides by zero seeds.
-int positive_arg(int argc, char** argv, int i, int fallback, const char* what) {
-  if (argc <= i) return fallback;
-  const std::string t = argv[i];
-  if (t.empty() || t.size() > 9 || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-      std::stoi(t) == 0)
-    throw model::InputError(fmt::format("argument {}", i), what, fmt::format("'{}' is not a positive integer", t));
-  return std::stoi(t);
-}
 
 // A ratio, or "-" when the denominator is zero (nothing refuted, nothing run).
 std::string ratio_text(double num, double den, const char* prefix = "") {

@@ -17,6 +17,7 @@ struct Check : Command {
   std::vector<std::string> corpus_paths;
   double timeout_s = 5.0;
   bool json = false;
+  JudgingFlags judging;
 
   // The corpus docs/design.md names, as far as it exists from the current directory (the repository root).
   static std::vector<std::string> default_corpus() {
@@ -49,6 +50,7 @@ struct Check : Command {
       for (auto& c : model::load_cases(p)) cases.push_back(std::move(c));
 
     search::CheckOptions o;
+    o.judging = judging.options();
     o.device = device_name;
     o.bounds = search::default_check_bounds();
     o.bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
@@ -74,7 +76,9 @@ struct Check : Command {
     for (const auto& e : r.options) opts.add({e.mechanism, e.value, e.cites, e.meaning});
     fmt::print("\nOptions:\n{}", opts.render());
 
-    fmt::print("\nCorpus ({} cases from {}): passing / failing / not applicable\n", r.cases, fmt::join(paths, ", "));
+    fmt::print("\nCorpus ({} cases from {}; timing {}{}): passing / failing / not applicable\n", r.cases,
+               fmt::join(paths, ", "), model::to_string(r.timing),
+               r.timing == model::Timing::Trace ? fmt::format(", trace-driven for {} of them", r.traced) : "");
     report::Table lv({"level", "pass", "fail", "n/a"});
     for (const auto& t : r.tallies)
       lv.add({std::string(model::to_string(t.level)), std::to_string(t.pass), std::to_string(t.fail), std::to_string(t.other)});
@@ -125,6 +129,7 @@ std::unique_ptr<Command> make_check(CLI::App& app) {
       ->check(CLI::IsMember({"none", "unseparated", "all"}));
   c->app->add_option("--timeout", c->timeout_s, "Seconds per solver query (default 5); beyond it: unknown")
       ->check(number_in(0.1, 3600.0));
+  add_judging_options(c->app, c->judging);
   c->app->add_flag("--json", c->json, "Machine-readable output");
   c->app->footer(kExitCodesHelp);
   return c;

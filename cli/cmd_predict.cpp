@@ -48,6 +48,7 @@ struct Predict : Command {
       settle_out;
   std::vector<std::string> evidence_paths;
   bool json = false, force = false, no_fold = false, contested = false, no_synthesis = false;
+  JudgingFlags judging;
   double us_per_unit = 1000.0;
 
   int run() override {
@@ -110,6 +111,7 @@ struct Predict : Command {
         for (auto& c : model::load_cases(p)) evidence.push_back(std::move(c));
       search::ContestOptions co;
       co.synthesize = !no_synthesis;
+      co.judging = judging.options();
       contest = search::contest(sc, model::resolve_hypotheses(against_spec), evidence, co);
       for (const auto& s : contest->settling)
         if (s.witness && !settle_out.empty()) {
@@ -174,6 +176,7 @@ std::unique_ptr<Command> make_predict(CLI::App& app) {
   c->app->add_option("--against", c->against_spec, "With --contested: the candidate hypotheses (default all)");
   c->app->add_option("--settle-out", c->settle_out,
                      "With --contested: write distinguish's settling cases into this existing directory");
+  add_judging_options(c->app, c->judging, "With --contested: ");
   c->app->add_flag("--no-synthesis", c->no_synthesis, "With --contested: do not ask distinguish for a smaller settling case");
   c->app->add_option("--us-per-unit", c->us_per_unit, "Microseconds per model time unit in the trace (default 1000)")
       ->check(number_above(0.0, 1e9));

@@ -24,6 +24,7 @@ struct Validate : Command {
   std::vector<std::string> paths;
   std::string hypothesis_spec = "all", level_name = "all", report_path;
   bool json = false, all_rows = false, details = false, force = false;
+  JudgingFlags judging;
 
   int run() override {
     std::vector<model::Level> levels;
@@ -38,7 +39,8 @@ struct Validate : Command {
     if (cases.empty()) throw model::InputError(fmt::format("{}", fmt::join(paths, " ")), "", "no corpus cases found");
 
     report::Progress progress("validate", cases.size());
-    model::ValidationRun run = model::run_validation(std::move(cases), std::move(hs), [&] { progress.tick(); });
+    model::ValidationRun run = model::run_validation(std::move(cases), std::move(hs), [&] { progress.tick(); },
+                                                     judging.options());
     auto mismatches = run.mismatches(expect_level);
     if (!report_path.empty()) {
       report::HtmlOptions ho;
@@ -46,6 +48,7 @@ struct Validate : Command {
       // The run's predictions (synthetic cases), contested among its hypotheses on its evidence.
       search::ContestOptions co;
       co.synthesize = false;  // one distinguish per prediction is minutes; predict --contested asks it
+      co.judging = run.judging;
       for (const auto& c : search::contest_predictions(run, co))
         ho.text_sections.emplace_back(fmt::format("Contested prediction: {}", c.case_id), c.report.text());
       model::write_file_atomic(report_path, report::render_validation_html(run, levels, ho), /*no_overwrite=*/!force);
@@ -58,6 +61,7 @@ struct Validate : Command {
       return mismatches.empty() ? kExitOk : kExitFailed;
     }
     print_table(run, levels);
+    print_timing(run);
     print_summary(run, levels);
     print_failures(run, levels);
     if (!mismatches.empty()) {
@@ -158,6 +162,49 @@ struct Validate : Command {
     fmt::print("{}", t.render());
   }
 
+  // Passes that rest on an order the recording did not observe name it (the first level that does).
+  static void print_named_orders(const model::ValidationRun& run) {
+    std::vector<std::string> named;
+    for (size_t c = 0; c < run.cases.size(); ++c)
+      for (size_t h = 0; h < run.hypotheses.size(); ++h)
+        for (model::Level l : model::kAllLevels) {
+          const auto& r = run.results[c][h];
+          if (r.at(l) != model::Verdict::Pass || r.order(l).empty()) continue;
+          named.push_back(fmt::format("  {} under {} ({}): {}", run.cases[c].id, run.hypotheses[h].name,
+                                      model::to_string(l), r.order(l)));
+          break;
+        }
+    if (!named.empty()) {
+      fmt::print("\nPasses under an order the recording did not observe ({}):\n", named.size());
+      for (size_t i = 0; i < named.size() && i < 20; ++i) fmt::print("{}\n", named[i]);
+      if (named.size() > 20) fmt::print("  ... {} more (--json names every one)\n", named.size() - 20);
+    }
+  }
+
+  // Which timing judged each recording (docs/recordings.md): trace only where asked and possible.
+  static void print_timing(const model::ValidationRun& run) {
+    std::vector<std::string> traced;
+    size_t recorded = 0;
+    for (size_t c = 0; c < run.cases.size(); ++c) {
+      bool any = false, trace = false;
+      for (const auto& r : run.results[c]) {
+        any = any || r.orders_tried > 0;
+        trace = trace || r.timing == model::Timing::Trace;
+      }
+      recorded += any;
+      if (trace) traced.push_back(run.cases[c].id);
+    }
+    if (recorded == 0) return;
+    print_named_orders(run);
+    if (run.judging.timing == model::Timing::Model) return;  // as every run before --timing: nothing to say
+    const size_t shown = std::min<size_t>(traced.size(), 10);
+    fmt::print("\nTiming: trace-driven (recorded ends) for {} of {} recording(s){}{}{}; model durations for the rest "
+               "(no block end times, or a gpc-priority hypothesis).\n",
+               traced.size(), recorded, traced.empty() ? "" : ": ",
+               fmt::join(traced.begin(), traced.begin() + static_cast<long>(shown), ", "),
+               traced.size() > shown ? fmt::format(", ... {} more", traced.size() - shown) : "");
+  }
+
   static void print_summary(const model::ValidationRun& run, std::vector<model::Level> levels) {
     bool recorded = false;
     for (const auto& c : run.cases) recorded = recorded || (c.observation && c.observation->has_recording());
@@ -232,6 +279,7 @@ std::unique_ptr<Command> make_validate(CLI::App& app) {
   c->app->add_option(kHypothesisOption, c->hypothesis_spec, "Names, comma list, 'all' (default) or hypothesis files");
   c->app->add_option("--level", c->level_name, "exact, counts, sms, or all (default)")
       ->check(CLI::IsMember({"exact", "counts", "sms", "all"}));
+  add_judging_options(c->app, c->judging);
   c->app->add_flag("--json", c->json, "Machine-readable output");
   c->app->add_flag("--all-rows", c->all_rows, "Do not fold runs of identical rows");
   c->app->add_flag("--details", c->details, "List every failure, not only the first 40");

@@ -66,6 +66,25 @@ CLI::Validator integer_in(long long lo, long long hi) {
   return range_check(static_cast<double>(lo), static_cast<double>(hi), false, true);
 }
 
+model::JudgeOptions JudgingFlags::options() const {
+  model::JudgeOptions o;
+  o.timing = model::timing_from_string(timing, "--timing");
+  o.max_orders = max_orders;
+  return o;
+}
+
+void add_judging_options(CLI::App* app, JudgingFlags& f, const std::string& prefix) {
+  app->add_option("--timing", f.timing,
+                  prefix + "model (default): the hypothesis' durations time the whole schedule; trace: where a recording "
+                           "has every block's start and end, blocks retire at their recorded ends and the hypothesis only "
+                           "places them (the report names the timing that judged each case)")
+      ->check(CLI::IsMember({"model", "trace"}));
+  app->add_option("--max-orders", f.max_orders,
+                  prefix + "Simulations per case over the launch and retirement orders its recording did not observe "
+                           "(its resolution) before the verdict is unknown (default 2000)")
+      ->check(integer_in(1, 100000000));
+}
+
 model::Case load_one_case(const std::string& path, const std::string& case_id, const std::string& command) {
   auto cases = model::load_cases(path);
   if (!case_id.empty()) {

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "tbcheck/model/compare.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/observation.hpp"
 
@@ -50,6 +51,15 @@ void print_json(const nlohmann::json& j);
 // The one case a command works on: the file's only case, or the one named by `--case ID` in a
 // collection (ntbs files, paper collections). Anything else is bad input naming the file and field.
 model::Case load_one_case(const std::string& path, const std::string& case_id, const std::string& command);
+
+// --timing and --max-orders (docs/recordings.md): how recordings judge hypotheses. One set of flags for
+// validate, check and predict --contested; `prefix` starts their help ("With --contested: ").
+struct JudgingFlags {
+  std::string timing = "model";
+  int64_t max_orders = model::kDefaultMaxOrders;
+  model::JudgeOptions options() const;
+};
+void add_judging_options(CLI::App* app, JudgingFlags& f, const std::string& prefix = "");
 
 // Each command: registered on the app, run after parsing when its subcommand was chosen.
 struct Command {

@@ -86,6 +86,14 @@ TEST_CASE("variant choice: exact numRegs, then the same per-warp allocation, els
   }
 }
 
+TEST_CASE("the timer tick is the smallest step between distinct timestamps, in units rounded up", "[cuda-host]") {
+  CHECK(timer_tick_units({0, 0, 1000, 2000, 2000, 5000}, 1000) == 1);
+  CHECK(timer_tick_units({0, 3000, 9000}, 1000) == 3);
+  CHECK(timer_tick_units({0, 2500}, 1000) == 3);  // a step of 2.5 units: rounded up
+  CHECK(timer_tick_units({7, 7}, 1000) == 1);     // no step seen: the unit itself
+  CHECK(timer_tick_units({}, 1000) == 1);
+}
+
 TEST_CASE("ns to time units: relative to the origin, rounded half up", "[cuda-host]") {
   CHECK(ns_to_units(1000, 1000, 20) == 0);
   CHECK(ns_to_units(1009, 1000, 20) == 0);

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "helpers.hpp"
+#include "tbcheck/model/compare.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/oracle/examiner.hpp"
 
@@ -65,6 +66,44 @@ TEST_CASE("examiner logs import into one hardware case in launch order with shar
     CHECK(fine[0].observation->start_of_block.at("K2") == std::vector<int>{100, 101});
     CHECK(fine[0].scenario.kernels[0].duration == 20001);  // 20000.5 us, rounded half up
   }
+}
+
+TEST_CASE("an examiner import keeps block ends, launch calls and the resolution the logs show", "[examiner]") {
+  auto o = on_rtx3090();
+  o.time_unit_ms = 0.001;  // 1 us
+  const auto c = oracle::examiner::import_logs({data("pair_stream0.json"), data("pair_stream1.json")}, o).at(0);
+  REQUIRE(c.observation);
+  CHECK(c.observation->end_of_block.at("K1") == std::vector<int>{20001, 20002});  // 20000.5 and 20001.5 us, half up
+  CHECK(c.observation->launch_of_kernel.at("K1") == 0);
+  CHECK(c.observation->launch_of_kernel.at("K2") == 100);
+  CHECK(c.observation->launch_of_kernel.at("K3") == 200);
+  REQUIRE(c.observation->resolution);
+  CHECK(c.observation->resolution->tick == 1);           // half-microsecond steps, below the unit
+  CHECK(c.observation->resolution->launch_window == 10);  // the 10 us launch calls
+  CHECK(c.observation->has_block_times(c.scenario));
+  CHECK_THAT(c.notes, Catch::Contains("unordered"));
+}
+
+TEST_CASE("the TX2 race illustration passes alg1 only under trace timing, naming the launch order", "[examiner]") {
+  oracle::examiner::ImportOptions o;
+  o.device = model::builtin_device("tx2", "test", "device");
+  o.time_unit_ms = 0.001;
+  std::vector<std::string> logs;
+  for (int t = 1; t <= 4; ++t) logs.push_back(test::source_path("docs/examples/tx2-race/thread" + std::to_string(t) + ".json"));
+  const auto c = oracle::examiner::import_logs(logs, o).at(0);
+  REQUIRE(c.observation->resolution);
+  CHECK(c.observation->resolution->launch_window == 10);
+  const model::Hypothesis& alg1 = *model::find_builtin_hypothesis("alg1");
+  const model::CaseResult by_model = model::evaluate(c, alg1);
+  CHECK(by_model.at(model::Level::Counts) == model::Verdict::Fail);
+  CHECK_THAT(by_model.first_failure(model::Level::Counts), Catch::Contains("under every admissible order (24 simulated"));
+  model::JudgeOptions trace;
+  trace.timing = model::Timing::Trace;
+  const model::CaseResult by_trace = model::evaluate(c, alg1, trace);
+  CHECK(by_trace.at(model::Level::Exact) == model::Verdict::Pass);
+  // 99.9 and 100.3 us both read 100 units: retiring together would send K4's second block to SM 0.
+  CHECK(by_trace.order(model::Level::Exact) ==
+        "launch order K2, K1, K4, K3; retirements recorded at 100..100 in the order K1[1], K2[0]");
 }
 
 TEST_CASE("the imported case equals the case the logs record, and exports back to the plugin", "[examiner]") {

@@ -242,3 +242,32 @@ TEST_CASE("load_cases: ids, defaults and skipped files", "[loaders][observation]
   InputError missing = error_of([&] { load_cases((dir.path / "nope").string()); });
   CHECK(missing.reason() == "no such file or directory");
 }
+
+TEST_CASE("observation: block ends, launch calls and a resolution load and write back", "[loaders][observation]") {
+  const json o = json::parse(R"({"kind": "hardware", "sm_of_block": {"a": [0, 1], "b": [2]},
+      "start_of_block": {"a": [0, 0], "b": [3]}, "end_of_block": {"a": [5, 4], "b": [9]},
+      "launch_of_kernel": {"a": 0, "b": 2}, "resolution": {"tick": 2, "launch_window": 3}})");
+  const Case c = case_from_json(case_with(o), "case.json");
+  REQUIRE(c.observation);
+  CHECK(c.observation->end_of_block.at("a") == std::vector<int>{5, 4});
+  CHECK(c.observation->launch_of_kernel.at("b") == 2);
+  REQUIRE(c.observation->resolution);
+  CHECK(c.observation->resolution->tick == 2);
+  CHECK(c.observation->resolution->launch_window == 3);
+  CHECK(c.observation->has_block_times(c.scenario));
+  CHECK(c.observation->to_json() == o);
+}
+
+TEST_CASE("observation: a block must end after it starts, and resolutions are checked", "[loaders][observation]") {
+  InputError end = case_error(json::parse(R"({"start_of_block": {"a": [0, 4]}, "end_of_block": {"a": [1, 4]}})"));
+  CHECK(end.field() == "observation.end_of_block.a[1]");
+  CHECK(end.reason() == "block 1 ends at 4, not after its start 4");
+  InputError alone = case_error(json::parse(R"({"end_of_block": {"a": [1, 4]}})"));
+  CHECK(alone.field() == "observation.end_of_block");
+  InputError tick = case_error(json::parse(R"({"sm_of_block": {"a": [0, 1]}, "resolution": {"tick": 0}})"));
+  CHECK(tick.field() == "observation.resolution.tick");
+  InputError key = case_error(json::parse(R"({"sm_of_block": {"a": [0, 1]}, "resolution": {"window": 1}})"));
+  CHECK(key.field() == "observation.resolution.window");
+  InputError who = case_error(json::parse(R"({"sm_of_block": {"a": [0, 1]}, "launch_of_kernel": {"c": 1}})"));
+  CHECK(who.field() == "observation.launch_of_kernel.c");
+}

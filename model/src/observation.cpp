@@ -47,10 +47,21 @@ json Fact::to_json() const {
   return j;
 }
 
+json Resolution::to_json() const { return {{"tick", tick}, {"launch_window", launch_window}}; }
+
+bool Observation::has_block_times(const Scenario& s) const {
+  for (const auto& k : s.kernels)
+    if (!sm_of_block.count(k.name) || !start_of_block.count(k.name) || !end_of_block.count(k.name)) return false;
+  return !s.kernels.empty();
+}
+
 json Observation::to_json() const {
   json j = {{"kind", to_string(kind)}};
   if (!sm_of_block.empty()) j["sm_of_block"] = sm_of_block;
   if (!start_of_block.empty()) j["start_of_block"] = start_of_block;
+  if (!end_of_block.empty()) j["end_of_block"] = end_of_block;
+  if (!launch_of_kernel.empty()) j["launch_of_kernel"] = launch_of_kernel;
+  if (resolution) j["resolution"] = resolution->to_json();
   if (!facts.empty()) {
     j["facts"] = json::array();
     for (const auto& f : facts) j["facts"].push_back(f.to_json());
@@ -156,7 +167,9 @@ std::map<std::string, std::vector<int>> per_block(const ObjectReader& r, std::st
 }
 
 Observation observation_from_json(const json& j, const Scenario& s, const std::string& where) {
-  ObjectReader r(j, where, "observation", {"kind", "sm_of_block", "start_of_block", "facts", "metadata"});
+  ObjectReader r(j, where, "observation",
+                 {"kind", "sm_of_block", "start_of_block", "end_of_block", "launch_of_kernel", "resolution", "facts",
+                  "metadata"});
   Observation o;
   std::string kind = r.opt_string("kind").value_or("paper");
   if (kind == "hardware") o.kind = ObservationKind::Hardware;
@@ -165,6 +178,34 @@ Observation observation_from_json(const json& j, const Scenario& s, const std::s
   else r.fail("kind", fmt::format("unknown kind '{}'; valid kinds are: hardware, paper, synthetic", kind));
   if (r.has("sm_of_block")) o.sm_of_block = per_block(r, "sm_of_block", s, 0, s.device.sms - 1);
   if (r.has("start_of_block")) o.start_of_block = per_block(r, "start_of_block", s, 0, INT32_MAX);
+  if (r.has("end_of_block")) {
+    o.end_of_block = per_block(r, "end_of_block", s, 0, INT32_MAX);
+    for (const auto& [name, ends] : o.end_of_block) {
+      auto starts = o.start_of_block.find(name);
+      if (starts == o.start_of_block.end())
+        r.fail("end_of_block", fmt::format("kernel {} has ends but no start_of_block", name));
+      for (size_t b = 0; b < ends.size(); ++b)
+        if (ends[b] <= starts->second[b])
+          throw InputError(where, fmt::format("observation.end_of_block.{}[{}]", name, b),
+                           fmt::format("block {} ends at {}, not after its start {}", b, ends[b], starts->second[b]));
+    }
+  }
+  if (r.has("launch_of_kernel")) {
+    const json& v = r.require("launch_of_kernel");
+    if (!v.is_object()) r.fail("launch_of_kernel", "expected an object of kernel name -> launch time");
+    for (const auto& [name, t] : v.items()) {
+      const std::string f = r.field("launch_of_kernel") + "." + name;
+      check_kernel_name(s, name, where, f);
+      o.launch_of_kernel[name] = ObjectReader::as_integer(t, 0, INT32_MAX, where, f);
+    }
+  }
+  if (r.has("resolution")) {
+    ObjectReader rr(r.require("resolution"), where, "observation.resolution", {"tick", "launch_window"});
+    Resolution res;
+    if (rr.has("tick")) res.tick = rr.integer("tick", 1, INT32_MAX);
+    if (rr.has("launch_window")) res.launch_window = rr.integer("launch_window", 0, INT32_MAX);
+    o.resolution = res;
+  }
   if (r.has("facts")) {
     const json& fs = r.require("facts");
     if (!fs.is_array()) r.fail("facts", fmt::format("expected an array, found {}", json_type_name(fs)));

@@ -288,8 +288,13 @@ StreamOrder stream_order(const Scenario& s) {
 
 namespace {
 
+// The index block t (in dispatch order) of kernel k gets in the schedule: the hand-out pass at the end.
+std::vector<int> block_labels(const Kernel& kr, const Device& d, const Hypothesis& h) {
+  return kr.cluster ? cluster_block_order(kr.blocks, kr.grid, kr.cluster) : h.hand_out_order(d, kr.blocks);
+}
+
 // The generic dispatcher, for a scenario check_feasibility accepted.
-Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
+Schedule simulate_generic(const Scenario& s, const Hypothesis& h, const EndTimeSource* ends) {
   const Device& d = s.device;
   const int nk = static_cast<int>(s.kernels.size());
 
@@ -337,6 +342,14 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
     if (waiting_for[k] == 0) ready.push({rank[k], k});
   auto satisfied = [&](int k) {
     if (--waiting_for[k] == 0) ready.push({rank[k], k});
+  };
+  // Recorded ends (trace-driven judging) are per scheduled block, so they follow the hand-out labels.
+  std::vector<std::vector<int>> labels(ends ? static_cast<size_t>(nk) : 0);
+  for (size_t k = 0; k < labels.size(); ++k) labels[k] = block_labels(s.kernels[k], d, h);
+  auto end_of = [&](int k, int b, int64_t start) -> int64_t {
+    if (!ends) return start + s.kernels[k].duration;
+    const auto& l = labels[static_cast<size_t>(k)];
+    return std::max(start + 1, (*ends)(k, l.empty() ? b : l[static_cast<size_t>(b)], start));
   };
   std::vector<int> next_block(static_cast<size_t>(nk), 0), unretired(static_cast<size_t>(nk));
   for (int k = 0; k < nk; ++k) unretired[k] = s.kernels[k].blocks;
@@ -474,7 +487,7 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
       free_slots.push_back(-1);
     }
     g.commit(sm, needs[k], slots[slot]);
-    const int64_t end = now + s.kernels[k].duration;
+    const int64_t end = end_of(k, next_block[k], now);
     out.kernels[k].blocks.push_back({sm, now, end});
     retiring.push(end, {slot, k});
     ++next_block[k];
@@ -615,7 +628,7 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
         pair_kernel = k;
         pair_time = now;
       }
-      int64_t end = now + s.kernels[k].duration;
+      int64_t end = end_of(k, b, now);
       out.kernels[k].blocks.push_back({sm, now, end});
       retiring.push(end, {slot, k});
       --undispatched;
@@ -634,8 +647,7 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
   // block index each placement gets. Blocks of one kernel are alike, so this relabelling is all it takes.
   for (size_t k = 0; k < s.kernels.size(); ++k) {
     const Kernel& kr = s.kernels[k];
-    const std::vector<int> label =
-        kr.cluster ? cluster_block_order(kr.blocks, kr.grid, kr.cluster) : h.hand_out_order(d, kr.blocks);
+    const std::vector<int> label = block_labels(kr, d, h);
     if (label.empty()) continue;
     auto& blocks = out.kernels[k].blocks;
     const auto placed = blocks;
@@ -645,25 +657,28 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h) {
 }
 
 // A scenario check_feasibility accepted, under either dispatcher.
-Schedule run_feasible(const Scenario& s, const Hypothesis& h) {
+Schedule run_feasible(const Scenario& s, const Hypothesis& h, const EndTimeSource* ends = nullptr) {
   switch (h.selection) {
-    case Selection::GpcPriority: return simulate_fermi(s, h);  // seed 003: model/src/fermi.cpp
+    case Selection::GpcPriority:
+      if (ends) throw std::logic_error("recorded end times reached the gpc-priority dispatcher");
+      return simulate_fermi(s, h);  // seed 003: model/src/fermi.cpp
     case Selection::RoundRobin:
     case Selection::MostRoom: break;
   }
-  return simulate_generic(s, h);
+  return simulate_generic(s, h, ends);
 }
 
 }  // namespace
 
-std::optional<Schedule> try_simulate(const Scenario& s, const Hypothesis& h, FeasibilityCheck* why) {
+std::optional<Schedule> try_simulate(const Scenario& s, const Hypothesis& h, FeasibilityCheck* why,
+                                     const EndTimeSource* ends) {
   FeasibilityCheck f = check_feasibility(s, h);
   if (!f.runs()) {
     if (why) *why = std::move(f);
     return std::nullopt;
   }
   if (why) *why = std::move(f);
-  return run_feasible(s, h);
+  return run_feasible(s, h, ends);
 }
 
 Schedule simulate(const Scenario& s, const Hypothesis& h) {

@@ -5,14 +5,15 @@
 namespace tbcheck::model {
 
 ValidationRun run_validation(std::vector<Case> cases, std::vector<Hypothesis> hypotheses,
-                             const std::function<void()>& on_case_done) {
+                             const std::function<void()>& on_case_done, const JudgeOptions& judging) {
   ValidationRun run;
+  run.judging = judging;
   run.cases = std::move(cases);
   run.hypotheses = std::move(hypotheses);
   for (const auto& c : run.cases) {
     std::vector<CaseResult> row;
     row.reserve(run.hypotheses.size());
-    for (const auto& h : run.hypotheses) row.push_back(evaluate(c, h));
+    for (const auto& h : run.hypotheses) row.push_back(evaluate(c, h, judging));
     run.results.push_back(std::move(row));
     if (on_case_done) on_case_done();
   }
@@ -69,6 +70,8 @@ json ValidationRun::to_json(const std::vector<Level>& levels, Level expect_level
     }
     j["summary"].push_back(s);
   }
+  j["timing"] = to_string(judging.timing);
+  j["max_orders"] = judging.max_orders;
   j["expect_level"] = to_string(expect_level);
   j["mismatches"] = json::array();
   for (const auto& m : mismatches(expect_level))

@@ -85,6 +85,15 @@ int64_t ns_to_units(uint64_t ns, uint64_t origin_ns, uint64_t unit) {
   return static_cast<int64_t>(d / unit + (d % unit >= unit - unit / 2 ? 1 : 0));
 }
 
+int64_t timer_tick_units(std::vector<uint64_t> ns, uint64_t unit) {
+  std::sort(ns.begin(), ns.end());
+  uint64_t gap = 0;
+  for (size_t i = 1; i < ns.size(); ++i)
+    if (ns[i] != ns[i - 1] && (gap == 0 || ns[i] - ns[i - 1] < gap)) gap = ns[i] - ns[i - 1];
+  if (gap == 0 || unit == 0) return 1;
+  return std::max<int64_t>(1, static_cast<int64_t>((gap + unit - 1) / unit));
+}
+
 RecordedSchedule schedule_from_records(const model::Scenario& s, const std::vector<KernelRecord>& recs, uint64_t unit) {
   RecordedSchedule r;
   r.schedule.hypothesis = "cuda";

@@ -474,6 +474,7 @@ class CudaOracle : public Oracle {
     std::vector<std::vector<int>> block_sms;  // per partition, over every usable repetition
 
     std::vector<model::Schedule> reps;
+    int64_t tick = 0;  // the finest timer step any usable repetition shows (units)
     nlohmann::json attempts_log = nlohmann::json::array();
     nlohmann::json notes = nlohmann::json::array();
     for (int rep = 0; rep < repetitions; ++rep) {
@@ -504,6 +505,14 @@ class CudaOracle : public Oracle {
             meta["clusters"][recs[k].name] = {{"cluster_id", ids}, {"cluster_rank", ranks}};
           }
           add_block_sms(plan, recs, block_sms);
+          std::vector<uint64_t> stamps;
+          for (const auto& k : recs)
+            for (const auto& b : k.blocks) {
+              stamps.push_back(b.start_ns);
+              stamps.push_back(b.end_ns);
+            }
+          const int64_t t = timer_tick_units(std::move(stamps), plan.unit_ns);
+          tick = tick == 0 ? t : std::min(tick, t);
           model::Schedule sch = rs.schedule;
           sch.hypothesis = name();
           reps.push_back(std::move(sch));
@@ -540,6 +549,8 @@ class CudaOracle : public Oracle {
     for (const auto& g : granted)
       if (g.match == PartitionMatch::Inexpressible) return outcome(RunStatus::Unsupported, g.reason);
     RunResult result = combine_repetitions(s, std::move(reps), model::ObservationKind::Hardware, meta);
+    // Launch order is confirmed (check_launch_order) before a repetition is used: no launch window.
+    result.observation.resolution = model::Resolution{std::max<int64_t>(tick, 1), 0};
     for (const auto& g : granted)
       if (g.match == PartitionMatch::Effective) result.effective_scenario = effective_scenario(s, plan, granted);
     return result;

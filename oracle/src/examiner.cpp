@@ -3,6 +3,7 @@
 #include "tbcheck/oracle/examiner.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -26,7 +27,8 @@ using nlohmann::json;
 struct LoggedKernel {
   std::string name;
   int blocks = 0, threads = 0, smem = 0;
-  std::optional<double> launch_s;       // cuda_launch_times[0]
+  std::optional<double> launch_s;       // cuda_launch_times[0]: the CPU time just before the launch call
+  std::optional<double> launch_end_s;   // cuda_launch_times[1]: just after it returned
   std::vector<double> start_s, end_s;   // per block
   std::vector<int> smids;
   int file = 0, order_in_file = 0;
@@ -85,6 +87,11 @@ LoggedKernel read_kernel(const json& e, const std::string& file, const std::stri
   if (auto it = e.find("cuda_launch_times"); it != e.end()) {
     if (!it->is_array() || it->empty()) bad(file, at + ".cuda_launch_times", "expected an array of CPU times");
     k.launch_s = as_seconds((*it)[0], file, at + ".cuda_launch_times[0]");
+    if (it->size() > 1) {
+      k.launch_end_s = as_seconds((*it)[1], file, at + ".cuda_launch_times[1]");
+      if (*k.launch_end_s < *k.launch_s)
+        bad(file, at + ".cuda_launch_times[1]", "the launch call returns before it was made");
+    }
   }
   for (size_t b = 0; b < smids.size(); ++b)
     k.smids.push_back(as_int(smids[b], file, fmt::format("{}.block_smids[{}]", at, b), 0, 65535));
@@ -183,9 +190,18 @@ std::vector<model::Case> import_logs(const std::vector<std::string>& files, cons
     double origin = ks[0].start_s[0];
     for (const auto& k : ks)
       for (double s : k.start_s) origin = std::min(origin, s);
+    // Launch calls are CPU times, on another clock than the blocks': kept relative to the first call.
+    double launch_origin = 0;
+    if (by_launch_time) {
+      launch_origin = *ks[0].launch_s;
+      for (const auto& k : ks) launch_origin = std::min(launch_origin, *k.launch_s);
+    }
+    std::vector<uint64_t> stamps_ns;  // every block time, for the timer's resolution
 
     json kernels = json::array();
-    json sm_of_block = json::object(), start_of_block = json::object();
+    json sm_of_block = json::object(), start_of_block = json::object(), end_of_block = json::object();
+    json launch_of_kernel = json::object();
+    double longest_call_s = 0;  // the longest launch call: a launch lands somewhere inside its call
     std::set<std::string> used;
     for (const auto& k : ks) {
       const Log& l = logs[static_cast<size_t>(k.file)];
@@ -217,21 +233,46 @@ std::vector<model::Case> import_logs(const std::vector<std::string>& files, cons
                                   fmt::format("kernel {} block {} is on SM {}, outside {}'s {} SMs; is --device right?",
                                               name, b, k.smids[b], o.device.name, o.device.sms));
         sm_of_block[name].push_back(k.smids[b]);
-        start_of_block[name].push_back(
-            seconds_to_units(k.start_s[b] - origin, unit, l.path, fmt::format("{}.block_times[{}]", k.at, 2 * b)));
-        seconds_to_units(k.end_s[b] - origin, unit, l.path, fmt::format("{}.block_times[{}]", k.at, 2 * b + 1));
+        const int64_t start =
+            seconds_to_units(k.start_s[b] - origin, unit, l.path, fmt::format("{}.block_times[{}]", k.at, 2 * b));
+        const int64_t end =
+            seconds_to_units(k.end_s[b] - origin, unit, l.path, fmt::format("{}.block_times[{}]", k.at, 2 * b + 1));
+        start_of_block[name].push_back(start);
+        end_of_block[name].push_back(std::max(end, start + 1));  // a block shorter than a unit still ends after it starts
+        stamps_ns.push_back(static_cast<uint64_t>(std::llround((k.start_s[b] - origin) * 1e9)));
+        stamps_ns.push_back(static_cast<uint64_t>(std::llround((k.end_s[b] - origin) * 1e9)));
+      }
+      if (by_launch_time) {
+        launch_of_kernel[name] =
+            seconds_to_units(*k.launch_s - launch_origin, unit, l.path, k.at + ".cuda_launch_times[0]");
+        if (k.launch_end_s) longest_call_s = std::max(longest_call_s, *k.launch_end_s - *k.launch_s);
       }
     }
+    // What the log did not observe: the timer's step, and which launch came first where launches raced
+    // (each benchmark launches from its own CPU thread). Without launch times every order is open.
+    const int64_t tick = cuda::timer_tick_units(std::move(stamps_ns), unit);
+    const int64_t window =
+        !by_launch_time ? int64_t{INT32_MAX}
+                        : (static_cast<int64_t>(std::llround(longest_call_s * 1e9)) + static_cast<int64_t>(unit) - 1) /
+                              static_cast<int64_t>(unit);
+    json observation = {{"kind", "hardware"},
+                        {"sm_of_block", sm_of_block},
+                        {"start_of_block", start_of_block},
+                        {"end_of_block", end_of_block},
+                        {"resolution", {{"tick", tick}, {"launch_window", window}}}};
+    if (by_launch_time) observation["launch_of_kernel"] = launch_of_kernel;
     json cj = {{"id", fmt::format("examiner-{}{}", id_safe(scenario_name), iterations > 1 ? fmt::format(".it{}", it + 1) : "")},
                {"source", fmt::format("cuda_scheduling_examiner log(s): {}", fmt::join(names_of_files, ", "))},
                {"device", o.device_builtin ? json(o.device.name) : o.device.to_json()},
                {"kernels", kernels},
-               {"observation", {{"kind", "hardware"}, {"sm_of_block", sm_of_block}, {"start_of_block", start_of_block}}},
+               {"observation", observation},
                {"notes", fmt::format("imported from cuda_scheduling_examiner, iteration {} of {}; time unit {} ms (block "
                                      "times rounded half up from the earliest block start); registers not logged, {} "
-                                     "assumed; launch order from {}",
+                                     "assumed; kernels listed by {}; the timer resolves {} unit(s) and launches within {} "
+                                     "unit(s) of each other are unordered (observation.resolution)",
                                      it + 1, iterations, o.time_unit_ms, o.regs,
-                                     by_launch_time ? "cuda_launch_times" : "the file order")}};
+                                     by_launch_time ? "cuda_launch_times" : "the file order", tick,
+                                     window)}};
     out.push_back(model::case_from_json(cj, files[0]));
   }
   return out;

@@ -52,9 +52,12 @@ model::Observation observation_of(const model::Schedule& sch, model::Observation
   for (const auto& k : sch.kernels) {
     auto& sms = o.sm_of_block[k.name];
     auto& starts = o.start_of_block[k.name];
+    auto& ends = o.end_of_block[k.name];
     for (const auto& b : k.blocks) {
       sms.push_back(b.sm);
       starts.push_back(static_cast<int>(b.start));
+      // A block shorter than a unit still ends after it starts (a recorded end is read back that way).
+      ends.push_back(static_cast<int>(std::max(b.end, b.start + 1)));
     }
   }
   return o;

@@ -1,5 +1,6 @@
 // The replay oracle: returns the recorded schedule of a corpus case, as if the device had run it.
-// Deterministic by nature: every repetition is the recording; the observation is the case's own.
+// Deterministic by nature: every repetition is the recording; the observation is the case's own (block
+// ends, launch times and resolution included, so a trace-timed judgement of it sees what was recorded).
 #include <fmt/format.h>
 
 #include "kinds.hpp"
@@ -29,11 +30,12 @@ class ReplayOracle : public Oracle {
       ks.name = k.name;
       auto sms = o.sm_of_block.find(k.name);
       auto starts = o.start_of_block.find(k.name);
+      auto ends = o.end_of_block.find(k.name);  // recorded ends where the recording has them
       for (int b = 0; b < k.blocks; ++b) {
         model::BlockPlacement p;
         if (sms != o.sm_of_block.end()) p.sm = sms->second[b];
         if (starts != o.start_of_block.end()) p.start = starts->second[b];
-        p.end = p.start + k.duration;
+        p.end = ends != o.end_of_block.end() ? ends->second[b] : p.start + k.duration;
         ks.blocks.push_back(p);
       }
       sch.kernels.push_back(std::move(ks));

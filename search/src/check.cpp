@@ -70,7 +70,8 @@ nlohmann::json CheckReport::to_json() const {
   for (const auto& o : options)
     j["options"].push_back({{"mechanism", o.mechanism}, {"value", o.value}, {"cites", o.cites}, {"meaning", o.meaning}});
   j["same_options_as"] = same_as ? nlohmann::json(*same_as) : nlohmann::json();
-  j["corpus"] = {{"cases", cases}, {"levels", nlohmann::json::object()}};
+  j["corpus"] = {{"cases", cases}, {"levels", nlohmann::json::object()}, {"timing", model::to_string(timing)},
+                 {"traced_cases", traced}};
   for (const auto& t : tallies)
     j["corpus"]["levels"][std::string(model::to_string(t.level))] = {{"pass", t.pass}, {"fail", t.fail}, {"other", t.other}};
   j["corpus"]["failures"] = nlohmann::json::array();
@@ -109,8 +110,10 @@ CheckReport check_hypothesis(const model::Hypothesis& h, const std::vector<model
     }
 
   // Validation at the three levels.
-  model::ValidationRun run = model::run_validation(corpus, {h});
+  model::ValidationRun run = model::run_validation(corpus, {h}, {}, o.judging);
   r.cases = run.cases.size();
+  r.timing = o.judging.timing;
+  for (const auto& row : run.results) r.traced += row[0].timing == model::Timing::Trace;
   for (model::Level l : model::kAllLevels) {
     auto t = run.tally(0, l);
     r.tallies.push_back({l, t.pass, t.fail, t.other});

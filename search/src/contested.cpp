@@ -42,7 +42,7 @@ bool is_evidence(const model::Case& c) {
 }  // namespace
 
 Judgement judge(const model::Device& d, const std::vector<model::Hypothesis>& candidates,
-                const std::vector<model::Case>& evidence) {
+                const std::vector<model::Case>& evidence, const model::JudgeOptions& judging) {
   Judgement j;
   j.device = d.name;
   j.architecture = d.architecture();
@@ -64,7 +64,7 @@ Judgement judge(const model::Device& d, const std::vector<model::Hypothesis>& ca
   std::vector<bool> open(used.size(), true);
   for (size_t c = 0; c < used.size(); ++c) {
     for (const auto& h : candidates) {
-      results[c].push_back(model::evaluate(*used[c], h));
+      results[c].push_back(model::evaluate(*used[c], h, judging));
       if (results[c].back().at(model::Level::Exact) == model::Verdict::Pass) open[c] = false;
     }
     if (open[c]) j.open_cases.push_back(used[c]->id);
@@ -82,7 +82,7 @@ Judgement judge(const model::Device& d, const std::vector<model::Hypothesis>& ca
 
 ContestReport contest(const model::Scenario& sc, const std::vector<model::Hypothesis>& candidates,
                       const std::vector<model::Case>& evidence, const ContestOptions& o) {
-  return contest(sc, candidates, judge(sc.device, candidates, evidence), o);
+  return contest(sc, candidates, judge(sc.device, candidates, evidence, o.judging), o);
 }
 
 ContestReport contest(const model::Scenario& sc, const std::vector<model::Hypothesis>& candidates, const Judgement& j,
@@ -189,7 +189,7 @@ std::vector<CaseContest> contest_predictions(const model::ValidationRun& run, co
   for (const auto& c : run.cases) {
     if (is_evidence(c)) continue;
     auto it = judged.find(c.scenario.device.name);
-    if (it == judged.end()) it = judged.emplace(c.scenario.device.name, judge(c.scenario.device, run.hypotheses, run.cases)).first;
+    if (it == judged.end()) it = judged.emplace(c.scenario.device.name, judge(c.scenario.device, run.hypotheses, run.cases, o.judging)).first;
     out.push_back({c.id, contest(c.scenario, run.hypotheses, it->second, o)});
   }
   return out;

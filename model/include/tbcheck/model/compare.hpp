@@ -1,6 +1,7 @@
 // Judging a predicted schedule against an observation: facts one by one, and recorded schedules
 // at three levels (exact, counts, sms). Results are named verdicts, never bare bools.
 #pragma once
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,24 @@ std::string_view to_string(Level);
 Level level_from_string(const std::string& s);  // InputError on an unknown name
 inline constexpr Level kAllLevels[] = {Level::Exact, Level::Counts, Level::Sms};
 
+// How a recording judges a hypothesis (docs/recordings.md). Model: the hypothesis predicts the whole
+// schedule from the kernels' durations. Trace: blocks retire at their recorded ends and the hypothesis
+// only chooses where each next block goes; needs every block's recorded SM, start and end.
+enum class Timing { Model, Trace };
+std::string_view to_string(Timing);  // "model", "trace"
+Timing timing_from_string(const std::string& s, const std::string& flag);  // InputError naming the flag
+inline constexpr Timing kAllTimings[] = {Timing::Model, Timing::Trace};
+
+// Simulations one case may take over the orders its recording did not observe before it is `unknown`.
+inline constexpr int64_t kDefaultMaxOrders = 2000;
+
+struct JudgeOptions {
+  // Trace judges the cases whose recordings have block times (the others on model durations); the
+  // result names the timing that judged each.
+  Timing timing = Timing::Model;
+  int64_t max_orders = kDefaultMaxOrders;
+};
+
 struct Check {
   Verdict verdict = Verdict::Pass;
   std::string detail;  // the failed fact, or the first differing block
@@ -30,21 +49,29 @@ struct CaseResult {
   Verdict facts = Verdict::Unsupported;        // Unsupported when the case has no facts
   std::vector<Check> fact_checks;              // one per fact, in order
   std::optional<Check> exact, counts, sms;     // present when the case has a recording
+  // Per level (exact, counts, sms): the admissible order (docs/recordings.md) that reproduced the
+  // recording (pass) or came closest (fail, unknown); empty when it is the order the case lists.
+  std::array<std::string, 3> orders;
   std::string reason;                          // for Unknown / Unsupported overall
   bool ran = false;                            // false when the hypothesis could not run the case
+  Timing timing = Timing::Model;               // what judged the recording
+  int64_t orders_tried = 0;                    // simulations over admissible orders (0: facts only)
 
   // The case verdict at a level: every fact passes and the recording agrees at that level.
   Verdict at(Level l) const;
   const std::optional<Check>& level(Level l) const;
+  const std::string& order(Level l) const { return orders[static_cast<size_t>(l)]; }
   // The first failure message at a level ("" if it passes).
   std::string first_failure(Level l) const;
 };
 
 Check check_fact(const Fact& f, const Scenario& s, const Schedule& sch);
-Check compare_recording(const Observation& o, const Scenario& s, const Schedule& sch, Level l);
+// Exact compares SMs and starts; starts less than `tick` apart agree (the recording's timer resolution).
+Check compare_recording(const Observation& o, const Scenario& s, const Schedule& sch, Level l, int64_t tick = 1);
 
-// Simulates the case under the hypothesis and judges it.
-CaseResult evaluate(const Case& c, const Hypothesis& h);
+// Simulates the case under the hypothesis and judges it, over every order its recording admits
+// (model/src/orders.cpp).
+CaseResult evaluate(const Case& c, const Hypothesis& h, const JudgeOptions& o = {});
 
 json to_json(const CaseResult& r);
 

@@ -31,12 +31,26 @@ struct Fact {
 // number blocks row by row (x fastest), as blockIdx does.
 std::vector<int> cluster_of_blocks(const Kernel& k);
 
+// What a recording could not see (docs/recordings.md): two recorded times less than `tick` apart are
+// unordered (the timer's resolution, in time units), and so are two kernels whose launches lie within
+// `launch_window` of each other (launch_of_kernel where recorded, else the release times).
+struct Resolution {
+  int64_t tick = 1;
+  int64_t launch_window = 0;
+  json to_json() const;
+};
+
 struct Observation {
   ObservationKind kind = ObservationKind::Paper;
   std::map<std::string, std::vector<int>> sm_of_block;     // kernel name -> SM per block index
   std::map<std::string, std::vector<int>> start_of_block;  // kernel name -> start per block index
+  std::map<std::string, std::vector<int>> end_of_block;    // kernel name -> end per block index
+  std::map<std::string, int64_t> launch_of_kernel;         // kernel name -> launch call (time units)
+  std::optional<Resolution> resolution;                    // absent: every recorded order was observed
   std::vector<Fact> facts;
   bool has_recording() const { return !sm_of_block.empty() || !start_of_block.empty(); }
+  // Every kernel of s has its blocks' SMs, starts and ends: what trace-driven judging needs.
+  bool has_block_times(const Scenario& s) const;
   json to_json() const;
 };
 

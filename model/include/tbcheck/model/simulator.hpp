@@ -1,6 +1,8 @@
 // The dispatcher of docs/design.md (stream eligibility, retire-then-dispatch per instant, head-of-line
 // blocking, block-index order) with a hypothesis plugged in for SM selection and resources.
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,8 +46,15 @@ struct FeasibilityCheck {
 };
 FeasibilityCheck check_feasibility(const Scenario& s, const Hypothesis& h);
 
+// Trace-driven judging's extension point (docs/recordings.md): when given, a block retires at
+// ends(kernel, block, start) (block: its index in the schedule; at least start + 1) instead of start +
+// the kernel's duration, so a recording's retirements time the dispatcher and the hypothesis only
+// places blocks. The generic dispatcher only; gpc-priority's (seed 003) plans waves from durations.
+using EndTimeSource = std::function<int64_t(int kernel, int block, int64_t start)>;
+
 // The schedule, or std::nullopt with `why` (when given) filled: simulate() without the exception.
-std::optional<Schedule> try_simulate(const Scenario& s, const Hypothesis& h, FeasibilityCheck* why = nullptr);
+std::optional<Schedule> try_simulate(const Scenario& s, const Hypothesis& h, FeasibilityCheck* why = nullptr,
+                                     const EndTimeSource* ends = nullptr);
 
 // Simulates the scenario under the hypothesis. A scenario check_feasibility rejects is an InputError
 // (from `where`, naming the field and the reason): for input a user gave.

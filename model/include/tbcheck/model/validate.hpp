@@ -18,6 +18,7 @@ struct ValidationRun {
   std::vector<Case> cases;
   std::vector<Hypothesis> hypotheses;
   std::vector<std::vector<CaseResult>> results;  // [case][hypothesis]
+  JudgeOptions judging;                           // what was asked; each result says what judged it
 
   // Expectations are judged at `l` (facts-only cases are the same at every level).
   std::vector<Mismatch> mismatches(Level l) const;
@@ -30,6 +31,6 @@ struct ValidationRun {
 };
 
 ValidationRun run_validation(std::vector<Case> cases, std::vector<Hypothesis> hypotheses,
-                             const std::function<void()>& on_case_done = {});
+                             const std::function<void()>& on_case_done = {}, const JudgeOptions& judging = {});
 
 }  // namespace tbcheck::model

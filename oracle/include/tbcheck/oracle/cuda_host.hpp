@@ -62,6 +62,10 @@ VariantChoice choose_variant(const std::vector<Variant>& variants, const model::
 // Timestamps before the origin map to 0 (the origin is the earliest start, so none should be).
 int64_t ns_to_units(uint64_t ns, uint64_t origin_ns, uint64_t unit);
 
+// The timer's resolution as the data shows it (docs/recordings.md): the smallest positive gap between
+// two distinct timestamps, in units rounded up, at least 1. Shared by the CUDA oracle and import-examiner.
+int64_t timer_tick_units(std::vector<uint64_t> timestamps_ns, uint64_t unit);
+
 // What the probe recorded for one block (start_ns == 0: the block never wrote its record).
 struct BlockRecord {
   uint64_t start_ns = 0, end_ns = 0;

@@ -23,8 +23,12 @@ struct ImportOptions {
 // kernel: kernel_name?, block_count, thread_count, shared_memory?, cuda_launch_times?,
 // block_times [start, end, ...] (seconds), block_smids [...]. Iteration i of every log forms one
 // case (kernels in launch order by cuda_launch_times[0] when every kernel has it, else file
-// order); a log that launches several kernels gives them one shared stream. Any malformed field is
-// an InputError naming the file, the field path and the reason.
+// order); a log that launches several kernels gives them one shared stream. The observation keeps
+// every block's SM, start and end, each kernel's launch call (launch_of_kernel, relative to the first
+// call: CPU times are another clock) and the resolution the data shows: the timer's smallest step as
+// `tick`, the longest launch call as `launch_window` (every order open when the log has no launch
+// times), so the judge tries the launch orders the log did not observe (docs/recordings.md). Any
+// malformed field is an InputError naming the file, the field path and the reason.
 std::vector<model::Case> import_logs(const std::vector<std::string>& files, const ImportOptions& o);
 
 // One examiner config (its "benchmarks": timer_spin or multikernel plugins) as a scenario case

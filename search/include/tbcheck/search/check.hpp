@@ -33,6 +33,7 @@ struct CheckOptions {
   std::string device = "rtx3090";  // the device synthesis targets
   DistinguishBounds bounds;        // small by default: see default_check_bounds()
   SynthesisMode synthesis = SynthesisMode::Unseparated;
+  model::JudgeOptions judging;     // how the corpus' recordings judge the hypothesis
 };
 // Bounds that keep one pair to seconds: up to 2 kernels of up to 2 blocks (3 in all), 1 TPC, short queries.
 DistinguishBounds default_check_bounds();
@@ -66,6 +67,8 @@ struct CheckReport {
   std::vector<OptionExplanation> options;
   std::optional<std::string> same_as;  // a shipped hypothesis with the very same options
   size_t cases = 0;
+  model::Timing timing = model::Timing::Model;  // asked for
+  size_t traced = 0;  // cases judged trace-driven (recorded ends)
   std::vector<LevelTally> tallies;  // exact, counts, sms
   struct Failure {
     std::string case_id, file, level, detail;

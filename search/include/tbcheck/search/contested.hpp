@@ -70,6 +70,7 @@ struct ContestOptions {
   bool synthesize = true;  // ask distinguish for a smaller settling case (its default bounds)
   unsigned query_timeout_ms = 2000;  // per Z3 query
   unsigned pair_budget_ms = 4000;    // Z3 time per pair of sides
+  model::JudgeOptions judging;       // how the evidence's recordings judge the candidates
 };
 
 // The judging half of contest(), once per device (validate --report asks it for many scenarios).
@@ -83,7 +84,7 @@ struct Judgement {
   std::vector<std::string> survivors;  // candidate names, in candidate order
 };
 Judgement judge(const model::Device& d, const std::vector<model::Hypothesis>& candidates,
-                const std::vector<model::Case>& evidence);
+                const std::vector<model::Case>& evidence, const model::JudgeOptions& judging = {});
 
 // Judges `candidates` on `evidence` (cases with a hardware or paper observation; synthetic ones are
 // predictions, not evidence) of the scenario's device, else of its architecture, and compares the

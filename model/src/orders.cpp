@@ -1,0 +1,478 @@
+// Judging a recording over the orders it did not observe: launches within its launch window and, under
+// trace-driven timing, retirements within one timer tick. Enumeration with pruning (docs/recordings.md).
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tbcheck/model/compare.hpp"
+#include "tbcheck/model/controls.hpp"
+#include "tbcheck/model/simulator.hpp"
+
+namespace tbcheck::model {
+namespace {
+
+// Every linear extension of "a must precede b" over items 0..n-1, the identity first, each passed to f
+// until f returns false (then false is returned).
+bool for_each_extension(int n, const std::function<bool(int, int)>& must_precede,
+                        const std::function<bool(const std::vector<int>&)>& f) {
+  std::vector<int> order;
+  std::vector<char> used(static_cast<size_t>(n), 0);
+  std::function<bool()> rec = [&]() -> bool {
+    if (static_cast<int>(order.size()) == n) return f(order);
+    for (int i = 0; i < n; ++i) {
+      if (used[static_cast<size_t>(i)]) continue;
+      bool free = true;
+      for (int p = 0; p < n && free; ++p) free = used[static_cast<size_t>(p)] || p == i || !must_precede(p, i);
+      if (!free) continue;
+      used[static_cast<size_t>(i)] = 1;
+      order.push_back(i);
+      const bool go_on = rec();
+      order.pop_back();
+      used[static_cast<size_t>(i)] = 0;
+      if (!go_on) return false;
+    }
+    return true;
+  };
+  return rec();
+}
+
+bool is_identity(const std::vector<int>& p) {
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p[i] != static_cast<int>(i)) return false;
+  return true;
+}
+
+// Recorded ends less than a tick apart, chained: their blocks may have retired in any order that keeps
+// ends a tick or more apart in their recorded order.
+struct TieGroup {
+  std::vector<std::pair<int, int>> members;  // (case kernel, block), by recorded end
+  std::vector<int64_t> ends;                 // recorded, ascending
+};
+
+// One judgement of one simulated order.
+struct Judged {
+  Check check;
+  int64_t t_star = INT64_MAX;  // model instant from which the first difference is decided (pruning)
+  int64_t score = 0;           // blocks on their recorded SM: "closest" among failing orders
+};
+
+class OrderSearch {
+ public:
+  OrderSearch(const Case& c, const Hypothesis& h, const JudgeOptions& o, Timing t)
+      : c_(c), h_(h), o_(*c.observation), max_(o.max_orders), timing_(t) {
+    const Scenario& s = c.scenario;
+    tick_ = o_.resolution ? o_.resolution->tick : 1;
+    const int64_t window = o_.resolution ? o_.resolution->launch_window : 0;
+    auto launch = [&](size_t k) {
+      auto it = o_.launch_of_kernel.find(s.kernels[k].name);
+      return it != o_.launch_of_kernel.end() ? it->second : s.kernels[k].release;
+    };
+    const size_t nk = s.kernels.size();
+    before_.assign(nk, std::vector<char>(nk, 0));
+    for (size_t i = 0; i < nk; ++i)
+      for (size_t j = i + 1; j < nk; ++j) {
+        const bool same_stream = s.kernels[i].stream && s.kernels[i].stream == s.kernels[j].stream;
+        before_[i][j] = same_stream || std::abs(launch(j) - launch(i)) > window;
+      }
+    if (timing_ == Timing::Trace) build_tie_groups();
+  }
+
+  const std::optional<FeasibilityCheck>& refusal() const { return refusal_; }
+
+  // The verdict at l over every admissible order, and the order it names.
+  std::pair<Check, std::string> run(Level l, int64_t& sims) {
+    level_ = l;
+    sims_ = 0;
+    best_ = {};
+    best_.score = -1;
+    passed_ = false;
+    stopped_ = false;
+    pruned_ = false;
+    const int nk = static_cast<int>(c_.scenario.kernels.size());
+    for_each_extension(nk, [&](int a, int b) { return a < b && before_[static_cast<size_t>(a)][static_cast<size_t>(b)]; },
+                       [&](const std::vector<int>& perm) {
+                         launch_ = perm;
+                         visit_launch_order();
+                         return !passed_ && !stopped_;
+                       });
+    sims += sims_;
+    if (passed_) return {pass_, pass_order_};
+    Check out = best_.check;
+    if (stopped_) {
+      out.verdict = Verdict::Unknown;
+      out.detail = fmt::format("bound reached: {} simulation(s) over the admissible orders (--max-orders {}) and none "
+                               "reproduces the recording; closest ({} blocks on their recorded SM): {}",
+                               sims_, max_, best_.score, best_.check.detail);
+      return {out, best_order_};
+    }
+    if (sims_ > 1 || pruned_)
+      out.detail = fmt::format("under every admissible order ({} simulated{}); closest ({} blocks on their recorded SM, "
+                               "{}): {}",
+                               sims_, pruned_ ? ", the others pruned: they keep that first difference" : "", best_.score,
+                               best_order_.empty() ? "the listed order" : best_order_, best_.check.detail);
+    return {out, best_order_};
+  }
+
+ private:
+  void build_tie_groups() {
+    const Scenario& s = c_.scenario;
+    struct E {
+      int64_t end;
+      int k, b;
+    };
+    std::vector<E> all;
+    for (size_t k = 0; k < s.kernels.size(); ++k) {
+      const auto& ends = o_.end_of_block.at(s.kernels[k].name);
+      for (size_t b = 0; b < ends.size(); ++b) all.push_back({ends[b], static_cast<int>(k), static_cast<int>(b)});
+    }
+    std::sort(all.begin(), all.end(), [](const E& a, const E& b) { return std::tie(a.end, a.k, a.b) < std::tie(b.end, b.k, b.b); });
+    for (const E& x : all) ends_.push_back({x.end, x.k, x.b});
+    group_of_.assign(s.kernels.size(), {});
+    for (size_t k = 0; k < s.kernels.size(); ++k) group_of_[k].assign(static_cast<size_t>(s.kernels[k].blocks), {-1, 0});
+    for (size_t i = 0; i < all.size();) {
+      size_t e = i + 1;
+      while (e < all.size() && all[e].end - all[e - 1].end < tick_) ++e;
+      if (e - i > 1) {
+        TieGroup g;
+        for (size_t x = i; x < e; ++x) {
+          group_of_[static_cast<size_t>(all[x].k)][static_cast<size_t>(all[x].b)] = {static_cast<int>(groups_.size()),
+                                                                                     static_cast<int>(x - i)};
+          g.members.emplace_back(all[x].k, all[x].b);
+          g.ends.push_back(all[x].end);
+        }
+        groups_.push_back(std::move(g));
+      }
+      i = e;
+    }
+    scale_ = 2;
+    for (const auto& g : groups_) scale_ = std::max<int64_t>(scale_, static_cast<int64_t>(g.members.size()) + 1);
+    choice_.resize(groups_.size());
+    rank_.resize(groups_.size());
+    // Equal recorded ends default to the model's own reading (they retire together, then dispatch);
+    // ends that differ within a tick default to their recorded order.
+    for (const auto& g : groups_)
+      default_.push_back(g.ends.front() == g.ends.back() ? std::vector<int>{} : identity(g.members.size()));
+    for (size_t g = 0; g < groups_.size(); ++g) set_choice(g, default_[g]);
+  }
+
+  static std::vector<int> identity(size_t n) {
+    std::vector<int> p(n);
+    for (size_t i = 0; i < n; ++i) p[i] = static_cast<int>(i);
+    return p;
+  }
+
+  // An empty order: the group retires together at its (equal) recorded end.
+  void set_choice(size_t g, const std::vector<int>& order) {
+    choice_[g] = order;
+    rank_[g].assign(groups_[g].members.size(), 0);
+    for (size_t p = 0; p < order.size(); ++p) rank_[g][static_cast<size_t>(order[p])] = static_cast<int>(p);
+  }
+
+  // The scenario in the chosen launch order. Release times are handed out in ascending order, so the list
+  // stays in launch order; kernels released at one instant (the usual race) keep theirs.
+  void visit_launch_order() {
+    const Scenario& s = c_.scenario;
+    scen_ = s;
+    std::vector<int64_t> releases;
+    for (const auto& k : s.kernels) releases.push_back(k.release);
+    std::sort(releases.begin(), releases.end());
+    case_index_.assign(s.kernels.size(), 0);
+    for (size_t i = 0; i < launch_.size(); ++i) {
+      scen_.kernels[i] = s.kernels[static_cast<size_t>(launch_[i])];
+      scen_.kernels[i].release = releases[i] * (timing_ == Timing::Trace ? scale_ : 1);
+      case_index_[i] = launch_[i];
+    }
+    if (!budget()) return;
+    std::optional<Schedule> sch = timing_ == Timing::Model ? simulate_model() : simulate_trace();
+    if (!sch) return;
+    Judged j = judge(*sch);
+    consider(j);
+    if (timing_ == Timing::Trace && !passed_) descend(0, j);
+  }
+
+  bool budget() {
+    if (sims_ >= max_) {
+      stopped_ = true;
+      return false;
+    }
+    ++sims_;
+    return true;
+  }
+
+  // A refusal of a reordered scenario (the listed order ran) ends the search with it as the reason.
+  std::optional<Schedule> refused(FeasibilityCheck why) {
+    refusal_ = std::move(why);
+    stopped_ = true;
+    return std::nullopt;
+  }
+
+  std::optional<Schedule> simulate_model() {
+    FeasibilityCheck why;
+    std::optional<Schedule> sch = try_simulate(scen_, h_, &why);
+    return sch ? sch : refused(std::move(why));
+  }
+
+  std::optional<Schedule> simulate_trace() {
+    EndTimeSource ends = [&](int kp, int b, int64_t) -> int64_t {
+      const size_t k = static_cast<size_t>(case_index_[static_cast<size_t>(kp)]);
+      const auto [g, member] = group_of_[k][static_cast<size_t>(b)];
+      if (g < 0) return scale_ * o_.end_of_block.at(c_.scenario.kernels[k].name)[static_cast<size_t>(b)];
+      const int p = rank_[static_cast<size_t>(g)][static_cast<size_t>(member)];
+      return scale_ * groups_[static_cast<size_t>(g)].ends[static_cast<size_t>(p)] + p;
+    };
+    FeasibilityCheck why;
+    std::optional<Schedule> sch = try_simulate(scen_, h_, &why, &ends);
+    return sch ? sch : refused(std::move(why));
+  }
+
+  // Depth-first over the tie groups in time order. A group that starts after the instant the first
+  // difference was decided at cannot remove it, nor can any later group: the subtree is pruned.
+  void descend(size_t gi, const Judged& here) {
+    if (gi == groups_.size() || passed_ || stopped_) return;
+    if (scale_ * groups_[gi].ends.front() > here.t_star) {
+      pruned_ = true;
+      return;
+    }
+    const TieGroup& g = groups_[gi];
+    auto option = [&](const std::vector<int>& ext) {
+      if (ext == default_[gi]) {
+        descend(gi + 1, here);
+      } else {
+        if (!budget()) return false;
+        set_choice(gi, ext);
+        std::optional<Schedule> sch = simulate_trace();
+        if (!sch) return false;
+        Judged j = judge(*sch);
+        consider(j);
+        if (!passed_) descend(gi + 1, j);
+        set_choice(gi, default_[gi]);
+      }
+      return !passed_ && !stopped_;
+    };
+    // Equal ends may also have retired together; then every order a tick leaves open, one at a time.
+    if (g.ends.front() == g.ends.back() && !option({})) return;
+    for_each_extension(
+        static_cast<int>(g.members.size()),
+        [&](int a, int b) { return a < b && g.ends[static_cast<size_t>(b)] - g.ends[static_cast<size_t>(a)] >= tick_; },
+        option);
+  }
+
+  std::string describe_order() const {
+    std::vector<std::string> parts;
+    if (!is_identity(launch_)) {
+      std::vector<std::string> names;
+      for (int k : launch_) names.push_back(c_.scenario.kernels[static_cast<size_t>(k)].name);
+      parts.push_back(fmt::format("launch order {}", fmt::join(names, ", ")));
+    }
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      if (choice_[g] == default_[g]) continue;
+      std::vector<std::string> who;
+      for (int m : choice_[g]) {
+        const auto [k, b] = groups_[g].members[static_cast<size_t>(m)];
+        who.push_back(fmt::format("{}[{}]", c_.scenario.kernels[static_cast<size_t>(k)].name, b));
+      }
+      parts.push_back(who.empty() ? fmt::format("retirements recorded at {}..{} together", groups_[g].ends.front(),
+                                                groups_[g].ends.back())
+                                  : fmt::format("retirements recorded at {}..{} in the order {}",
+                                                groups_[g].ends.front(), groups_[g].ends.back(), fmt::join(who, ", ")));
+    }
+    return fmt::format("{}", fmt::join(parts, "; "));
+  }
+
+  void consider(const Judged& j) {
+    if (j.check.verdict == Verdict::Pass) {
+      passed_ = true;
+      pass_ = j.check;
+      pass_order_ = describe_order();
+      return;
+    }
+    if (j.score > best_.score) {
+      best_ = j;
+      best_order_ = describe_order();
+    }
+  }
+
+  int64_t score(const Schedule& sch) const {
+    int64_t n = 0;
+    for (size_t kp = 0; kp < scen_.kernels.size(); ++kp) {
+      auto it = o_.sm_of_block.find(scen_.kernels[kp].name);
+      if (it == o_.sm_of_block.end()) continue;
+      for (size_t b = 0; b < it->second.size(); ++b) n += sch.kernels[kp].blocks[b].sm == it->second[b];
+    }
+    return n;
+  }
+
+  Judged judge(const Schedule& sch) const {
+    Judged j;
+    j.score = score(sch);
+    if (timing_ == Timing::Model || level_ != Level::Exact) {
+      j.check = compare_recording(o_, scen_, sch, level_, tick_);
+      return j;  // no pruning: t_star stays past every group
+    }
+    // Trace, exact: every block's SM, and the dispatch order wherever recorded starts are a tick apart.
+    // Within one model instant the dispatcher serves kernels by (priority rank, launch order), each in
+    // block order, so that is the order of blocks that share a predicted start.
+    using Key = std::tuple<int64_t, int, size_t, int>;
+    struct B {
+      int64_t rec_start, pred_start;
+      int rec_sm, pred_sm, case_k, b;
+      size_t kp;
+      Key key;
+    };
+    std::vector<B> bs;
+    for (size_t kp = 0; kp < scen_.kernels.size(); ++kp) {
+      const std::string& name = scen_.kernels[kp].name;
+      const auto& sms = o_.sm_of_block.at(name);
+      const auto& starts = o_.start_of_block.at(name);
+      const int rank = priority_rank(scen_.kernels[kp].priority, scen_.device, h_.priority);
+      for (size_t b = 0; b < sms.size(); ++b) {
+        const int64_t t = sch.kernels[kp].blocks[b].start;
+        bs.push_back({starts[b], t, sms[b], sch.kernels[kp].blocks[b].sm, case_index_[kp], static_cast<int>(b), kp,
+                      Key{t, rank, kp, static_cast<int>(b)}});
+      }
+    }
+    std::sort(bs.begin(), bs.end(), [](const B& x, const B& y) {
+      return std::tie(x.rec_start, x.case_k, x.b) < std::tie(y.rec_start, y.case_k, y.b);
+    });
+    auto name_of = [&](const B& x) { return scen_.kernels[x.kp].name; };
+    auto found = [&](int64_t t, std::string detail) {
+      if (t < j.t_star) {
+        j.t_star = t;
+        j.check = {Verdict::Fail, std::move(detail)};
+      }
+    };
+    size_t seen = 0;
+    std::optional<Key> latest;  // the latest dispatched (predicted) among blocks recorded a tick or more earlier
+    size_t latest_i = 0;
+    for (size_t i = 0; i < bs.size(); ++i) {
+      const B& x = bs[i];
+      if (x.pred_sm != x.rec_sm)
+        found(x.pred_start, fmt::format("{} block {}: predicted SM {}, observed SM {}", name_of(x), x.b, x.pred_sm, x.rec_sm));
+      while (seen < i && bs[seen].rec_start <= x.rec_start - tick_) {
+        if (!latest || bs[seen].key > *latest) {
+          latest = bs[seen].key;
+          latest_i = seen;
+        }
+        ++seen;
+      }
+      if (latest && x.key < *latest) {
+        const B& y = bs[latest_i];
+        found(x.pred_start, fmt::format("{} block {} is dispatched before {} block {}, which the recording shows "
+                                        "starting a tick or more earlier ({} vs {})",
+                                        name_of(x), x.b, name_of(y), y.b, y.rec_start, x.rec_start));
+      }
+      // Not later than the hardware: a block the recording shows starting a tick or more before some
+      // block's end must be dispatched before that retirement (a dispatch latency only delays the
+      // recorded start, so this never holds the right rule to a start it could not see).
+      auto after = std::lower_bound(ends_.begin(), ends_.end(), std::make_tuple(x.rec_start + tick_, -1, -1));
+      if (after != ends_.end() && x.pred_start >= scale_ * std::get<0>(*after)) {
+        const auto [e, ek, eb] = *after;
+        found(scale_ * e - 1, fmt::format("{} block {} is dispatched only after {} block {} retired (recorded end {}); "
+                                          "the recording has it starting at {}, a tick or more before",
+                                          name_of(x), x.b, c_.scenario.kernels[static_cast<size_t>(ek)].name, eb, e,
+                                          x.rec_start));
+      }
+    }
+    return j;
+  }
+
+  const Case& c_;
+  const Hypothesis& h_;
+  const Observation& o_;
+  int64_t max_;
+  Timing timing_;
+  int64_t tick_ = 1;
+  Level level_ = Level::Exact;
+  std::vector<std::vector<char>> before_;  // kernel i must launch before j (case list indices)
+  std::vector<TieGroup> groups_;
+  std::vector<std::tuple<int64_t, int, int>> ends_;  // every recorded end (value, case kernel, block), ascending
+  std::vector<std::vector<std::pair<int, int>>> group_of_;  // [kernel][block] -> (group, member) or (-1, 0)
+  // Per group: the chosen order of members (empty: together), member -> position, and the default.
+  std::vector<std::vector<int>> choice_, rank_, default_;
+  int64_t scale_ = 1;                                       // model instants per recorded unit (trace)
+  std::vector<int> launch_;                                 // chosen launch order (case list indices)
+  std::vector<int> case_index_;                             // scenario kernel -> case kernel
+  Scenario scen_;
+  int64_t sims_ = 0;
+  bool passed_ = false, stopped_ = false, pruned_ = false;
+  std::optional<FeasibilityCheck> refusal_;  // a reordered scenario the hypothesis cannot run
+  Check pass_;
+  std::string pass_order_;
+  Judged best_;
+  std::string best_order_;
+};
+
+}  // namespace
+
+CaseResult evaluate(const Case& c, const Hypothesis& h, const JudgeOptions& opts) {
+  CaseResult r;
+  r.case_id = c.id;
+  r.hypothesis = h.name;
+  if (!c.observation) {
+    r.reason = "the case has no observation";
+    return r;
+  }
+  FeasibilityCheck why;
+  std::optional<Schedule> simulated = try_simulate(c.scenario, h, &why);
+  if (!simulated) {
+    r.reason = why.reason;
+    return r;
+  }
+  const Schedule& sch = *simulated;
+  r.ran = true;
+  const Observation& o = *c.observation;
+  // Paper facts state what a run showed as a whole: judged on the schedule the hypothesis predicts.
+  if (!o.facts.empty()) {
+    r.facts = Verdict::Pass;
+    for (const auto& f : o.facts) {
+      r.fact_checks.push_back(check_fact(f, c.scenario, sch));
+      if (r.fact_checks.back().verdict == Verdict::Fail) r.facts = Verdict::Fail;
+    }
+  }
+  if (!o.has_recording()) return r;
+  // Trace-driven timing needs every block's times, and a dispatcher that takes recorded ends.
+  r.timing = opts.timing == Timing::Trace && o.has_block_times(c.scenario) && h.selection != Selection::GpcPriority
+                 ? Timing::Trace
+                 : Timing::Model;
+  const bool unobserved = r.timing == Timing::Trace || (o.resolution && o.resolution->launch_window > 0) ||
+                          (o.resolution && o.resolution->tick > 1);
+  if (!unobserved) {  // the listed order is the only admissible one: one simulation judges every level
+    const int64_t tick = o.resolution ? o.resolution->tick : 1;
+    r.exact = compare_recording(o, c.scenario, sch, Level::Exact, tick);
+    r.counts = compare_recording(o, c.scenario, sch, Level::Counts, tick);
+    r.sms = compare_recording(o, c.scenario, sch, Level::Sms, tick);
+    r.orders_tried = 1;
+    return r;
+  }
+  OrderSearch search(c, h, opts, r.timing);
+  for (Level l : kAllLevels) {
+    // Every block on its recorded SM under some order: the coarser levels agree under that order.
+    if (l != Level::Exact && r.exact->verdict == Verdict::Pass && !o.sm_of_block.empty()) {
+      r.orders[static_cast<size_t>(l)] = r.orders[static_cast<size_t>(Level::Exact)];
+      (l == Level::Counts ? r.counts : r.sms) = Check{};
+      continue;
+    }
+    auto [check, order] = search.run(l, r.orders_tried);
+    if (const auto& refusal = search.refusal()) {
+      r.ran = false;
+      r.reason = refusal->reason;
+      return r;
+    }
+    r.orders[static_cast<size_t>(l)] = std::move(order);
+    switch (l) {
+      case Level::Exact: r.exact = std::move(check); break;
+      case Level::Counts: r.counts = std::move(check); break;
+      case Level::Sms: r.sms = std::move(check); break;
+    }
+  }
+  return r;
+}
+
+}  // namespace tbcheck::model

@@ -1,0 +1,138 @@
+// Tests of judging over unobserved orders (model/src/orders.cpp): launches within the launch window,
+// retirements within a tick under trace-driven timing, the bound that gives `unknown`, and the timing names.
+#include <catch2/catch.hpp>
+
+#include "helpers.hpp"
+#include "tbcheck/model/compare.hpp"
+#include "tbcheck/model/simulator.hpp"
+#include "tbcheck/oracle/oracle.hpp"
+
+using namespace tbcheck;
+using tbcheck::test::hyp;
+
+namespace {
+
+// Two SMs that hold one 1024-thread block each, so which block retires first decides where the next goes.
+model::Scenario two_sm(const std::string& kernels) {
+  return test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": )" + kernels + "}");
+}
+
+model::Observation recording_of(const model::Schedule& sch) {
+  return oracle::observation_of(sch, model::ObservationKind::Hardware);
+}
+
+model::Case case_of(model::Scenario s, model::Observation o) {
+  model::Case c;
+  c.id = "t";
+  c.scenario = std::move(s);
+  c.observation = std::move(o);
+  return c;
+}
+
+// A and B, one block each, launched together; the recording is B's launch first.
+model::Case raced_launch() {
+  const model::Scenario listed = two_sm(R"([{"name": "A", "blocks": 1, "threads": 1024, "regs": 32, "smem": 0, "duration": 5},
+                                            {"name": "B", "blocks": 1, "threads": 1024, "regs": 32, "smem": 0, "duration": 5}])");
+  model::Scenario swapped = listed;
+  std::swap(swapped.kernels[0], swapped.kernels[1]);
+  return case_of(listed, recording_of(model::simulate(swapped, hyp("alg1"))));
+}
+
+}  // namespace
+
+TEST_CASE("a recording only an unobserved launch order reproduces passes under that order, which the verdict names") {
+  model::Case c = raced_launch();
+  // As listed (the launch order taken as observed) the recording refutes the right rule.
+  REQUIRE(model::evaluate(c, hyp("alg1")).at(model::Level::Exact) == model::Verdict::Fail);
+  c.observation->resolution = model::Resolution{1, 1};
+  const model::CaseResult r = model::evaluate(c, hyp("alg1"));
+  CHECK(r.at(model::Level::Exact) == model::Verdict::Pass);
+  CHECK(r.order(model::Level::Exact) == "launch order B, A");
+  CHECK(r.orders_tried >= 2);
+}
+
+TEST_CASE("launches recorded further apart than the window keep their order") {
+  model::Case c = raced_launch();
+  c.observation->resolution = model::Resolution{1, 1};
+  c.observation->launch_of_kernel = {{"A", 0}, {"B", 3}};
+  const model::CaseResult r = model::evaluate(c, hyp("alg1"));
+  CHECK(r.at(model::Level::Exact) == model::Verdict::Fail);
+}
+
+TEST_CASE("a recording no admissible order reproduces fails under every order, with the closest one") {
+  model::Case c = raced_launch();
+  c.observation->resolution = model::Resolution{1, 1};
+  // Both blocks on SM 1 at once: no launch order puts two one-per-SM blocks on one SM.
+  c.observation->sm_of_block = {{"A", {1}}, {"B", {1}}};
+  const model::CaseResult r = model::evaluate(c, hyp("alg1"));
+  REQUIRE(r.at(model::Level::Exact) == model::Verdict::Fail);
+  CHECK_THAT(r.first_failure(model::Level::Exact), Catch::Contains("under every admissible order (2 simulated"));
+  CHECK_THAT(r.first_failure(model::Level::Exact), Catch::Contains("1 blocks on their recorded SM"));
+}
+
+TEST_CASE("the order bound reached gives unknown with the reason, not a verdict") {
+  model::Case c = raced_launch();
+  c.observation->resolution = model::Resolution{1, 1};
+  model::JudgeOptions o;
+  o.max_orders = 1;  // the listed order only, which fails
+  const model::CaseResult r = model::evaluate(c, hyp("alg1"), o);
+  CHECK(r.at(model::Level::Exact) == model::Verdict::Unknown);
+  CHECK_THAT(r.first_failure(model::Level::Exact), Catch::Contains("bound reached: 1 simulation(s)"));
+  CHECK(model::to_json(r)["levels"]["exact"]["verdict"] == "unknown");
+}
+
+TEST_CASE("trace timing passes the true rule on a jittered recording that model durations refute") {
+  // Six blocks through two one-block SMs; durations 100 jittered by up to 10% per block.
+  const model::Scenario s = two_sm(R"([{"name": "K", "blocks": 6, "threads": 1024, "regs": 32, "smem": 0, "duration": 100}])");
+  const std::vector<int> jittered = {108, 93, 101, 96, 110, 91};
+  const model::EndTimeSource ends = [&](int, int b, int64_t start) { return start + jittered[static_cast<size_t>(b)]; };
+  const auto recorded = model::try_simulate(s, hyp("alg1"), nullptr, &ends);
+  REQUIRE(recorded);
+  const model::Case c = case_of(s, recording_of(*recorded));
+  const model::CaseResult by_model = model::evaluate(c, hyp("alg1"));
+  CHECK(by_model.at(model::Level::Exact) == model::Verdict::Fail);
+  CHECK(by_model.timing == model::Timing::Model);
+  model::JudgeOptions trace;
+  trace.timing = model::Timing::Trace;
+  const model::CaseResult by_trace = model::evaluate(c, hyp("alg1"), trace);
+  CHECK(by_trace.timing == model::Timing::Trace);
+  CHECK(by_trace.at(model::Level::Exact) == model::Verdict::Pass);
+  CHECK(model::to_json(by_trace)["timing"] == "trace");
+}
+
+TEST_CASE("trace timing tries the orders of retirements within one tick and names the one that reproduces") {
+  // Blocks 0 and 1 end in the same tick; block 2 took SM 1, so block 1 retired first.
+  const model::Scenario s = two_sm(R"([{"name": "K", "blocks": 3, "threads": 1024, "regs": 32, "smem": 0, "duration": 100}])");
+  model::Observation o;
+  o.kind = model::ObservationKind::Hardware;
+  o.sm_of_block["K"] = {0, 1, 1};
+  o.start_of_block["K"] = {0, 0, 101};
+  o.end_of_block["K"] = {100, 100, 200};
+  const model::Case c = case_of(s, o);
+  model::JudgeOptions trace;
+  trace.timing = model::Timing::Trace;
+  const model::CaseResult r = model::evaluate(c, hyp("alg1"), trace);
+  CHECK(r.at(model::Level::Exact) == model::Verdict::Pass);
+  CHECK_THAT(r.order(model::Level::Exact), Catch::Contains("retirements recorded at 100..100 in the order K[1], K[0]"));
+  // Ends a tick apart are ordered: the recording then says block 0 retired first, and alg1 is refuted.
+  model::Case apart = c;
+  apart.observation->end_of_block["K"] = {100, 102, 200};
+  apart.observation->start_of_block["K"] = {0, 0, 103};
+  const model::CaseResult f = model::evaluate(apart, hyp("alg1"), trace);
+  CHECK(f.at(model::Level::Exact) == model::Verdict::Fail);
+  CHECK_THAT(f.first_failure(model::Level::Exact), Catch::Contains("K block 2: predicted SM 0, observed SM 1"));
+}
+
+TEST_CASE("trace timing falls back to model durations where the recording has no block ends") {
+  model::Case c = raced_launch();
+  c.observation->end_of_block.clear();
+  model::JudgeOptions trace;
+  trace.timing = model::Timing::Trace;
+  CHECK(model::evaluate(c, hyp("alg1"), trace).timing == model::Timing::Model);
+}
+
+TEST_CASE("timings have names and an unknown one is an error naming the flag") {
+  for (model::Timing t : model::kAllTimings) CHECK(model::timing_from_string(std::string(model::to_string(t)), "--timing") == t);
+  const auto e = test::error_of([] { model::timing_from_string("exact", "--timing"); });
+  CHECK_THAT(std::string(e.what()), Catch::Contains("--timing") && Catch::Contains("model, trace"));
+}
