@@ -43,6 +43,14 @@ TEST_CASE("the composition space is every valid combination, shipped ones under 
       }));
       continue;
     }
+    if (row.mechanism == "retirement") {  // fixed at all-then-dispatch in the space (compositions.cpp says why)
+      INFO(row.value);
+      const bool in_space = std::any_of(all.begin(), all.end(), [&](const model::Hypothesis& h) {
+        return h.to_json()["retirement"] == std::string(row.value);
+      });
+      CHECK(in_space == (row.value == "all-then-dispatch"));
+      continue;
+    }
     const bool used = std::any_of(all.begin(), all.end(), [&](const model::Hypothesis& h) {
       auto j = h.to_json();
       return j.contains(std::string(row.mechanism)) && j[std::string(row.mechanism)] == std::string(row.value);
@@ -69,7 +77,7 @@ TEST_CASE("the space leaves out exactly the combinations a hypothesis file is re
     if (v.empty())
       for (const auto& row : model::option_table()) {
         if (row.mechanism != f) continue;
-        if (f == "cluster_gpc" || f == "cluster_spread") {
+        if (f == "cluster_gpc" || f == "cluster_spread" || f == "retirement") {  // fixed at their defaults
           if (v.empty()) v.emplace_back(std::string(row.value));
         } else {
           v.emplace_back(std::string(row.value));

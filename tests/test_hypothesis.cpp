@@ -145,7 +145,8 @@ TEST_CASE("hypothesis: a complete file without base, and base with changes", "[l
   CHECK(j["priority"] == "ignore");  // so are the priority, partition and cluster mechanisms
   CHECK(j["partition"] == "allowed-sms");
   CHECK(j["cluster_gpc"] == "most-room");
-  CHECK(j.size() == 19);
+  CHECK(j["retirement"] == "all-then-dispatch");  // optional too: files written before it keep today's reading
+  CHECK(j.size() == 20);
 }
 
 TEST_CASE("hypothesis: unknown option values list the valid ones", "[loaders][hypothesis]") {
@@ -183,7 +184,7 @@ TEST_CASE("hypothesis: unknown fields, wrong types, missing fields", "[loaders][
   CHECK(e.reason() ==
         "unknown field; valid fields are: name, base, source, description, selection, order, warps, "
         "skip_on_multiple_of_4, registers, registers_ignore_at_or_below, smem, smem_ignore_below, smem_config, local, "
-        "capacity, issue, priority, partition, cluster_gpc, cluster_spread");
+        "capacity, issue, priority, partition, cluster_gpc, cluster_spread, retirement");
 
   json t = full();
   t["skip_on_multiple_of_4"] = "yes";
@@ -362,7 +363,7 @@ TEST_CASE("hypothesis: settings, table columns and keys come from the mechanism 
   bool differ = false;
   for (size_t i = 0; i < cols.size(); ++i) differ = differ || cols[i].cell != paired[i].cell;
   CHECK(differ);
-  CHECK(cols.back().header == "cluster spread");  // the control mechanisms come last
+  CHECK(cols.back().header == "retirement");  // the retirement reading came last
   for (const auto& c : cols)
     if (c.header == "warps") CHECK(c.cell == "pb-strict-rr +skip");
   // Every enumerated value named in the table reads back to itself.
@@ -401,4 +402,14 @@ TEST_CASE("hypothesis: priority and partition are optional, defaulting to today'
   CHECK(load_hypothesis_file(test::source_path("corpus/hypotheses-extra/alg1-two-level.json")).priority == Priority::TwoLevel);
   CHECK(load_hypothesis_file(test::source_path("corpus/hypotheses-extra/alg1-partition-ignore.json")).partition ==
         Partition::Ignore);
+}
+
+TEST_CASE("hypothesis: retirement is optional, and gpc-priority keeps all-then-dispatch", "[loaders][hypothesis][retirement]") {
+  json j = {{"name", "s"}, {"base", "alg1"}, {"retirement", "start-order"}};
+  CHECK(hypothesis_from_json(j, "t").retirement == Retirement::StartOrder);
+  CHECK(hypothesis_from_json({{"name", "d"}, {"base", "alg1"}}, "t").retirement == Retirement::AllThenDispatch);
+  json f = {{"name", "f"}, {"base", "fermi"}, {"retirement", "start-order"}};
+  InputError e = hyp_error(f);
+  CHECK(e.field() == "retirement");
+  CHECK(e.reason().find("gpc-priority") != std::string::npos);
 }

@@ -486,3 +486,44 @@ TEST_CASE("try_simulate answers infeasibility with a named result instead of an 
   CHECK(why.field == "device");
   CHECK_THAT(why.reason, Catch::Contains("GPC map"));
 }
+
+namespace {
+
+// Four kernels of one full-SM block each on two SMs: k2 (on SM 1 from 0) and k3 (on SM 0 from 1) both end
+// at 3, where k4 waits. The two readings of the retirement mechanism part there.
+model::Scenario tied_retirements_scenario() {
+  return test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [
+    {"name": "k1", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1},
+    {"name": "k2", "blocks": 1, "threads": 1024, "regs": 32, "duration": 3},
+    {"name": "k3", "blocks": 1, "threads": 1024, "regs": 32, "duration": 2},
+    {"name": "k4", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1}]})");
+}
+
+}  // namespace
+
+TEST_CASE("retirement start-order dispatches after the first tied retirement, all-then-dispatch after all of them", "[simulator][retirement]") {
+  const model::Scenario s = tied_retirements_scenario();
+  model::Hypothesis start = test::hyp("alg1");
+  start.retirement = model::Retirement::StartOrder;
+  const model::Schedule all = model::simulate(s, test::hyp("alg1")), one = model::simulate(s, start);
+  // Both readings agree up to the tie: k2 on SM 1 from 0, k3 on SM 0 from 1, both ending at 3.
+  for (const auto* sch : {&all, &one}) {
+    CHECK(sch->kernels[1].blocks[0].sm == 1);
+    CHECK(sch->kernels[2].blocks[0].sm == 0);
+    CHECK(sch->kernels[2].blocks[0].start == 1);
+    CHECK(sch->kernels[3].blocks[0].start == 3);
+  }
+  // Every block retired: both SMs empty, most room ties to the first SM in the order.
+  CHECK(all.kernels[3].blocks[0].sm == 0);
+  // k2 started first, so it retires first, and k4 takes its SM before k3 has retired.
+  CHECK(one.kernels[3].blocks[0].sm == 1);
+}
+
+TEST_CASE("retirement start-order changes nothing where no two blocks end together", "[simulator][retirement]") {
+  model::Scenario s = tied_retirements_scenario();
+  s.kernels[2].duration = 3;  // k3 now ends at 4, after k2
+  model::Hypothesis start = test::hyp("alg1");
+  start.retirement = model::Retirement::StartOrder;
+  const model::Schedule a = model::simulate(s, start), b = model::simulate(s, test::hyp("alg1"));
+  for (size_t k = 0; k < s.kernels.size(); ++k) CHECK(a.kernels[k].blocks == b.kernels[k].blocks);
+}

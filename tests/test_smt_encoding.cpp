@@ -185,3 +185,74 @@ TEST_CASE("SMT encoding: strict priority reorders the kernels", "[smt][controls]
   const model::Schedule other = model::simulate(sc, test::hyp("alg1"));
   CHECK_FALSE(smt::check_schedule(sc, test::hyp("alg1-priority"), other, 60000).empty());
 }
+
+TEST_CASE("SMT encoding of retirement start-order conforms to the simulator where retirements tie", "[smt][conformance][retirement]") {
+  const char* env = std::getenv("TBCHECK_CONFORMANCE_SCENARIOS");
+  const int forced = env ? std::atoi(env) : 0;
+  const model::Device& base = model::builtin_device("rtx3090", "", "");
+  for (const auto& shipped : model::builtin_hypotheses()) {
+    if (model::combination_error([&] {
+          model::Hypothesis h = shipped;
+          h.retirement = model::Retirement::StartOrder;
+          return h;
+        }()))
+      continue;  // gpc-priority has one reading only
+    model::Hypothesis h = shipped;
+    h.name = shipped.name + "-start-order";
+    h.retirement = model::Retirement::StartOrder;
+    INFO(h.name);
+    const bool pb = h.pb_warps();
+    const bool few = h.warps == model::Warps::PbAny || h.registers == model::Registers::PbContiguous;
+    const int scenarios = forced > 0 ? forced : pb ? (few ? 4 : 8) : 24;
+    auto report = smt::run_tie_conformance(h, scenarios, /*seed=*/4242, /*timeout_ms=*/60000);
+    CHECK_FALSE(report.unsupported);
+    for (const auto& m : report.mismatches) FAIL_CHECK(m);
+    CHECK(report.checked == scenarios);
+    CHECK(report.not_unique == 0);
+    // The scenarios exercise the option: on some of them the two readings place blocks differently.
+    int parted = 0;
+    for (int n = 0; n < scenarios; ++n) {
+      const unsigned sd = 4242u + static_cast<unsigned>(n) * 7919u;
+      const model::Scenario sc = sd % 2 ? smt::random_tie_scenario(sd, base) : smt::random_small_scenario(sd, base);
+      const model::Schedule a = model::simulate(sc, h), b = model::simulate(sc, shipped);
+      for (size_t k = 0; k < sc.kernels.size(); ++k) parted += a.kernels[k].blocks != b.kernels[k].blocks ? 1 : 0;
+    }
+    if (!pb) CHECK(parted > 0);
+  }
+}
+
+// Launches and tied retirements at one instant: >= 200 scenarios in scripts/long.sh (TBCHECK_RELEASE_SCENARIOS).
+TEST_CASE("SMT encoding of retirement start-order conforms with release times", "[smt][conformance][release][retirement]") {
+  const char* env = std::getenv("TBCHECK_RELEASE_SCENARIOS");
+  const int forced = env ? std::atoi(env) : 0;
+  const int scenarios = forced > 0 ? forced : 12;
+  for (auto p : {model::Priority::Ignore, model::Priority::Strict}) {
+    model::Hypothesis h = test::hyp("alg1");
+    h.name = "alg1-start-order";
+    h.retirement = model::Retirement::StartOrder;
+    h.priority = p;
+    INFO(model::to_string(p));
+    auto report = smt::run_release_conformance(h, scenarios, /*seed=*/77, /*timeout_ms=*/60000);
+    for (const auto& m : report.mismatches) FAIL_CHECK(m);
+    CHECK(report.checked == scenarios);
+  }
+}
+
+TEST_CASE("SMT encoding tells the two readings of tied retirements apart", "[smt][retirement]") {
+  // tests/test_simulator.cpp's scenario: k2 and k3 end together at 3, where k4 waits.
+  const model::Scenario s = test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [
+    {"name": "k1", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1},
+    {"name": "k2", "blocks": 1, "threads": 1024, "regs": 32, "duration": 3},
+    {"name": "k3", "blocks": 1, "threads": 1024, "regs": 32, "duration": 2},
+    {"name": "k4", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1}]})");
+  model::Hypothesis start = test::hyp("alg1");
+  start.name = "alg1-start-order";
+  start.retirement = model::Retirement::StartOrder;
+  const model::Schedule all = model::simulate(s, test::hyp("alg1")), one = model::simulate(s, start);
+  REQUIRE(all.kernels[3].blocks[0].sm != one.kernels[3].blocks[0].sm);
+  // Each encoding forces its own reading's schedule and refutes the other's.
+  CHECK(smt::check_schedule(s, start, one, 60000).empty());
+  CHECK(smt::check_schedule(s, test::hyp("alg1"), all, 60000).empty());
+  CHECK_FALSE(smt::check_schedule(s, start, all, 60000).empty());
+  CHECK_FALSE(smt::check_schedule(s, test::hyp("alg1"), one, 60000).empty());
+}

@@ -35,13 +35,16 @@ std::vector<std::string> mechanism_fields() {
 
 namespace {
 
-// Mechanisms only a device with thread block clusters and a GPC map can exercise: fixed at
-// their default (first) option in all_compositions, varied by compositions_for on such a device.
-bool cluster_field(const std::string& field) { return field == "cluster_gpc" || field == "cluster_spread"; }
+// Mechanisms held at their default (first) option in all_compositions: the cluster ones, which only a
+// device with thread block clusters and a GPC map can exercise (compositions_for varies them there), and
+// the retirement reading, which no recorded case decides and which would double the space.
+bool held_at_default(const std::string& field) {
+  return field == "cluster_gpc" || field == "cluster_spread" || field == "retirement";
+}
 
 // The values of one mechanism field in the enumerated space.
 std::vector<json> values_of(const std::string& field) {
-  if (cluster_field(field))
+  if (held_at_default(field))
     for (const auto& row : option_table())
       if (row.mechanism == field) return {json(std::string(row.value))};
   for (const auto& t : threshold_set())

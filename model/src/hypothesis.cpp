@@ -145,6 +145,20 @@ constexpr Choice<ClusterSpread> kClusterSpreadChoices[] = {
      "ties to the first SM in the hypothesis' order"},
 };
 
+// No recorded case decides this mechanism: tbcheck's open question (docs/design.md "Retirements at one
+// instant"); the paper cases of seeds 000 and 002 predict the same under both options.
+constexpr Choice<Retirement> kRetirementChoices[] = {
+    {Retirement::AllThenDispatch, "all-then-dispatch",
+     "tbcheck's open question; the model's reading of seed 000 Section IV-B (Kernels 2 and 4 complete together at "
+     "t=1 and are released together before the next decision)",
+     "every block whose end has come retires, then blocks are dispatched"},
+    {Retirement::StartOrder, "start-order",
+     "tbcheck's open question; seed 003 Section 3 (after the first wave SMs are picked in the order blocks complete: "
+     "completions are a sequence, not a set)",
+     "blocks ending at one instant retire one at a time in the order they started (dispatch order among equal "
+     "starts), each followed at once by dispatch; launches at that instant count before its first retirement"},
+};
+
 template <typename E, size_t N>
 constexpr bool in_enum_order(const Choice<E> (&rows)[N]) {
   for (size_t i = 0; i < N; ++i)
@@ -156,7 +170,8 @@ static_assert(in_enum_order(kSelectionChoices) && in_enum_order(kOrderChoices) &
                   in_enum_order(kSmemConfigChoices) && in_enum_order(kLocalChoices) &&
                   in_enum_order(kCapacityChoices) && in_enum_order(kIssueChoices) &&
                   in_enum_order(kPriorityChoices) && in_enum_order(kPartitionChoices) &&
-                  in_enum_order(kClusterGpcChoices) && in_enum_order(kClusterSpreadChoices),
+                  in_enum_order(kClusterGpcChoices) && in_enum_order(kClusterSpreadChoices) &&
+                  in_enum_order(kRetirementChoices),
               "each Choice table lists its enum's values once, in declaration order");
 
 // An enumerated mechanism: a JSON field, the Hypothesis member it sets, its values, and its column in
@@ -218,7 +233,9 @@ const auto kMechanisms = std::make_tuple(
     EnumMechanism<ClusterGpc, std::size(kClusterGpcChoices)>{"cluster_gpc", &Hypothesis::cluster_gpc,
                                                              kClusterGpcChoices, "cluster gpc", false},
     EnumMechanism<ClusterSpread, std::size(kClusterSpreadChoices)>{"cluster_spread", &Hypothesis::cluster_spread,
-                                                                   kClusterSpreadChoices, "cluster spread", false});
+                                                                   kClusterSpreadChoices, "cluster spread", false},
+    EnumMechanism<Retirement, std::size(kRetirementChoices)>{"retirement", &Hypothesis::retirement, kRetirementChoices,
+                                                             "retirement", false});
 
 template <class F>
 void for_each_mechanism(F&& f) {
@@ -360,6 +377,7 @@ std::string_view to_string(Priority e) { return name_in(kPriorityChoices, e); }
 std::string_view to_string(Partition e) { return name_in(kPartitionChoices, e); }
 std::string_view to_string(ClusterGpc e) { return name_in(kClusterGpcChoices, e); }
 std::string_view to_string(ClusterSpread e) { return name_in(kClusterSpreadChoices, e); }
+std::string_view to_string(Retirement e) { return name_in(kRetirementChoices, e); }
 
 std::optional<CombinationError> combination_error(const Hypothesis& h) {
   // gpc-priority places blocks by the GPC map (seed 003 Section 4.1), so an SM scan order has no part in
@@ -373,6 +391,12 @@ std::optional<CombinationError> combination_error(const Hypothesis& h) {
     return CombinationError{"issue", fmt::format("selection 'gpc-priority' places every block by the Fermi wave or "
                                                  "completion order; the issue must be 'single', not '{}'",
                                                  to_string(h.issue))};
+  if (h.selection == Selection::GpcPriority && h.retirement != Retirement::AllThenDispatch)
+    return CombinationError{"retirement", fmt::format("selection 'gpc-priority' already queues completions in "
+                                                      "dispatch order (seed 003 Section 3) and plans its waves "
+                                                      "between instants; the retirement must be "
+                                                      "'all-then-dispatch', not '{}'",
+                                                      to_string(h.retirement))};
   if (h.pb_registers() && !h.pb_warps())
     return CombinationError{"registers", fmt::format("'{}' pools registers per processing block, which needs warps "
                                                      "placed on PBs (warps: pb-strict-rr or pb-any), not warps: sm",

@@ -110,6 +110,16 @@ FeasibilityCheck scenario_support(const Scenario& s, const Hypothesis& h) {
                                s.kernels[k].name, h.name, to_string(h.priority), to_string(h.partition));
         return f;
       }
+      switch (h.retirement) {  // combination_error refuses it in files; a hypothesis built in code meets it here
+        case Retirement::AllThenDispatch: break;
+        case Retirement::StartOrder:
+          f.status = Feasibility::Unsupported;
+          f.field = "retirement";
+          f.reason = fmt::format("unsupported: {}: the gpc-priority dispatcher (seed 003) has no start-order "
+                                 "retirement; it queues completions in dispatch order already",
+                                 h.name);
+          return f;
+      }
       for (size_t k = 0; k < s.kernels.size(); ++k)
         if (s.kernels[k].release > 0) {
           f.status = Feasibility::Unsupported;
@@ -254,11 +264,27 @@ class RetireQueue {
   template <class F>
   void pop_earliest(F&& f) {
     auto it = buckets_.begin();
-    for (const Resident& r : it->second) f(r);
+    for (size_t i = taken_; i < it->second.size(); ++i) f(it->second[i]);
+    drop_earliest();
+  }
+  // Calls f for the first block of the earliest end not yet taken: a bucket lists its blocks in dispatch
+  // order, which is the order they started (retirement start-order). Nothing is pushed to that end
+  // meanwhile: every new end lies after the instant being retired.
+  template <class F>
+  void pop_first(F&& f) {
+    auto it = buckets_.begin();
+    f(it->second[taken_]);
+    if (++taken_ == it->second.size()) drop_earliest();
+  }
+
+ private:
+  void drop_earliest() {
+    auto it = buckets_.begin();
     if (it->first == last_end_) last_end_ = -1;  // ends are >= 1
     it->second.clear();
     spare_.push_back(std::move(it->second));
     buckets_.erase(it);
+    taken_ = 0;
   }
 
  private:
@@ -266,6 +292,7 @@ class RetireQueue {
   std::vector<std::vector<Resident>> spare_;
   int64_t last_end_ = -1;
   std::vector<Resident>* last_ = nullptr;
+  size_t taken_ = 0;  // blocks of the earliest end already retired one at a time (pop_first)
 };
 
 }  // namespace
@@ -531,15 +558,23 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h, const EndTimeS
 
   int64_t now = 0;
   while (true) {
-    // 1. Retire every block whose end has come; successors in a stream become eligible now.
-    while (!retiring.empty() && retiring.next_end() <= now) {
-      retiring.pop_earliest([&](const Resident& r) {
-        const Allocation& a = slots[r.slot];
-        g.release(a);
-        touched(a.sm, tpc_coupled && g.tpc_idle(g.tpc_of(a.sm)));
-        free_slots[n_free++] = r.slot;
-        if (--unretired[r.kernel] == 0 && successor[r.kernel] >= 0) satisfied(successor[r.kernel]);
-      });
+    // 1. Retire every block whose end has come (all-then-dispatch), or only the first of them to have
+    // started (start-order: `now` stays until the others have retired, each followed by a dispatch);
+    // successors in a stream become eligible now.
+    auto retire = [&](const Resident& r) {
+      const Allocation& a = slots[r.slot];
+      g.release(a);
+      touched(a.sm, tpc_coupled && g.tpc_idle(g.tpc_of(a.sm)));
+      free_slots[n_free++] = r.slot;
+      if (--unretired[r.kernel] == 0 && successor[r.kernel] >= 0) satisfied(successor[r.kernel]);
+    };
+    switch (h.retirement) {
+      case Retirement::AllThenDispatch:
+        while (!retiring.empty() && retiring.next_end() <= now) retiring.pop_earliest(retire);
+        break;
+      case Retirement::StartOrder:
+        if (!retiring.empty() && retiring.next_end() <= now) retiring.pop_first(retire);
+        break;
     }
     while (!releases.empty() && releases.back().first <= now) {
       satisfied(releases.back().second);

@@ -286,8 +286,13 @@ class PairSearch {
     return q;
   }
 
-  // The pair is separated by `witness` (checked by the caller): the case and the figures of the result.
-  void record_witness(const model::Scenario& witness, Finder finder, std::string route) {
+  // The pair is separated by `found` (checked by the caller): the case, made robust to tied retirements
+  // where its durations can be staggered, and the figures of the result.
+  void record_witness(const model::Scenario& found, Finder finder, std::string route) {
+    RobustWitness robust = robust_witness(found, h1_, h2_, b_.params.max_duration);
+    const model::Scenario& witness = robust.scenario;
+    r_.ties = robust.ties;
+    r_.ties_beyond_max_duration = robust.beyond_max_duration;
     model::Case c;
     c.scenario = witness;
     c.id = fmt::format("synth-{}-{}-vs-{}", full_.name, h1_.name, h2_.name);
@@ -319,9 +324,21 @@ class PairSearch {
     std::vector<int> factors = {exact};
     if (exact * tpcs != full_.tpcs()) factors.push_back(exact + 1);
     factors.push_back(1);
-    for (int f : factors) {
+    // A lifted witness repeats the case on every TPC, so blocks of one kernel end together on many SMs; where
+    // that makes it rest on tied retirements (robust_witness cannot stagger blocks of one kernel apart), a
+    // later factor that does not is taken, and the first separating one only when none is robust.
+    std::optional<int> fallback;
+    for (size_t fi = 0; fi <= factors.size(); ++fi) {
+      if (fi == factors.size() && !fallback) break;
+      const int f = fi < factors.size() ? factors[fi] : *fallback;
       model::Scenario lifted = detail::lift(best, full_, f);
-      if (!separates(lifted, h1_, h2_)) continue;
+      if (fi < factors.size()) {
+        if (!separates(lifted, h1_, h2_)) continue;
+        if (robust_witness(lifted, h1_, h2_, b_.params.max_duration).ties == WitnessTies::Dependent) {
+          if (!fallback) fallback = f;
+          continue;
+        }
+      }
       const std::string by = finder == Finder::Smt ? "Z3" : "simulator search";
       record_witness(lifted, finder,
                      f == 1 ? fmt::format("{} on {} TPC(s), disagrees unlifted on {}", by, tpcs, full_.name)
@@ -647,6 +664,10 @@ model::json case_json(const PairResult& r, const DistinguishBounds& b, const mod
                  {"pair_budget_ms", b.pair_budget_ms},
                  {"undecided_smaller_structures", r.unknown_structures}};
   j["predictions"] = {{h1.name, s1.to_json()}, {h2.name, s2.to_json()}};
+  // Whether the predictions hold when blocks ending together retire one at a time (search/ties.hpp).
+  j["tied_retirements"] = {{"witness", to_string(r.ties)},
+                           {"check", tie_robust(r.witness->scenario, {h1, h2}).to_json()}};
+  if (r.ties_beyond_max_duration) j["tied_retirements"]["beyond_max_duration"] = true;
   return j;
 }
 

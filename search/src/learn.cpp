@@ -526,7 +526,9 @@ class Learner {
         model::Case c;
         c.id = fmt::format("simulated-witness-{}", ++witnesses_);
         c.source = "learn: PB-hole search";
-        c.scenario = std::move(w->scenario);
+        RobustWitness rw = robust_witness(w->scenario, a, b, o_.bounds.params.max_duration);  // search/ties.hpp
+        c.scenario = std::move(rw.scenario);
+        pr.ties = rw.ties;
         pr.witness = std::move(c);
         pr.route = fmt::format("PB-hole search on {} ({} tries)", device_.name, w->tries);
         return pr;
@@ -534,6 +536,9 @@ class Learner {
     }
     if (auto w = quick_witness(a, b)) {
       PairResult pr;
+      RobustWitness rw = robust_witness(w->scenario, a, b, o_.bounds.params.max_duration);  // search/ties.hpp
+      w->scenario = std::move(rw.scenario);
+      pr.ties = rw.ties;
       pr.h1 = a.name;
       pr.h2 = b.name;
       pr.outcome = PairOutcome::Separated;

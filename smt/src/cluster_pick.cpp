@@ -19,7 +19,6 @@ void Encoder::cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lo
   const int rank = (i - first) % size;
   const expr& sm = d_.sm[iu];
   const expr& st = d_.start[iu];
-  const expr prev = i == 0 ? iv(0) : d_.start[iu - 1];
   const int gpcs = model::gpc_count(cluster_gpc_of_sm_);
 
   // A GPC's room counts blocks (levels), whatever units the hypothesis ranks SMs by (capacity literal).
@@ -70,12 +69,12 @@ void Encoder::cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lo
       const std::vector<expr> b = rooms(capacities(i, before, bmax_));
       z3::expr_vector any(c_);
       for (const auto& r : b) any.push_back(r >= size);
-      out_.push_back(st == prev || !(local_ok(i, before) && z3::mk_or(any)));
+      out_.push_back(same_point(i) || !(local_ok(i, before) && z3::mk_or(any)));
     } else {
       out_.push_back(st == 0);
     }
   } else {
-    out_.push_back(st == prev);
+    out_.push_back(same_point(i));
     cluster_gpc_.emplace(i, cluster_gpc_.at(i - 1));
   }
 

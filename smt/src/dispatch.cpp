@@ -29,6 +29,7 @@ void Encoder::block(int i) {
   const expr& st = d_.start[iu];
   expr prev = i == 0 ? iv(0) : d_.start[iu - 1];
   end_.push_back(define("end", i, st + s_.duration[ku]));
+  if (start_order_) retirement_cut(i);
   out_.push_back(sm >= 0 && sm < n_);
   out_.push_back(st >= prev);
   if (releases_) {
@@ -61,7 +62,6 @@ void Encoder::generic_pick(int i, const std::vector<SmCap>& caps, const expr& lo
   size_t iu = static_cast<size_t>(i);
   const expr& sm = d_.sm[iu];
   const expr& st = d_.start[iu];
-  expr prev = i == 0 ? iv(0) : d_.start[iu - 1];
   // Selection: the SM the hypothesis answers at start_i.
   std::vector<expr> chosen(static_cast<size_t>(n_), bv(false));  // by SM id
   switch (h_.selection) {
@@ -100,7 +100,7 @@ void Encoder::generic_pick(int i, const std::vector<SmCap>& caps, const expr& lo
     const expr& leader_sm = d_.sm[iu - 1];
     expr fits = bv(false);
     for (int s = 0; s < n_; ++s) fits = fits || (leader_sm == s && caps[static_cast<size_t>(s)].levels[0]);
-    expr joins = define("joins", i, st == d_.start[iu - 1] && lok && fits);
+    expr joins = define("joins", i, same_point(i) && lok && fits);
     for (int s = 0; s < n_; ++s)
       out_.push_back(z3::implies(sm == s, z3::ite(joins, leader_sm == s, chosen[static_cast<size_t>(s)]) && lok));
   } else {
@@ -116,7 +116,7 @@ void Encoder::generic_pick(int i, const std::vector<SmCap>& caps, const expr& lo
     std::vector<SmCap> b = capacities(i, before, 1);
     z3::expr_vector any(c_);
     for (auto& x : b) any.push_back(x.levels[0]);
-    out_.push_back(st == prev || !(local_ok(i, before) && z3::mk_or(any)));
+    out_.push_back(same_point(i) || !(local_ok(i, before) && z3::mk_or(any)));
   } else {
     out_.push_back(st == 0);
   }

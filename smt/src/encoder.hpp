@@ -87,9 +87,17 @@ class Encoder {
   Instant at_time(int i, const expr& when);
   // The instant `when` - 1, used only when nothing was dispatched between start_{i-1} and `when`.
   Instant before_time(int i, const expr& when);
-  // Starts are monotone, so j < i is resident at start_i iff end_j > start_i.
-  Instant at_start(int i) { return at_time(i, d_.start[static_cast<size_t>(i)]); }
-  Instant before_start(int i) { return before_time(i, d_.start[static_cast<size_t>(i)]); }  // when block i waited
+  // Starts are monotone, so j < i is resident at start_i iff end_j > start_i; under retirement start-order
+  // a block ending at start_i is still resident unless it is among the first cut_i to retire there.
+  Instant at_start(int i);
+  // The last dispatch point block i waited through: the instant before start_i, or under start-order the
+  // point of start_i before the retirement that block i followed, when an earlier one had its own point.
+  Instant before_start(int i);
+  // Block i is offered at the dispatch point of block i - 1 (same instant and, under start-order, after
+  // the same retirement): it did not wait.
+  expr same_point(int i);
+  // Retirement start-order: the retirement block i follows at its instant (cut_i, see block()).
+  void retirement_cut(int i);
   SmView view(int i, int sm, const Instant& t);
   // The SM's PB pointer when block i is offered: set by the last earlier block on it; never reset.
   expr pointer_before(int i, int sm);
@@ -185,6 +193,12 @@ class Encoder {
   bool tpc_config_ = false;       // smem_config tpc
   bool gpu_local_ = false;        // local gpu-config
   bool contiguous_smem_ = false;  // smem contiguous-first-fit
+  bool start_order_ = false;      // retirement start-order: blocks ending together retire one at a time
+  // start-order: per block, 1 + the pick index of the last block ending at start_i that retired before it
+  // was placed (0 when none ends there); those retire in pick order, which is the order they started.
+  std::vector<expr> cut_;
+  // start-order: block i was placed after a retirement of its instant that was not the first there.
+  std::vector<expr> inner_;
   std::vector<int> order_;
   std::vector<expr> W_, R_, S_, CFG_, LOC_;
   std::vector<expr> end_, opener_, gpu_opener_, block_regs_, ptr_after_, off_, pos_;

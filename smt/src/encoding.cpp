@@ -406,6 +406,14 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
     case model::Smem::Counted: break;
     case model::Smem::ContiguousFirstFit: contiguous_smem_ = true; break;
   }
+  switch (h_.retirement) {
+    case model::Retirement::AllThenDispatch: break;
+    case model::Retirement::StartOrder:
+      // As the simulator refuses it (scenario_support): seed 003's waves have no per-retirement dispatch.
+      if (fermi_) throw Unsupported("retirement start-order under gpc-priority: the Fermi dispatcher (seed 003) has none");
+      start_order_ = true;
+      break;
+  }
 }
 
 }  // namespace detail

@@ -57,13 +57,17 @@ void Encoder::release_rules(int i) {
     out_.push_back(z3::implies(prev < iv(r) && iv(r) <= st, !fits_kernel(i, head, before_time(i, iv(r)))));
   }
   // The last stretch ends at st: its head is the kernel served first among those launched before st.
-  const Instant before = before_start(i);
+  const Instant before = start_order_ ? before_time(i, st) : before_start(i);
   for (int q : left) {
     expr is_head = iv(rel(q)) < st;
     for (int q2 : left)
       if (q2 != q && serves_before(q2, q)) is_head = is_head && iv(rel(q2)) >= st;
     out_.push_back(z3::implies(st > prev && is_head, !fits_kernel(i, q, before)));
   }
+  // Retirement start-order: dispatch points of st itself before the retirement block i follows, after the
+  // launches of st, with k the head there (no kernel served before it is launched by st with blocks left).
+  if (start_order_)
+    out_.push_back(z3::implies(inner_[iu] && !same_point(i), !fits_kernel(i, k, before_start(i))));
 }
 
 }  // namespace tbcheck::smt::detail

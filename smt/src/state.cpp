@@ -34,6 +34,60 @@ Encoder::Instant Encoder::before_time(int i, const expr& when) {
   return t;
 }
 
+Encoder::Instant Encoder::at_start(int i) {
+  const size_t iu = static_cast<size_t>(i);
+  if (!start_order_) return at_time(i, d_.start[iu]);
+  Instant t;
+  for (int j = 0; j < i; ++j) {
+    const expr& e = end_[static_cast<size_t>(j)];
+    t.resident.push_back(e > d_.start[iu] || (e == d_.start[iu] && iv(j) >= cut_[iu]));
+  }
+  return t;
+}
+
+Encoder::Instant Encoder::before_start(int i) {
+  const size_t iu = static_cast<size_t>(i);
+  if (!start_order_) return before_time(i, d_.start[iu]);
+  // Without an earlier retirement of its own instant (cut_i is the first one there, or 0) this is the
+  // instant before start_i: every block ending at start_i is then resident.
+  Instant t;
+  for (int j = 0; j < i; ++j) {
+    const expr& e = end_[static_cast<size_t>(j)];
+    t.resident.push_back(e > d_.start[iu] || (e == d_.start[iu] && iv(j + 1) >= cut_[iu]));
+  }
+  return t;
+}
+
+expr Encoder::same_point(int i) {
+  const size_t iu = static_cast<size_t>(i);
+  const expr same = i == 0 ? d_.start[iu] == 0 : d_.start[iu] == d_.start[iu - 1];
+  if (!start_order_ || i == 0) return same;
+  return same && cut_[iu] == cut_[iu - 1];
+}
+
+void Encoder::retirement_cut(int i) {
+  const size_t iu = static_cast<size_t>(i);
+  const expr& st = d_.start[iu];
+  expr cut = fresh_int("cut", i);
+  z3::expr_vector any(c_), which(c_), inner(c_);
+  for (int j = 0; j < i; ++j) {
+    const expr tied = end_[static_cast<size_t>(j)] == st;
+    any.push_back(tied);
+    which.push_back(tied && cut == j + 1);
+    inner.push_back(tied && iv(j + 1) < cut);
+  }
+  if (i == 0) {
+    out_.push_back(cut == 0);
+  } else {
+    // Blocks ending at start_i retire one at a time and block i follows one of them; with none, 0.
+    out_.push_back(z3::ite(z3::mk_or(any), z3::mk_or(which), cut == 0));
+    // Within one instant the retirements go on in pick order: a later block never follows an earlier one.
+    out_.push_back(z3::implies(st == d_.start[iu - 1], cut >= cut_[iu - 1]));
+  }
+  cut_.push_back(cut);
+  inner_.push_back(i == 0 ? bv(false) : define("inner", i, z3::mk_or(inner)));
+}
+
 SmView Encoder::view(int i, int sm, const Instant& t) {
   SmView v = empty_view();
   std::vector<expr> blocks, warps, regs, smem;

@@ -121,6 +121,14 @@ model::Scenario random_release_scenario(unsigned seed, const model::Device& base
   return s;
 }
 
+model::Scenario random_tie_scenario(unsigned seed, const model::Device& base) {
+  model::Scenario s = random_small_scenario(seed, base);
+  std::mt19937 rng(seed ^ 0x71e5u);  // its own stream, so the kernels are random_small_scenario's
+  const int duration = std::uniform_int_distribution<int>(1, 2)(rng);
+  for (auto& k : s.kernels) k.duration = duration;
+  return s;
+}
+
 model::Scenario random_fermi_scenario(unsigned seed, const model::Device& device, const model::Hypothesis& h,
                                       int max_blocks) {
   std::mt19937 rng(seed);
@@ -351,6 +359,13 @@ ConformanceReport run_conformance(const model::Hypothesis& h, int scenarios, uns
     return fermi      ? random_fermi_scenario(sd, base, h)
            : controls ? random_control_scenario(sd, base)
                       : random_small_scenario(sd, base);
+  });
+}
+
+ConformanceReport run_tie_conformance(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms) {
+  const model::Device& base = model::builtin_device("rtx3090", "", "");
+  return check_scenarios(h, scenarios, seed, timeout_ms, [&](unsigned sd) {
+    return sd % 2 ? random_tie_scenario(sd, base) : random_small_scenario(sd, base);
   });
 }
 

@@ -33,6 +33,9 @@ enum class Partition { AllowedSms, Ignore };
 // blocks spread over that GPC's SMs.
 enum class ClusterGpc { MostRoom, LowestIndex };
 enum class ClusterSpread { Selection, OnePerSm };
+// Blocks whose ends fall on one model instant: every one retires before the next dispatch, or they retire in
+// the order they started, each followed at once by dispatch (docs/design.md "Retirements at one instant").
+enum class Retirement { AllThenDispatch, StartOrder };
 
 struct Hypothesis {
   std::string name;
@@ -56,6 +59,7 @@ struct Hypothesis {
   Partition partition = Partition::AllowedSms;  // optional in files: masks honoured, as docs/controls.md documents
   ClusterGpc cluster_gpc = ClusterGpc::MostRoom;            // optional in files, like issue
   ClusterSpread cluster_spread = ClusterSpread::Selection;  // optional in files, like issue
+  Retirement retirement = Retirement::AllThenDispatch;      // optional in files, like issue
 
   bool pb_warps() const;      // warps placed on processing blocks (not one SM pool)
   bool pb_registers() const;  // registers pooled per processing block
@@ -129,6 +133,7 @@ std::string_view to_string(Priority);
 std::string_view to_string(Partition);
 std::string_view to_string(ClusterGpc);
 std::string_view to_string(ClusterSpread);
+std::string_view to_string(Retirement);
 
 // Reads a hypothesis object. `base` (optional) names a shipped hypothesis whose options are
 // taken first. Unknown fields or option values are errors listing the valid ones; option

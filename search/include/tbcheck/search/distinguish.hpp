@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tbcheck/search/ties.hpp"
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/observation.hpp"
@@ -67,6 +68,9 @@ struct PairResult {
   int structures_unsat = 0;         // structures Z3 proved (or a theorem showed) inseparable
   int structures_by_lemma = 0;      // of those, proved by constant-schedule lemmas (LemmaCache)
   int structures_sampled = 0;       // structures the simulator pre-pass sampled
+  // The witness against tied retirements (robust_witness): as found, staggered, or still dependent.
+  WitnessTies ties = WitnessTies::Robust;
+  bool ties_beyond_max_duration = false;  // staggered to a duration above the bounds' max_duration
 };
 
 // A device with the same per-SM limits and `tpcs` TPCs; a GPC map is kept for those TPCs (GPCs renumbered densely).

@@ -31,6 +31,12 @@ model::Scenario random_control_scenario(unsigned seed, const model::Device& base
 // kernel launched 1-3 time units after the one before it (3 in 4; else with it), and 3 in 4 of those given
 // a priority above every earlier kernel's (so that they reorder dispatches).
 model::Scenario random_release_scenario(unsigned seed, const model::Device& base);
+// random_small_scenario with one duration (1 or 2) for every kernel, so that blocks of different kernels
+// retire at one instant often: where the two readings of the retirement mechanism part.
+model::Scenario random_tie_scenario(unsigned seed, const model::Device& base);
+// Scenarios alternately from random_small_scenario and random_tie_scenario (rtx3090's limits), checked as
+// run_conformance does: for the retirement option, whose two readings part only where retirements tie.
+ConformanceReport run_tie_conformance(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms);
 // Random scenarios with priorities, masks and release times (random_release_scenario on rtx3090's limits),
 // checked as run_conformance does; every dispatch order but the simulator's must admit no schedule.
 ConformanceReport run_release_conformance(const model::Hypothesis& h, int scenarios, unsigned seed,

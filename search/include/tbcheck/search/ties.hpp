@@ -1,0 +1,77 @@
+// Whether a case's predictions rest on retirements the model treats as simultaneous: each hypothesis
+// re-simulated under the other reading of the `retirement` mechanism, and witnesses staggered until none does.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/model/json_reader.hpp"
+#include "tbcheck/model/observation.hpp"
+#include "tbcheck/model/scenario.hpp"
+
+namespace tbcheck::search {
+
+// What the other reading of tied retirements does to a hypothesis' schedule of a scenario: nothing, moves
+// only start instants, or moves blocks to other SMs (the level synthesized witnesses are judged on).
+enum class TieEffect { None, StartsMove, SmsMove };
+std::string_view to_string(TieEffect);
+
+struct TieCheck {
+  TieEffect effect = TieEffect::None;
+  std::string hypothesis;  // the first hypothesis whose schedule moves ("" when none does)
+  std::string detail;      // its first moved block, as first_difference says it
+  bool robust() const { return effect == TieEffect::None; }
+  model::json to_json() const;
+};
+
+// The hypothesis with the other reading (all-then-dispatch <-> start-order).
+model::Hypothesis other_reading(const model::Hypothesis& h);
+
+// Each hypothesis simulated under its own reading and under the other one; the strongest effect found. A
+// hypothesis the scenario does not run under, or one the other reading has no meaning for (gpc-priority
+// queues its completions in dispatch order already), is unaffected.
+TieCheck tie_robust(const model::Scenario& s, const std::vector<model::Hypothesis>& hs);
+
+// How a synthesized witness stands against tied retirements, written in its case file ("tied_retirements").
+enum class WitnessTies {
+  Robust,     // as found, both readings give each side the same schedule
+  Staggered,  // kernel durations changed until they did, the pair still separated
+  Dependent,  // no staggering found within the tries: the separation may rest on tied retirements
+  Compared,   // the pair differs in the retirement option itself: ties are what it compares
+};
+std::string_view to_string(WitnessTies);
+
+struct RobustWitness {
+  model::Scenario scenario;
+  WitnessTies ties = WitnessTies::Robust;
+  bool beyond_max_duration = false;  // staggered to a duration above `max_duration`
+};
+
+// The witness of (a, b) made robust to tied retirements: kept when tie_robust already holds, else the
+// kernels' durations that still separate the pair and are robust, fewest total first within
+// [1, max_duration], then up to kStaggerDurationCap (at most kStaggerTries duration vectors in all).
+constexpr int kStaggerDurationCap = 12;
+constexpr int kStaggerTries = 4000;
+RobustWitness robust_witness(const model::Scenario& witness, const model::Hypothesis& a, const model::Hypothesis& b,
+                             int max_duration);
+
+// A case to check: its scenario and the hypotheses its predictions are made under.
+struct TieSubject {
+  std::string id;
+  model::Scenario scenario;
+  std::vector<model::Hypothesis> hypotheses;
+};
+// The synthesized cases under `path` (a file or a folder, read recursively in path order) that carry
+// "predictions": each with the hypotheses named there, a shipped name or `<dir>/<name>.json` in one of
+// `hypothesis_dirs`. A name found nowhere is an InputError naming the file and "predictions".
+std::vector<TieSubject> tie_subjects(const std::string& path, const std::vector<std::string>& hypothesis_dirs);
+
+struct TieCount {
+  int cases = 0, sms_move = 0, starts_move = 0;
+  int compared = 0;  // of `cases`, witnesses of a pair that differs in the retirement option itself (not counted as moving)
+  std::vector<std::string> dependent;  // "id: hypothesis: first moved block" of each case whose SMs move
+};
+TieCount count_tie_dependent(const std::vector<TieSubject>& subjects);
+
+}  // namespace tbcheck::search

@@ -1,0 +1,109 @@
+// Tied retirements (search/src/ties.cpp): a witness whose schedule moves under the other reading is found,
+// a staggered one is accepted, distinguish's witnesses hold under both readings, and the shipped ones do.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "helpers.hpp"
+#include "tbcheck/model/simulator.hpp"
+#include "tbcheck/search/distinguish.hpp"
+#include "tbcheck/search/ties.hpp"
+
+using namespace tbcheck;
+
+namespace {
+
+// k2 (on SM 1 from 0) and k3 (on SM 0 from 1) end together at 3, where k4 waits: all-then-dispatch puts k4
+// on SM 0, start-order on SM 1 (tests/test_simulator.cpp).
+model::Scenario planted_tie() {
+  return test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [
+    {"name": "k1", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1},
+    {"name": "k2", "blocks": 1, "threads": 1024, "regs": 32, "duration": 3},
+    {"name": "k3", "blocks": 1, "threads": 1024, "regs": 32, "duration": 2},
+    {"name": "k4", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1}]})");
+}
+
+}  // namespace
+
+TEST_CASE("tie_robust finds a schedule that moves under the other reading of tied retirements", "[ties]") {
+  const model::Scenario s = planted_tie();
+  const search::TieCheck c = search::tie_robust(s, {test::hyp("alg1")});
+  CHECK(c.effect == search::TieEffect::SmsMove);
+  CHECK(c.hypothesis == "alg1");
+  CHECK(c.detail.find("k4 block 0") != std::string::npos);
+  CHECK(c.to_json().at("effect") == "sms-move");
+  // Either reading is checked against the other: a start-order hypothesis moves too.
+  CHECK_FALSE(search::tie_robust(s, {search::other_reading(test::hyp("alg1"))}).robust());
+  // k3 a unit longer: nothing ends together, nothing moves.
+  model::Scenario staggered = s;
+  staggered.kernels[2].duration = 3;
+  CHECK(search::tie_robust(staggered, {test::hyp("alg1"), test::hyp("most-room")}).robust());
+}
+
+TEST_CASE("robust_witness staggers a tie-dependent witness and keeps the pair separated", "[ties]") {
+  // distinguish's witness of this pair before it staggered durations: k1's blocks all end at 1, and under
+  // start-order k2's blocks take SMs as k1's retire one by one.
+  const model::Scenario s = test::scenario(R"({"device": "rtx3090", "kernels": [
+    {"name": "k1", "blocks": 82, "threads": 32, "regs": 255, "smem": 19456, "duration": 1},
+    {"name": "k2", "blocks": 123, "threads": 128, "regs": 40, "smem": 47232, "duration": 2}]})");
+  const model::Hypothesis& a = test::hyp("alg1-counted-smem");
+  const model::Hypothesis& b = test::hyp("alg1-natural-order");
+  REQUIRE_FALSE(search::tie_robust(s, {a, b}).robust());
+  const search::RobustWitness r = search::robust_witness(s, a, b, 3);
+  REQUIRE(r.ties == search::WitnessTies::Staggered);
+  CHECK(search::tie_robust(r.scenario, {a, b}).robust());
+  CHECK_FALSE(search::first_difference(model::simulate(r.scenario, a), model::simulate(r.scenario, b)).empty());
+  CHECK_FALSE(r.beyond_max_duration);
+  for (const auto& k : r.scenario.kernels) CHECK(k.duration <= 3);
+  // A pair that differs in the retirement option itself compares the readings: kept as found.
+  const model::Scenario p = planted_tie();
+  const search::RobustWitness c = search::robust_witness(p, test::hyp("alg1"), search::other_reading(test::hyp("alg1")), 3);
+  CHECK(c.ties == search::WitnessTies::Compared);
+  CHECK(c.scenario.kernels[2].duration == 2);
+}
+
+TEST_CASE("distinguish's witness of a small pair holds under both readings of tied retirements", "[ties][distinguish]") {
+  search::DistinguishBounds b;
+  b.pair_budget_ms = 20000;
+  const model::Device& d = model::builtin_device("rtx3090", "", "");
+  const search::PairResult r = search::distinguish_pair(test::hyp("alg1"), test::hyp("alg1-literal"), d, b);
+  REQUIRE(r.outcome == search::PairOutcome::Separated);
+  REQUIRE(r.witness);
+  CHECK(r.ties != search::WitnessTies::Dependent);
+  CHECK(search::tie_robust(r.witness->scenario, {test::hyp("alg1"), test::hyp("alg1-literal")}).robust());
+  const model::json j = search::case_json(r, b, test::hyp("alg1"), test::hyp("alg1-literal"));
+  CHECK(j.at("tied_retirements").at("check").at("effect") == "none");
+  // The case file still loads (the field is one the case reader knows).
+  CHECK_NOTHROW(model::case_from_json(j, "distinguish"));
+}
+
+TEST_CASE("the shipped synthesized witnesses that rest on tied retirements say so in their files", "[ties][corpus]") {
+  const std::vector<std::string> dirs = {test::source_path("corpus/hypotheses-extra"), test::source_path("tests/data/cluster")};
+  for (const char* folder : {"corpus/synth", "corpus/synth-cluster"}) {
+    INFO(folder);
+    const auto subjects = search::tie_subjects(test::source_path(folder), dirs);
+    CHECK(subjects.size() > 5);
+    int marked = 0;
+    for (const auto& e : std::filesystem::directory_iterator(test::source_path(folder))) {
+      const model::json j = model::read_json_file(e.path().string());
+      marked += j.contains("tied_retirements") && j.at("tied_retirements").at("witness") == "tie-dependent";
+    }
+    // Every case whose predicted SMs move under the other reading is marked, and no other.
+    const search::TieCount c = search::count_tie_dependent(subjects);
+    CHECK(c.sms_move == marked);
+  }
+}
+
+TEST_CASE("tie_subjects names the file and field of a hypothesis it cannot find", "[ties][errors]") {
+  test::TempDir d;
+  const std::string f = (d / "w.json");
+  {
+    std::ofstream out(f);
+    out << R"({"id": "w", "device": "rtx3090", "kernels": [{"name": "k1", "blocks": 1, "threads": 32, "regs": 32,
+      "duration": 1}], "predictions": {"alg1": {}, "no-such-hypothesis": {}}})";
+  }
+  const auto e = test::error_of([&] { search::tie_subjects(f, {}); });
+  CHECK(e.where() == f);
+  CHECK(e.field() == "predictions");
+  CHECK(e.reason().find("no-such-hypothesis") != std::string::npos);
+}
