@@ -11,6 +11,7 @@
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/thresholds.hpp"
 #include "tbcheck/search/learn.hpp"
 
 using namespace tbcheck;
@@ -174,6 +175,16 @@ TEST_CASE("issue 13: the composition space names both devices of the issue", "[l
     const auto j = truth.to_json();
     for (const auto& m : r.mechanisms) {
       if (m.state != search::Settledness::Settled) continue;
+      // A threshold is settled as an interval at the device's granularity, holding the truth's value.
+      bool threshold = false;
+      for (const auto& iv : r.intervals)
+        if (iv.option.key == m.mechanism) {
+          threshold = true;
+          CHECK(iv.cuts() == 1);
+          CHECK(iv.contains(model::threshold_of(truth, iv.option)));
+          CHECK(contains(m.values, iv.range_text()));
+        }
+      if (threshold) continue;
       const auto& v = j[m.mechanism];
       CHECK(contains(m.values, v.is_string() ? v.get<std::string>() : v.is_null() ? "off" : v.dump()));
     }
@@ -389,4 +400,53 @@ TEST_CASE("learn lists a bounded number of open pairs and counts them all", "[le
   CHECK(r.open_pairs.size() == search::kListedOpenPairs);
   CHECK_THAT(r.reason, Catch::Contains(std::to_string(r.open_pair_count) + " pair(s) open"));
   CHECK(r.to_json()["open_pair_count"] == r.open_pair_count);
+}
+
+TEST_CASE("learn brackets a shared-memory threshold outside the enumerated values and never names 3072", "[learn][numeric]") {
+  // The enumerated space samples the threshold at off and 3072; the device has 8192.
+  const auto truth = alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 8192; });
+  auto r = learn_space(truth, "rtx3090");
+  INFO(r.reason);
+  CHECK(r.outcome == search::LearnOutcome::Identified);
+  CHECK(search::grade_answer(r, truth) == search::AnswerGrade::Named);
+  for (const auto& h : r.consistent) CHECK(h.smem_ignore_below != 3072);
+  bool found = false;
+  for (const auto& iv : r.intervals)
+    if (iv.option.key == "smem_ignore_below") {
+      found = true;
+      CHECK(iv.range_text() == "in (8064, 8192] B");
+      CHECK(iv.cuts() == 1);
+    } else {
+      CHECK(iv.contains(std::nullopt));  // the register threshold: off, as the truth's
+    }
+  CHECK(found);
+  CHECK(r.scope.find("among") != std::string::npos);
+  bool bracketed = false;
+  for (const auto& s : r.steps) bracketed = bracketed || s.purpose == search::StepPurpose::Bracket;
+  CHECK(bracketed);
+}
+
+TEST_CASE("learn finds a register threshold that no enumerated value fits instead of saying none fits", "[learn][numeric]") {
+  const auto truth = alg1_with([](model::Hypothesis& h) { h.registers_ignore_at_or_below = 64; });
+  auto r = learn_space(truth, "rtx3090");
+  INFO(r.reason);
+  CHECK(r.outcome == search::LearnOutcome::Identified);
+  CHECK(search::grade_answer(r, truth) == search::AnswerGrade::Named);
+  for (const auto& iv : r.intervals)
+    if (iv.option.key == "registers_ignore_at_or_below") CHECK(iv.range_text() == "in [64, 71] registers per thread");
+}
+
+TEST_CASE("a threshold the boundary cases could not bracket leaves the answer unconfirmed, naming it", "[learn][numeric]") {
+  // One step is not enough to bracket 8192 from what the corpus shows: the outcome may not claim more.
+  const auto truth = alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 8192; });
+  const auto& dev = model::builtin_device("rtx3090", "test", "device");
+  auto o = sim_options(sim_file(truth));
+  o.synthesize = false;
+  auto r = search::learn({alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 3072; })}, dev, paper_and_synth(), o);
+  REQUIRE(r.outcome == search::LearnOutcome::Identified);  // a list of one: the boundary cases bracket it
+  o.max_steps = static_cast<int>(r.steps.size()) - 1;
+  auto cut = search::learn({alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 3072; })}, dev, paper_and_synth(), o);
+  INFO(cut.reason);
+  CHECK(cut.outcome != search::LearnOutcome::Identified);
+  CHECK(search::grade_answer(cut, truth) != search::AnswerGrade::Wrong);
 }
