@@ -378,6 +378,20 @@ model::Hypothesis canonical(model::Hypothesis h, const model::Device& d) {
   return h;
 }
 
+// Whether a threshold of h is off the enumerated values (threshold_set): found by refitting or bracketing.
+bool thresholds_off_space(const model::Hypothesis& h) {
+  for (const auto& o : model::threshold_options()) {
+    const auto t = model::threshold_of(h, o);
+    if (!t) continue;
+    bool listed = false;
+    for (const auto& row : model::threshold_set())
+      if (row.mechanism == o.key)
+        for (const auto& v : row.values) listed = listed || (v.is_number_integer() && v.get<int>() == *t);
+    if (!listed) return true;
+  }
+  return false;
+}
+
 std::string machine_key(const model::Hypothesis& h, const model::Device& d) { return canonical(h, d).to_json().dump(); }
 
 // Why two hypotheses with one machine_key act alike on d.
@@ -542,18 +556,7 @@ class Learner {
   std::optional<model::Case> lifted_witness(const model::Hypothesis& a, const model::Hypothesis& b) {
     // Only for thresholds off the enumerated values (found by refitting): the space's own pairs keep the
     // witnesses they always had.
-    bool off_space = false;
-    for (const auto& o : model::threshold_options())
-      for (const auto* h : {&a, &b}) {
-        const auto t = model::threshold_of(*h, o);
-        if (!t) continue;
-        bool listed = false;
-        for (const auto& row : model::threshold_set())
-          if (row.mechanism == o.key)
-            for (const auto& v : row.values) listed = listed || (v.is_number_integer() && v.get<int>() == *t);
-        off_space = off_space || !listed;
-      }
-    if (!off_space) return std::nullopt;
+    if (!thresholds_off_space(a) && !thresholds_off_space(b)) return std::nullopt;
     const size_t n = cases_.size();
     for (size_t ci = 0; ci < n; ++ci) {
       auto s = lift_above_thresholds(cases_[ci].scenario, a, b);
@@ -676,6 +679,7 @@ class Learner {
   std::vector<model::Hypothesis> nbrs_;
   std::vector<NeighbourCheck> nchecks_;
   std::set<size_t> nbr_synth_tried_;
+  bool refit_neighbours_ = false;
   int confirm_synth_used_ = 0;
   int witnesses_ = 0;
   // Thresholds: candidates whose thresholds are refitted rather than dropped when a prediction fails (the last
@@ -954,7 +958,25 @@ bool Learner::confirm(bool& stop) {
     nbr_synth_tried_.clear();
     nbrs_.clear();
     nchecks_.clear();
-    for (auto& n : model::neighbours(h, o_.neighbour_distance)) {
+    // With thresholds off the enumerated values, a neighbour is another choice of the other options with the
+    // survivor's thresholds (its own values are the intervals' business), and it is separated only when no
+    // threshold values make it fit what was seen.
+    refit_neighbours_ = thresholds_off_space(h);
+    std::vector<model::Hypothesis> candidates_near = model::neighbours(h, o_.neighbour_distance);
+    if (refit_neighbours_) {
+      std::vector<model::Hypothesis> moved;
+      for (auto n : candidates_near) {
+        for (const auto& opt : model::threshold_options()) model::set_threshold(n, opt, model::threshold_of(h, opt));
+        if (n.same_options(h)) continue;
+        bool seen_before = false;
+        for (const auto& m : moved) seen_before = seen_before || m.same_options(n);
+        if (seen_before) continue;
+        n.name = model::composition_name(n);
+        moved.push_back(std::move(n));
+      }
+      candidates_near = std::move(moved);
+    }
+    for (auto& n : candidates_near) {
       if (not_applicable(n)) continue;  // cannot describe this device (as candidates are set aside)
       NeighbourCheck c;
       c.name = n.name;
@@ -976,6 +998,14 @@ bool Learner::confirm(bool& stop) {
   // What the observations so far say about each neighbour still open.
   for (size_t k = 0; k < nbrs_.size(); ++k) {
     if (nchecks_[k].verdict != NeighbourVerdict::NotSeparated) continue;
+    if (refit_neighbours_) {
+      if (auto fit = fit_thresholds(nbrs_[k], device_, seen())) {
+        nbrs_[k] = std::move(fit->fitted);  // the confirming cases are chosen against thresholds that fit
+        continue;
+      }
+      nchecks_[k].verdict = NeighbourVerdict::Separated;
+      nchecks_[k].case_id = "every threshold value (the observed cases together)";
+    }
     for (const auto& ob : history_) {
       const CaseEntry& c = cases_[ob.case_index];
       model::Schedule s;
@@ -1140,6 +1170,9 @@ bool Learner::bracket() {
     bracketed_ = rep;
     return false;
   }
+  // An option with no boundary case now may get one once another is narrower (a case must be read the same
+  // whatever the other thresholds are), so an option is given up only when no option has a case.
+  std::vector<size_t> stuck;
   for (size_t x = 0; x < opts.size(); ++x) {
     const auto& iv = fit->intervals[x];
     if (iv.cuts() <= 1 || !bracket_notes_[x].empty()) continue;
@@ -1168,9 +1201,11 @@ bool Learner::bracket() {
       bracket_blind_ = ran == Ran::NoObservation ? bracket_blind_ + 1 : 0;
       return ran != Ran::NoDevice;
     }
-    bracket_notes_[x] = fmt::format("no boundary case in learn's family separates the values of {} on {} under {}",
-                                    iv.range_text(), device_.name, hs_[rep].name);
+    stuck.push_back(x);
   }
+  for (size_t x : stuck)
+    bracket_notes_[x] = fmt::format("no boundary case in learn's family separates the values of {} on {} under {}",
+                                    fit->intervals[x].range_text(), device_.name, hs_[rep].name);
   bracketed_ = rep;
   return false;
 }
