@@ -182,12 +182,13 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
   const auto device_values = model::threshold_values(q, d);
 
   model::json base = {{"device", d.to_json()}, {"kernels", model::json::array()}};
-  auto kernel_json = [&](const std::string& name, int blocks, int threads, int v, int duration) {
+  auto kernel_json = [&](const std::string& name, int blocks, int threads, int v, int duration, int smem = 0) {
     model::Kernel k;
     k.name = name;
     k.blocks = blocks;
     k.threads = threads;
     k.duration = duration;
+    k.smem = smem;
     model::set_quantity(q, k, v, d);
     return k.to_json();
   };
@@ -267,6 +268,32 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
           if (s)
             if (auto b = separates(*s)) return b;
         }
+  // The same, with shared memory large enough that both kernels choose the largest configuration: under a
+  // per-TPC configuration (Mechanism 3) a probe whose configuration differs from the filler's waits whatever
+  // the threshold says, so the two must agree on it.
+  if (q != model::ThresholdQuantity::SmemPerBlock) {
+    const int top = d.max_smem_config_bytes();
+    std::vector<std::pair<int, int>> pairs;
+    if (d.smem_configs_kb.size() >= 2) {
+      // The filler just above the second largest configuration, the probe half of what is left beside it.
+      const int sf = d.smem_configs_kb[d.smem_configs_kb.size() - 2] * 1024 + d.smem_alloc_unit;
+      pairs.emplace_back(sf, (top - sf - 2 * d.smem_reserved_per_block) / 2);
+    }
+    pairs.emplace_back(top * 4 / 5, top / 12);
+    pairs.emplace_back(top / 2, top / 5);
+    for (auto [sf, sp] : pairs) {
+      sf = std::min(d.max_smem_per_block, sf);
+      sp = std::min(d.max_smem_per_block, sp);
+      if (sp <= 0) continue;
+      for (int f : fillers)
+        for (int tf : threads)
+          for (int tp : {32, 128}) {
+            auto s = scenario({kernel_json("filler", d.sms, tf, f, 2, sf), kernel_json("probe", d.sms, tp, value, 1, sp)});
+            if (s)
+              if (auto b = separates(*s)) return b;
+          }
+    }
+  }
   return std::nullopt;
 }
 
