@@ -436,17 +436,22 @@ TEST_CASE("learn finds a register threshold that no enumerated value fits instea
     if (iv.option.key == "registers_ignore_at_or_below") CHECK(iv.range_text() == "in [64, 71] registers per thread");
 }
 
-TEST_CASE("a threshold the boundary cases could not bracket leaves the answer unconfirmed, naming it", "[learn][numeric]") {
-  // One step is not enough to bracket 8192 from what the corpus shows: the outcome may not claim more.
+TEST_CASE("learn stopped while bracketing a threshold claims no point value", "[learn][numeric]") {
   const auto truth = alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 8192; });
   const auto& dev = model::builtin_device("rtx3090", "test", "device");
   auto o = sim_options(sim_file(truth));
-  o.synthesize = false;
-  auto r = search::learn({alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 3072; })}, dev, paper_and_synth(), o);
-  REQUIRE(r.outcome == search::LearnOutcome::Identified);  // a list of one: the boundary cases bracket it
-  o.max_steps = static_cast<int>(r.steps.size()) - 1;
-  auto cut = search::learn({alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 3072; })}, dev, paper_and_synth(), o);
+  const std::vector<model::Hypothesis> one = {alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 3072; })};
+  auto r = search::learn(one, dev, paper_and_synth(), o);
+  INFO(r.reason);
+  CHECK(search::grade_answer(r, truth) != search::AnswerGrade::Wrong);
+  int first_bracket = 0;
+  for (const auto& s : r.steps)
+    if (s.purpose == search::StepPurpose::Bracket && first_bracket == 0) first_bracket = s.index;
+  REQUIRE(first_bracket > 0);
+  o.max_steps = first_bracket;  // one boundary case: 3072 is refuted, 8192 not yet reached
+  auto cut = search::learn(one, dev, paper_and_synth(), o);
   INFO(cut.reason);
   CHECK(cut.outcome != search::LearnOutcome::Identified);
+  CHECK(cut.outcome != search::LearnOutcome::Equivalent);
   CHECK(search::grade_answer(cut, truth) != search::AnswerGrade::Wrong);
 }
