@@ -68,6 +68,21 @@ Cell run(const std::vector<model::Hypothesis>& candidates, search::LearnSpace sp
   return c;
 }
 
+// Whether h can place one small block on d (gpc-priority without a GPC map cannot): only such a composition
+// can play the device.
+bool runs_on(const model::Device& d, const model::Hypothesis& h) {
+  const model::Scenario probe = model::scenario_from_json(
+      {{"device", d.to_json()},
+       {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32}, {"smem", 0}, {"duration", 1}}}}},
+      "probe");
+  try {
+    (void)model::simulate(probe, h);
+    return true;
+  } catch (const model::InputError&) {
+    return false;
+  }
+}
+
 // The thresholds bench (--thresholds): a composition near alg1 with its thresholds redrawn off the enumerated
 // values, so the truth is outside the space and only bracketing can name it.
 model::Hypothesis with_drawn_thresholds(model::Hypothesis h, const model::Device& d, std::mt19937_64& rng) {
@@ -107,18 +122,7 @@ int thresholds_bench(const std::vector<std::string>& devices, const std::vector<
     const model::Device& d = model::builtin_device(devices[di], "bench_learn", "--devices");
     const uint64_t draw = seed + 2000u * di;
     std::mt19937_64 rng(draw);
-    const model::Scenario probe = model::scenario_from_json(
-        {{"device", d.to_json()},
-         {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32}, {"smem", 0}, {"duration", 1}}}}},
-        "probe");
-    auto runs_on_device = [&](const model::Hypothesis& h) {
-      try {
-        (void)model::simulate(probe, h);
-        return true;
-      } catch (const model::InputError&) {
-        return false;
-      }
-    };
+    auto runs_on_device = [&](const model::Hypothesis& h) { return runs_on(d, h); };
     std::vector<model::Hypothesis> bases;
     if (list) {
       std::vector<model::Hypothesis> fit;
@@ -245,18 +249,7 @@ int main(int argc, char** argv) {
       // Each device and distance draws its own compositions: seed + distance + 1000 x device position.
       const uint64_t draw = seed + static_cast<uint64_t>(dist) + 1000u * di;
       // A composition that cannot place one block on the device (gpc-priority without a GPC map) cannot play it.
-      const model::Scenario probe = model::scenario_from_json(
-          {{"device", d.to_json()},
-           {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32}, {"smem", 0}, {"duration", 1}}}}},
-          "probe");
-      auto runs_on_device = [&](const model::Hypothesis& h) {
-        try {
-          (void)model::simulate(probe, h);
-          return true;
-        } catch (const model::InputError&) {
-          return false;
-        }
-      };
+      auto runs_on_device = [&](const model::Hypothesis& h) { return runs_on(d, h); };
       for (const auto& truth : model::sample_compositions(alg1, draw, per_distance, dist, dist, runs_on_device)) {
         const auto path = (dir / (truth.name + ".json")).string();
         model::write_file_atomic(path, truth.to_json().dump(2) + "\n");

@@ -12,6 +12,7 @@
 
 using namespace tbcheck;
 using tbcheck::test::hyp;
+using tbcheck::search::same_placements;
 
 namespace {
 
@@ -21,15 +22,6 @@ size_t index_of(std::string_view key) {
     if (opts[i].key == key) return i;
   FAIL("no threshold option " << key);
   return 0;
-}
-
-bool same_placements(const model::Schedule& a, const model::Schedule& b) {
-  for (size_t k = 0; k < a.kernels.size(); ++k)
-    for (size_t i = 0; i < a.kernels[k].blocks.size(); ++i)
-      if (a.kernels[k].blocks[i].sm != b.kernels[k].blocks[i].sm ||
-          a.kernels[k].blocks[i].start != b.kernels[k].blocks[i].start)
-        return false;
-  return true;
 }
 
 model::Hypothesis with(model::Hypothesis h, std::optional<int> regs, std::optional<int> smem) {

@@ -248,18 +248,6 @@ constexpr size_t kNearestPool = 200, kNearestListed = 5;
 // Boundary cases in a row without an observation before bracketing stops.
 constexpr int kBracketBlind = 3;
 
-// Placements as Exact comparison sees them: SM and start of every block.
-bool same_placements(const model::Schedule& a, const model::Schedule& b) {
-  if (a.kernels.size() != b.kernels.size()) return false;
-  for (size_t k = 0; k < a.kernels.size(); ++k) {
-    const auto &x = a.kernels[k].blocks, &y = b.kernels[k].blocks;
-    if (x.size() != y.size()) return false;
-    for (size_t i = 0; i < x.size(); ++i)
-      if (x[i].sm != y[i].sm || x[i].start != y[i].start) return false;
-  }
-  return true;
-}
-
 size_t placement_hash(const model::Schedule& s) {
   size_t h = 1469598103934665603ull;
   auto mix = [&](int64_t v) { h = (h ^ static_cast<size_t>(v)) * 1099511628211ull; };
@@ -594,24 +582,18 @@ class Learner {
         return pr;
       }
     }
-    if (auto w = lifted_witness(a, b)) {
+    auto separated = [&](model::Case w, std::string route) {
       PairResult pr;
       pr.h1 = a.name;
       pr.h2 = b.name;
       pr.outcome = PairOutcome::Separated;
       pr.witness = std::move(w);
-      pr.route = "a corpus case with the quantities their thresholds ignore raised above them";
+      pr.route = std::move(route);
       return pr;
-    }
-    if (auto w = quick_witness(a, b)) {
-      PairResult pr;
-      pr.h1 = a.name;
-      pr.h2 = b.name;
-      pr.outcome = PairOutcome::Separated;
-      pr.witness = std::move(w);
-      pr.route = "simulator search on " + device_.name;
-      return pr;
-    }
+    };
+    if (auto w = lifted_witness(a, b))
+      return separated(std::move(*w), "a corpus case with the quantities their thresholds ignore raised above them");
+    if (auto w = quick_witness(a, b)) return separated(std::move(*w), "simulator search on " + device_.name);
     DistinguishBounds bounds = o_.bounds;
     const double left_ms = synthesis_left() * 1000.0;
     if (bounds.pair_budget_ms == 0 || bounds.pair_budget_ms > left_ms)

@@ -54,6 +54,8 @@ model::Hypothesis with_local_cuts(model::Hypothesis h, const std::vector<std::ve
   return h;
 }
 
+}  // namespace
+
 bool same_placements(const model::Schedule& a, const model::Schedule& b) {
   if (a.kernels.size() != b.kernels.size()) return false;
   for (size_t k = 0; k < a.kernels.size(); ++k) {
@@ -64,8 +66,6 @@ bool same_placements(const model::Schedule& a, const model::Schedule& b) {
   }
   return true;
 }
-
-}  // namespace
 
 std::optional<ThresholdFit> fit_thresholds(const model::Hypothesis& h, const model::Device& d,
                                            const std::vector<SeenCase>& seen) {

@@ -12,6 +12,9 @@
 
 namespace tbcheck::search {
 
+// Placements as Exact comparison sees them: the SM and start of every block.
+bool same_placements(const model::Schedule& a, const model::Schedule& b);
+
 // A case the device ran, with what it did.
 struct SeenCase {
   const model::Scenario* scenario = nullptr;
