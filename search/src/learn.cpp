@@ -944,7 +944,16 @@ bool Learner::confirm(bool& stop) {
     // survivor's thresholds (its own values are the intervals' business), and it is separated only when no
     // threshold values make it fit what was seen.
     refit_neighbours_ = thresholds_off_space(h);
-    std::vector<model::Hypothesis> candidates_near = model::neighbours(h, o_.neighbour_distance);
+    std::vector<model::Hypothesis> candidates_near;
+    if (refit_neighbours_) {
+      // The space's neighbours are its compositions near h's other options (h itself is off the space's values).
+      model::Hypothesis base = h;
+      for (const auto& opt : model::threshold_options()) model::set_threshold(base, opt, std::nullopt);
+      candidates_near = model::neighbours(base, o_.neighbour_distance);
+      candidates_near.push_back(base);  // changes only thresholds: dropped below
+    } else {
+      candidates_near = model::neighbours(h, o_.neighbour_distance);
+    }
     if (refit_neighbours_) {
       std::vector<model::Hypothesis> moved;
       for (auto n : candidates_near) {
