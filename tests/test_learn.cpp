@@ -317,6 +317,14 @@ TEST_CASE("learn reports an open question when the device is none of the hypothe
   CHECK(r.survivors.empty());
   CHECK((r.closest == "round-robin" || r.closest == "most-room"));
   CHECK(r.open_question->observation->has_recording());
+  // How close each came: both listed, nearest first, with the first case each fails and where.
+  REQUIRE(r.nearest.size() == 2);
+  for (const auto& n : r.nearest) {
+    CHECK(n.cases_refuted >= 1);
+    CHECK(!n.first_case.empty());
+    CHECK(!n.where.empty());
+  }
+  CHECK(r.nearest[0].cases_refuted <= r.nearest[1].cases_refuted);
 }
 
 TEST_CASE("learn refuses replay and reports no-device for cuda without a GPU", "[learn]") {
