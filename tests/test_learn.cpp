@@ -130,8 +130,10 @@ TEST_CASE("the list learner names each shipped hypothesis played by sim only aft
       if (s.purpose == search::StepPurpose::Split) {  // a splitting step splits and drops someone on a clean device
         CHECK(s.groups.size() >= 2);
         CHECK(!s.dropped.empty());
-      } else {
+      } else if (s.purpose == search::StepPurpose::Confirm) {
         CHECK(!s.confirms.empty());
+      } else {  // bracketing a threshold: a boundary case built for it
+        CHECK(s.case_id.rfind("boundary-", 0) == 0);
       }
     }
     // Every neighbour the report calls separated is contradicted by the observed case it names.
