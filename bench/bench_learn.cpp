@@ -1,10 +1,15 @@
 // bench_learn: steps and oracle device-seconds for `learn` to reach its answer when a composition two or three
 // options from alg1 plays the device: the composition-space learner beside the shipped-list learner, clean and noisy.
 // Usage: bench_learn [--devices rtx3090,h100-sxm] [--seed 1] [--per-distance 3] [--noise 0.1] [--reps 5]
-//                    [--budget 30] [--distances 2,3] [--no-noise] [--check]
+//                    [--budget 30] [--distances 2,3] [--no-noise] [--check] [--thresholds N [--list]]
 // --check (scripts/long.sh, the learn acceptance run): exit 1 unless every clean composition-space run
 // names the composition or says none fits, and no run of either learner names a wrong one.
+// --thresholds N: instead, N compositions per device one or two changes from alg1 whose thresholds are drawn
+// outside the enumerated values (seed + 2000 x device position), learned over the composition space clean and
+// under noise (with --list: N shipped hypotheses, drawn with the same seed, learned over the shipped list); --check then exits 1 unless every interval holds the truth, no run names a wrong composition,
+// and at least 80% of the intervals are at most 4 steps of the device's granularity wide.
 #include <chrono>
+#include <random>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +23,7 @@
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/thresholds.hpp"
 #include "tbcheck/search/learn.hpp"
 
 using namespace tbcheck;
@@ -62,6 +68,115 @@ Cell run(const std::vector<model::Hypothesis>& candidates, search::LearnSpace sp
   return c;
 }
 
+// Whether h can place one small block on d (gpc-priority without a GPC map cannot): only such a composition
+// can play the device.
+bool runs_on(const model::Device& d, const model::Hypothesis& h) {
+  const model::Scenario probe = model::scenario_from_json(
+      {{"device", d.to_json()},
+       {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32}, {"smem", 0}, {"duration", 1}}}}},
+      "probe");
+  try {
+    (void)model::simulate(probe, h);
+    return true;
+  } catch (const model::InputError&) {
+    return false;
+  }
+}
+
+// The thresholds bench (--thresholds): a composition near alg1 with its thresholds redrawn off the enumerated
+// values, so the truth is outside the space and only bracketing can name it.
+model::Hypothesis with_drawn_thresholds(model::Hypothesis h, const model::Device& d, std::mt19937_64& rng) {
+  const auto which = rng() % 3;  // registers only, shared memory only, both
+  h.registers_ignore_at_or_below.reset();
+  h.smem_ignore_below.reset();
+  if (which != 1) {
+    int r = 32;
+    while (r == 32) r = 24 + static_cast<int>(rng() % 231);  // 24..254
+    h.registers_ignore_at_or_below = r;
+  }
+  if (which != 0) {
+    const int top = d.max_smem_per_block + d.smem_reserved_per_block;
+    int s = 3072;
+    while (s == 3072) s = 1025 + static_cast<int>(rng() % static_cast<uint64_t>(top - 1024));
+    h.smem_ignore_below = s;
+  }
+  h.name = model::composition_name(h);
+  return h;
+}
+
+int thresholds_bench(const std::vector<std::string>& devices, const std::vector<model::Case>& corpus, uint64_t seed,
+                     int count, double noise, int reps, double budget, bool with_noise, bool check, bool list) {
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("tbcheck-bench-learn-thresholds-{}", seed);
+  std::filesystem::create_directories(dir);
+  const model::Hypothesis& alg1 = *model::find_builtin_hypothesis("alg1");
+  const auto& space = list ? model::builtin_hypotheses() : model::all_compositions();
+  fmt::print("thresholds drawn outside the enumerated values: {} {} per device, drawn with seed {} + 2000 x the "
+             "device's position, learned over {}; noise {} over {} repetitions\n",
+             count, list ? "shipped hypotheses" : "compositions one or two changes from alg1", seed,
+             list ? "the shipped list" : "the composition space", noise, reps);
+  fmt::print("cell: grade/outcome steps device-s wall-s, then each threshold's interval (width in granularity steps)\n\n");
+  int runs = 0, wrong = 0, outside = 0, intervals = 0, narrow = 0, named = 0;
+  size_t steps = 0;
+  double device_s = 0;
+  for (size_t di = 0; di < devices.size(); ++di) {
+    const model::Device& d = model::builtin_device(devices[di], "bench_learn", "--devices");
+    const uint64_t draw = seed + 2000u * di;
+    std::mt19937_64 rng(draw);
+    auto runs_on_device = [&](const model::Hypothesis& h) { return runs_on(d, h); };
+    std::vector<model::Hypothesis> bases;
+    if (list) {
+      std::vector<model::Hypothesis> fit;
+      for (const auto& h : model::builtin_hypotheses())
+        if (runs_on_device(h)) fit.push_back(h);
+      for (int k = 0; k < count && !fit.empty(); ++k) bases.push_back(fit[rng() % fit.size()]);
+    } else {
+      bases = model::sample_compositions(alg1, draw, count, 1, 2, runs_on_device);
+    }
+    for (auto base : bases) {
+      const model::Hypothesis truth = with_drawn_thresholds(base, d, rng);
+      const auto path = (dir / (truth.name + ".json")).string();
+      model::write_file_atomic(path, truth.to_json().dump(2) + "\n");
+      for (int noisy = 0; noisy < (with_noise ? 2 : 1); ++noisy) {
+        search::LearnOptions o;
+        o.oracle_spec = "sim:" + path;
+        o.space = list ? search::LearnSpace::List : search::LearnSpace::Compositions;
+        o.noise = noisy ? noise : 0.0;
+        o.repetitions = noisy ? reps : 1;
+        o.seed = noisy ? 7 : 1;
+        o.synthesis_budget_s = budget;
+        const auto t0 = std::chrono::steady_clock::now();
+        const search::LearnResult r = search::learn(space, d, corpus, o);
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const auto g = search::grade_answer(r, truth);
+        ++runs;
+        wrong += g == search::AnswerGrade::Wrong ? 1 : 0;
+        named += g == search::AnswerGrade::Named ? 1 : 0;
+        steps += r.steps.size();
+        device_s += r.device_seconds;
+        std::string ivs;
+        for (const auto& iv : r.intervals) {
+          const bool holds = iv.contains(model::threshold_of(truth, iv.option));
+          ++intervals;
+          outside += holds ? 0 : 1;
+          narrow += iv.cuts() <= 4 ? 1 : 0;
+          ivs += fmt::format("; {} {} ({}){}", iv.option.key, iv.range_text(), iv.cuts(), holds ? "" : " MISSES THE TRUTH");
+        }
+        fmt::print("{:<9} {:<5} {:<70} | {}/{} {:>2} {:>5.1f} {:>5.1f}{}\n", d.name, noisy ? "noisy" : "clean", truth.name,
+                   search::to_string(g), search::to_string(r.outcome), r.steps.size(), r.device_seconds, wall, ivs);
+        std::fflush(stdout);
+      }
+    }
+  }
+  fmt::print("\ntotals: {} runs; {} named, {} wrong; {} intervals, {} miss the truth, {} ({:.0f}%) at most 4 steps wide; "
+             "{} steps, {:.1f} device-s\n",
+             runs, named, wrong, intervals, outside, narrow, intervals ? 100.0 * narrow / intervals : 0.0, steps, device_s);
+  std::filesystem::remove_all(dir);
+  const bool ok = wrong == 0 && outside == 0 && 5 * narrow >= 4 * intervals;
+  if (check) fmt::print("check: {}\n", ok ? "no wrong answer; every interval holds the truth; at least 80% at most 4 steps wide"
+                                           : "FAILED");
+  return check && !ok ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,6 +186,8 @@ int main(int argc, char** argv) {
   int per_distance = 3, reps = 5;
   double noise = 0.1, budget = 30;
   bool with_noise = true, check = false;
+  int thresholds = 0;
+  bool list = false;
   int failures = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -92,6 +209,8 @@ int main(int argc, char** argv) {
       for (const auto& x : split(next())) distances.push_back(std::atoi(x.c_str()));
     } else if (a == "--no-noise") with_noise = false;
     else if (a == "--check") check = true;
+    else if (a == "--thresholds") thresholds = std::atoi(next().c_str());
+    else if (a == "--list") list = true;
     else {
       std::fprintf(stderr, "bench_learn: unknown argument %s\n", a.c_str());
       return 2;
@@ -104,6 +223,7 @@ int main(int argc, char** argv) {
     auto more = model::load_cases(shared);
     corpus.insert(corpus.end(), more.begin(), more.end());
   }
+  if (thresholds > 0) return thresholds_bench(devices, corpus, seed, thresholds, noise, reps, budget, with_noise, check, list);
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("tbcheck-bench-learn-{}", seed);
   std::filesystem::create_directories(dir);
   const model::Hypothesis& alg1 = *model::find_builtin_hypothesis("alg1");
@@ -129,18 +249,7 @@ int main(int argc, char** argv) {
       // Each device and distance draws its own compositions: seed + distance + 1000 x device position.
       const uint64_t draw = seed + static_cast<uint64_t>(dist) + 1000u * di;
       // A composition that cannot place one block on the device (gpc-priority without a GPC map) cannot play it.
-      const model::Scenario probe = model::scenario_from_json(
-          {{"device", d.to_json()},
-           {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32}, {"smem", 0}, {"duration", 1}}}}},
-          "probe");
-      auto runs_on_device = [&](const model::Hypothesis& h) {
-        try {
-          (void)model::simulate(probe, h);
-          return true;
-        } catch (const model::InputError&) {
-          return false;
-        }
-      };
+      auto runs_on_device = [&](const model::Hypothesis& h) { return runs_on(d, h); };
       for (const auto& truth : model::sample_compositions(alg1, draw, per_distance, dist, dist, runs_on_device)) {
         const auto path = (dir / (truth.name + ".json")).string();
         model::write_file_atomic(path, truth.to_json().dump(2) + "\n");

@@ -125,6 +125,19 @@ struct Learn : Command {
                  : r.survivors.size() <= 8 ? fmt::format("{}", fmt::join(r.survivors, ", "))
                                          : fmt::format("{} consistent candidates", r.survivors.size()));
       if (!r.reason.empty()) fmt::print("{}\n", r.reason);
+      if (!r.intervals.empty()) {
+        fmt::print("thresholds (the values every observation allows):\n");
+        for (const auto& iv : r.intervals)
+          fmt::print("  {:<30} {} ({} of the device's steps of {})\n", iv.option.key, iv.range_text(), iv.cuts(),
+                     iv.granularity);
+      }
+      if (!r.scope.empty()) fmt::print("scope: {}\n", r.scope);
+      if (!r.nearest.empty()) {
+        fmt::print("nearest (fewest observed cases refuted, then fewest blocks misplaced):\n");
+        for (const auto& n : r.nearest)
+          fmt::print("  {}: {} case(s), {} block(s); first fails {} ({})\n", n.name, n.cases_refuted,
+                     n.blocks_misplaced, n.first_case, n.where);
+      }
       if (r.equivalence.size() > 1 || (r.equivalence.size() == 1 && r.equivalence[0].size() > 1)) {
         fmt::print("consistent set, grouped (members of a group proved equivalent on {}):\n", dev.name);
         // A run without corpus or synthesis can leave thousands of groups: the terminal gets the first

@@ -11,6 +11,7 @@
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/thresholds.hpp"
 #include "tbcheck/search/learn.hpp"
 
 using namespace tbcheck;
@@ -129,8 +130,10 @@ TEST_CASE("the list learner names each shipped hypothesis played by sim only aft
       if (s.purpose == search::StepPurpose::Split) {  // a splitting step splits and drops someone on a clean device
         CHECK(s.groups.size() >= 2);
         CHECK(!s.dropped.empty());
-      } else {
+      } else if (s.purpose == search::StepPurpose::Confirm) {
         CHECK(!s.confirms.empty());
+      } else {  // bracketing a threshold: a boundary case built for it
+        CHECK(s.case_id.rfind("boundary-", 0) == 0);
       }
     }
     // Every neighbour the report calls separated is contradicted by the observed case it names.
@@ -174,6 +177,16 @@ TEST_CASE("learn acceptance: the composition space names both devices of the lea
     const auto j = truth.to_json();
     for (const auto& m : r.mechanisms) {
       if (m.state != search::Settledness::Settled) continue;
+      // A threshold is settled as an interval at the device's granularity, holding the truth's value.
+      bool threshold = false;
+      for (const auto& iv : r.intervals)
+        if (iv.option.key == m.mechanism) {
+          threshold = true;
+          CHECK(iv.cuts() == 1);
+          CHECK(iv.contains(model::threshold_of(truth, iv.option)));
+          CHECK(contains(m.values, iv.range_text()));
+        }
+      if (threshold) continue;
       const auto& v = j[m.mechanism];
       CHECK(contains(m.values, v.is_string() ? v.get<std::string>() : v.is_null() ? "off" : v.dump()));
     }
@@ -306,6 +319,14 @@ TEST_CASE("learn reports an open question when the device is none of the hypothe
   CHECK(r.survivors.empty());
   CHECK((r.closest == "round-robin" || r.closest == "most-room"));
   CHECK(r.open_question->observation->has_recording());
+  // How close each came: both listed, nearest first, with the first case each fails and where.
+  REQUIRE(r.nearest.size() == 2);
+  for (const auto& n : r.nearest) {
+    CHECK(n.cases_refuted >= 1);
+    CHECK(!n.first_case.empty());
+    CHECK(!n.where.empty());
+  }
+  CHECK(r.nearest[0].cases_refuted <= r.nearest[1].cases_refuted);
 }
 
 TEST_CASE("learn refuses replay and reports no-device for cuda without a GPU", "[learn]") {
@@ -389,4 +410,58 @@ TEST_CASE("learn lists a bounded number of open pairs and counts them all", "[le
   CHECK(r.open_pairs.size() == search::kListedOpenPairs);
   CHECK_THAT(r.reason, Catch::Contains(std::to_string(r.open_pair_count) + " pair(s) open"));
   CHECK(r.to_json()["open_pair_count"] == r.open_pair_count);
+}
+
+TEST_CASE("learn brackets a shared-memory threshold outside the enumerated values and never names 3072", "[learn][numeric]") {
+  // The enumerated space samples the threshold at off and 3072; the device has 8192.
+  const auto truth = alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 8192; });
+  auto r = learn_space(truth, "rtx3090");
+  INFO(r.reason);
+  CHECK(r.outcome == search::LearnOutcome::Identified);
+  CHECK(search::grade_answer(r, truth) == search::AnswerGrade::Named);
+  for (const auto& h : r.consistent) CHECK(h.smem_ignore_below != 3072);
+  bool found = false;
+  for (const auto& iv : r.intervals)
+    if (iv.option.key == "smem_ignore_below") {
+      found = true;
+      CHECK(iv.range_text() == "in (8064, 8192] B");
+      CHECK(iv.cuts() == 1);
+    } else {
+      CHECK(iv.contains(std::nullopt));  // the register threshold: off, as the truth's
+    }
+  CHECK(found);
+  CHECK(r.scope.find("among") != std::string::npos);
+  bool bracketed = false;
+  for (const auto& s : r.steps) bracketed = bracketed || s.purpose == search::StepPurpose::Bracket;
+  CHECK(bracketed);
+}
+
+TEST_CASE("learn finds a register threshold that no enumerated value fits instead of saying none fits", "[learn][numeric]") {
+  const auto truth = alg1_with([](model::Hypothesis& h) { h.registers_ignore_at_or_below = 64; });
+  auto r = learn_space(truth, "rtx3090");
+  INFO(r.reason);
+  CHECK(r.outcome == search::LearnOutcome::Identified);
+  CHECK(search::grade_answer(r, truth) == search::AnswerGrade::Named);
+  for (const auto& iv : r.intervals)
+    if (iv.option.key == "registers_ignore_at_or_below") CHECK(iv.range_text() == "in [64, 71] registers per thread");
+}
+
+TEST_CASE("learn stopped while bracketing a threshold claims no point value", "[learn][numeric]") {
+  const auto truth = alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 8192; });
+  const auto& dev = model::builtin_device("rtx3090", "test", "device");
+  auto o = sim_options(sim_file(truth));
+  const std::vector<model::Hypothesis> one = {alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 3072; })};
+  auto r = search::learn(one, dev, paper_and_synth(), o);
+  INFO(r.reason);
+  CHECK(search::grade_answer(r, truth) != search::AnswerGrade::Wrong);
+  int first_bracket = 0;
+  for (const auto& s : r.steps)
+    if (s.purpose == search::StepPurpose::Bracket && first_bracket == 0) first_bracket = s.index;
+  REQUIRE(first_bracket > 0);
+  o.max_steps = first_bracket;  // one boundary case: 3072 is refuted, 8192 not yet reached
+  auto cut = search::learn(one, dev, paper_and_synth(), o);
+  INFO(cut.reason);
+  CHECK(cut.outcome != search::LearnOutcome::Identified);
+  CHECK(cut.outcome != search::LearnOutcome::Equivalent);
+  CHECK(search::grade_answer(cut, truth) != search::AnswerGrade::Wrong);
 }

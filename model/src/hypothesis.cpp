@@ -16,6 +16,7 @@
 
 #include "tbcheck/model/builtin.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/thresholds.hpp"
 
 namespace tbcheck::model {
 
@@ -192,13 +193,16 @@ struct FlagMechanism {
   std::string_view cites, meaning;
   std::string_view column, suffix;
 };
-// An optional threshold in [0, max] (null: off), shown in its column as " (ignored <= N)" etc.
+// An optional threshold in [0, max] (null: off), shown in its column as " (ignored <= N)" etc. `side` and
+// `quantity` say which kernel quantity it compares and how: what learn brackets it by (model/thresholds.hpp).
 struct ThresholdMechanism {
   std::string_view key;
   std::optional<int> Hypothesis::*field;
   int max;
   std::string_view cites, meaning;
   std::string_view column, suffix_format;
+  ThresholdSide side;
+  ThresholdQuantity quantity;
 };
 
 // Every mechanism, in the hypothesis-file order: option_table, parse, to_json, same_options and the
@@ -214,12 +218,12 @@ const auto kMechanisms = std::make_tuple(
     ThresholdMechanism{"registers_ignore_at_or_below", &Hypothesis::registers_ignore_at_or_below, 1024,
                        "seed 002 Section III-C2 (32-register threshold)",
                        "registers neither checked nor allocated when regs per thread <= the value", "registers",
-                       " (ignored <= {})"},
+                       " (ignored <= {})", ThresholdSide::AtOrBelow, ThresholdQuantity::RegsPerThread},
     EnumMechanism<Smem, std::size(kSmemChoices)>{"smem", &Hypothesis::smem, kSmemChoices, "smem"},
     ThresholdMechanism{"smem_ignore_below", &Hypothesis::smem_ignore_below, 1 << 24,
                        "seed 002 Section III-C2 (3 KB threshold)",
                        "shared memory neither checked nor allocated when S (rounded, reserved included) is below the value",
-                       "smem", " (ignored < {} B)"},
+                       "smem", " (ignored < {} B)", ThresholdSide::Below, ThresholdQuantity::SmemPerBlock},
     EnumMechanism<SmemConfig, std::size(kSmemConfigChoices)>{"smem_config", &Hypothesis::smem_config,
                                                              kSmemConfigChoices, "smem config"},
     EnumMechanism<Local, std::size(kLocalChoices)>{"local", &Hypothesis::local, kLocalChoices, "local"},
@@ -276,6 +280,18 @@ const std::vector<std::string_view>& mechanism_keys() {
     return out;
   }();
   return keys;
+}
+
+const std::vector<ThresholdOption>& threshold_options() {
+  static const std::vector<ThresholdOption> out = [] {
+    std::vector<ThresholdOption> v;
+    for_each_mechanism([&](const auto& m) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(m)>, ThresholdMechanism>)
+        v.push_back({m.key, m.side, m.quantity, m.cites, m.field});
+    });
+    return v;
+  }();
+  return out;
 }
 
 namespace {

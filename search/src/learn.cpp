@@ -20,6 +20,8 @@
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/check.hpp"
+#include "tbcheck/search/learn_nearest.hpp"
+#include "tbcheck/search/learn_numeric.hpp"
 #include "tbcheck/search/lemma_cache.hpp"
 #include "control_variants.hpp"
 
@@ -51,6 +53,7 @@ std::string_view to_string(StepPurpose p) {
   switch (p) {
     case StepPurpose::Split: return "split";
     case StepPurpose::Confirm: return "confirm";
+    case StepPurpose::Bracket: return "bracket";
   }
   return "?";
 }
@@ -153,6 +156,10 @@ nlohmann::json LearnResult::to_json() const {
                       {"device_seconds", device_seconds},
                       {"synthesis_seconds", synthesis_seconds},
                       {"not_applicable", not_applicable}};
+  nlohmann::json iv = nlohmann::json::array();
+  for (const auto& i : intervals) iv.push_back(i.to_json());
+  j["thresholds"] = iv;
+  j["scope"] = scope;
   if (confirmation) {
     nlohmann::json nb = nlohmann::json::array();
     for (const auto& n : confirmation->neighbours)
@@ -173,6 +180,14 @@ nlohmann::json LearnResult::to_json() const {
   if (open_question) {
     j["open_question"] = open_question->to_json();
     j["closest"] = closest;
+    nlohmann::json nm = nlohmann::json::array();
+    for (const auto& n : nearest)
+      nm.push_back({{"name", n.name},
+                    {"cases_refuted", n.cases_refuted},
+                    {"blocks_misplaced", n.blocks_misplaced},
+                    {"first_case", n.first_case},
+                    {"where", n.where}});
+    j["nearest"] = nm;
   }
   return j;
 }
@@ -225,18 +240,13 @@ constexpr int kNotSimulated = -1, kCannotRun = -2;
 // Scenarios the PB-hole search may simulate per pair: covers the strict round-robin witnesses on the
 // 4-PB devices with room to spare (docs/learn.md gives the tries they took).
 constexpr int kPbHoleTries = 3000;
-
-// Placements as Exact comparison sees them: SM and start of every block.
-bool same_placements(const model::Schedule& a, const model::Schedule& b) {
-  if (a.kernels.size() != b.kernels.size()) return false;
-  for (size_t k = 0; k < a.kernels.size(); ++k) {
-    const auto &x = a.kernels[k].blocks, &y = b.kernels[k].blocks;
-    if (x.size() != y.size()) return false;
-    for (size_t i = 0; i < x.size(); ++i)
-      if (x[i].sm != y[i].sm || x[i].start != y[i].start) return false;
-  }
-  return true;
-}
+// Threshold refits learn tries when every candidate is refuted, before saying none fits: each simulates the
+// cases seen once per combination of their kernels' cuts.
+constexpr int kRescueFits = 300;
+// When none fits: candidates replayed over every observed case (those refuted last), and the nearest listed.
+constexpr size_t kNearestPool = 200, kNearestListed = 5;
+// Boundary cases in a row without an observation before bracketing stops.
+constexpr int kBracketBlind = 3;
 
 size_t placement_hash(const model::Schedule& s) {
   size_t h = 1469598103934665603ull;
@@ -356,6 +366,20 @@ model::Hypothesis canonical(model::Hypothesis h, const model::Device& d) {
   return h;
 }
 
+// Whether a threshold of h is off the enumerated values (threshold_set): found by refitting or bracketing.
+bool thresholds_off_space(const model::Hypothesis& h) {
+  for (const auto& o : model::threshold_options()) {
+    const auto t = model::threshold_of(h, o);
+    if (!t) continue;
+    bool listed = false;
+    for (const auto& row : model::threshold_set())
+      if (row.mechanism == o.key)
+        for (const auto& v : row.values) listed = listed || (v.is_number_integer() && v.get<int>() == *t);
+    if (!listed) return true;
+  }
+  return false;
+}
+
 std::string machine_key(const model::Hypothesis& h, const model::Device& d) { return canonical(h, d).to_json().dump(); }
 
 // Why two hypotheses with one machine_key act alike on d.
@@ -446,6 +470,9 @@ class Learner {
       values_.push_back(field_values(h, fields_));
       canon_values_.push_back(field_values(canonical(h, device), fields_));
     }
+    refittable_.assign(hs_.size(), 0);
+    refit_failed_.assign(hs_.size(), 0);
+    dropped_at_.assign(hs_.size(), 0);
     settled_by_.assign(fields_.size(), "");
     was_settled_.assign(fields_.size(), false);
     for (size_t f = 0; f < fields_.size(); ++f) was_settled_[f] = values_left(f).size() == 1;
@@ -513,6 +540,29 @@ class Learner {
     return std::nullopt;
   }
 
+  // A corpus case lifted above the pair's thresholds (learn_numeric.hpp) that separates them, if any.
+  std::optional<model::Case> lifted_witness(const model::Hypothesis& a, const model::Hypothesis& b) {
+    // Only for thresholds off the enumerated values (found by refitting): the space's own pairs keep the
+    // witnesses they always had.
+    if (!thresholds_off_space(a) && !thresholds_off_space(b)) return std::nullopt;
+    const size_t n = cases_.size();
+    for (size_t ci = 0; ci < n; ++ci) {
+      auto s = lift_above_thresholds(cases_[ci].scenario, a, b);
+      if (!s) continue;
+      try {
+        if (same_placements(model::simulate(*s, a), model::simulate(*s, b))) continue;
+      } catch (const model::InputError&) {
+        continue;
+      }
+      model::Case c;
+      c.id = fmt::format("{}-lifted", cases_[ci].id);
+      c.source = "learn: " + cases_[ci].id + " with the quantities the thresholds ignore raised above them";
+      c.scenario = std::move(*s);
+      return c;
+    }
+    return std::nullopt;
+  }
+
   // Z3 (with its simulator pre-pass) on one pair, its wall time charged to the run's budget; a quick
   // simulated witness first.
   PairResult synthesize(const model::Hypothesis& a, const model::Hypothesis& b) {
@@ -534,7 +584,7 @@ class Learner {
         return pr;
       }
     }
-    if (auto w = quick_witness(a, b)) {
+    auto separated = [&](model::Case w, std::string route) {
       PairResult pr;
       RobustWitness rw = robust_witness(w->scenario, a, b, o_.bounds.params.max_duration);  // search/ties.hpp
       w->scenario = std::move(rw.scenario);
@@ -543,9 +593,12 @@ class Learner {
       pr.h2 = b.name;
       pr.outcome = PairOutcome::Separated;
       pr.witness = std::move(w);
-      pr.route = "simulator search on " + device_.name;
+      pr.route = std::move(route);
       return pr;
-    }
+    };
+    if (auto w = lifted_witness(a, b))
+      return separated(std::move(*w), "a corpus case with the quantities their thresholds ignore raised above them");
+    if (auto w = quick_witness(a, b)) return separated(std::move(*w), "simulator search on " + device_.name);
     DistinguishBounds bounds = o_.bounds;
     const double left_ms = synthesis_left() * 1000.0;
     if (bounds.pair_budget_ms == 0 || bounds.pair_budget_ms > left_ms)
@@ -583,6 +636,12 @@ class Learner {
   // Confirmation of the one group left: true when finished (outcome set), false when a step changed the set.
   bool confirm(bool& stop);
   void finish_undecided();
+  // Thresholds (learn_numeric.hpp): the cases seen so far; h's thresholds refitted to them (false: none fit);
+  // one boundary case for the last group's representative (false: its thresholds are as bracketed as they get).
+  std::vector<SeenCase> seen() const;
+  bool refit(size_t i);
+  bool bracket();
+  std::string scope_of(const std::vector<model::ThresholdInterval>& intervals) const;
 
   const model::Device& device_;
   model::Scenario probe_;
@@ -607,8 +666,20 @@ class Learner {
   std::vector<model::Hypothesis> nbrs_;
   std::vector<NeighbourCheck> nchecks_;
   std::set<size_t> nbr_synth_tried_;
+  bool refit_neighbours_ = false;
   int confirm_synth_used_ = 0;
   int witnesses_ = 0;
+  // Thresholds: candidates whose thresholds are refitted rather than dropped when a prediction fails (the last
+  // group while bracketing, and those rescued when every candidate was refuted); when each was dropped; the
+  // bracketing state of the representative.
+  std::vector<char> refittable_, refit_failed_;
+  std::vector<int> dropped_at_;
+  int rescue_fits_ = 0;
+  std::optional<size_t> bracketing_, bracketed_;
+  std::vector<int> own_cut_;                // per threshold option: the survivor's cut when bracketing began
+  std::vector<std::string> bracket_notes_;  // per threshold option: why it is not bracketed further
+  std::vector<std::string> bracket_case_;   // per threshold option: the last boundary case run for it
+  int bracket_blind_ = 0;                   // boundary cases in a row that gave no observation
 };
 
 std::optional<size_t> Learner::best_split() {
@@ -751,7 +822,8 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
   const model::Observation obs = oracle::observation_of(*observed, model::ObservationKind::Synthetic);
   history_.push_back({ci, obs});
 
-  std::vector<size_t> keep;
+  std::vector<size_t> keep, refitted;
+  std::vector<std::pair<int, size_t>> refuted_now;  // blocks on the observed SM, candidate
   int closest_match = -1;
   size_t closest = 0;
   for (const auto& [k, members] : by_class) {
@@ -763,16 +835,68 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
       keep.insert(keep.end(), members.begin(), members.end());
       continue;
     }
-    st.dropped_count += members.size();
-    for (size_t i : members)
-      if (st.dropped.size() < 20) st.dropped.push_back(hs_[i].name);
     const int m = k >= 0 ? matching_blocks(cand.schedule[static_cast<size_t>(k)], *observed) : 0;
+    for (size_t i : members) {
+      // A threshold is an interval: other values of it may still fit everything seen (learn_numeric.hpp).
+      if (refittable_[i] && !refit_failed_[i]) {
+        if (refit(i)) {
+          keep.push_back(i);
+          refitted.push_back(i);
+          continue;
+        }
+        refit_failed_[i] = 1;
+      }
+      dropped_at_[i] = step_;
+      refuted_now.emplace_back(m, i);
+    }
     if (m > closest_match) {
       closest_match = m;
       closest = members.front();
     }
   }
+  if (keep.empty()) {
+    // Every candidate is refuted at its thresholds. Before saying none fits, other values of their thresholds:
+    // those just refuted first (most blocks on the observed SM first), then those refuted earlier, latest first;
+    // the fits of one drop step compete in the steps that follow.
+    std::stable_sort(refuted_now.begin(), refuted_now.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<size_t> order;
+    for (const auto& [m, i] : refuted_now) order.push_back(i);
+    std::vector<size_t> earlier;
+    for (size_t i = 0; i < hs_.size(); ++i)
+      if (dropped_at_[i] > 0 && dropped_at_[i] < step_) earlier.push_back(i);
+    std::stable_sort(earlier.begin(), earlier.end(), [&](size_t a, size_t b) { return dropped_at_[a] > dropped_at_[b]; });
+    order.insert(order.end(), earlier.begin(), earlier.end());
+    int rescued_from = -1;
+    for (size_t i : order) {
+      if ((!keep.empty() && dropped_at_[i] != rescued_from) || rescue_fits_ >= kRescueFits) break;
+      if (refit_failed_[i]) continue;
+      ++rescue_fits_;
+      if (!refit(i)) {
+        refit_failed_[i] = 1;
+        continue;
+      }
+      keep.push_back(i);
+      refitted.push_back(i);
+      refittable_[i] = 1;
+      rescued_from = dropped_at_[i];
+    }
+    if (!keep.empty())
+      st.oracle_note += fmt::format("{}every candidate was refuted at its thresholds; {} fit everything seen with "
+                                    "other thresholds and are kept",
+                                    st.oracle_note.empty() ? "" : "; ", keep.size());
+  }
+  // Refitted candidates that became the same composition are one.
+  for (size_t x = 0; x < refitted.size(); ++x)
+    for (size_t y = 0; y < keep.size(); ++y)
+      if (keep[y] != refitted[x] && hs_[keep[y]].same_options(hs_[refitted[x]]) &&
+          (std::find(refitted.begin(), refitted.end(), keep[y]) == refitted.end() || keep[y] < refitted[x])) {
+        keep.erase(std::find(keep.begin(), keep.end(), refitted[x]));
+        break;
+      }
   std::sort(keep.begin(), keep.end());
+  for (size_t i : alive_)
+    if (!std::binary_search(keep.begin(), keep.end(), i) && st.dropped.size() < 20) st.dropped.push_back(hs_[i].name);
+  st.dropped_count = alive_.size() - keep.size();
   if (keep.empty()) {
     res_.outcome = LearnOutcome::NoneSurvives;
     res_.closest = hs_[closest].name;
@@ -790,6 +914,16 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
                           closest_match, cand.scenario.total_blocks());
     res_.open_question = std::move(q);
     res_.reason = "none fits: " + res_.open_question->notes;
+    // The nearest, over every observed case: from those refuted last (they came closest), a bounded pool.
+    std::vector<size_t> pool;
+    for (size_t i = 0; i < hs_.size(); ++i)
+      if (dropped_at_[i] > 0) pool.push_back(i);
+    std::stable_sort(pool.begin(), pool.end(), [&](size_t a, size_t b) { return dropped_at_[a] > dropped_at_[b]; });
+    std::vector<model::Hypothesis> near;
+    for (size_t i : first_n(pool, kNearestPool)) near.push_back(hs_[i]);
+    std::vector<std::string> ids;
+    for (const auto& ob : history_) ids.push_back(cases_[ob.case_index].id);
+    res_.nearest = nearest_misses(near, seen(), ids, kNearestListed);
   }
   alive_ = std::move(keep);
   for (size_t f = 0; f < fields_.size(); ++f) {
@@ -811,7 +945,34 @@ bool Learner::confirm(bool& stop) {
     nbr_synth_tried_.clear();
     nbrs_.clear();
     nchecks_.clear();
-    for (auto& n : model::neighbours(h, o_.neighbour_distance)) {
+    // With thresholds off the enumerated values, a neighbour is another choice of the other options with the
+    // survivor's thresholds (its own values are the intervals' business), and it is separated only when no
+    // threshold values make it fit what was seen.
+    refit_neighbours_ = thresholds_off_space(h);
+    std::vector<model::Hypothesis> candidates_near;
+    if (refit_neighbours_) {
+      // The space's neighbours are its compositions near h's other options (h itself is off the space's values).
+      model::Hypothesis base = h;
+      for (const auto& opt : model::threshold_options()) model::set_threshold(base, opt, std::nullopt);
+      candidates_near = model::neighbours(base, o_.neighbour_distance);
+      candidates_near.push_back(base);  // changes only thresholds: dropped below
+    } else {
+      candidates_near = model::neighbours(h, o_.neighbour_distance);
+    }
+    if (refit_neighbours_) {
+      std::vector<model::Hypothesis> moved;
+      for (auto n : candidates_near) {
+        for (const auto& opt : model::threshold_options()) model::set_threshold(n, opt, model::threshold_of(h, opt));
+        if (n.same_options(h)) continue;
+        bool seen_before = false;
+        for (const auto& m : moved) seen_before = seen_before || m.same_options(n);
+        if (seen_before) continue;
+        n.name = model::composition_name(n);
+        moved.push_back(std::move(n));
+      }
+      candidates_near = std::move(moved);
+    }
+    for (auto& n : candidates_near) {
       if (not_applicable(n)) continue;  // cannot describe this device (as candidates are set aside)
       NeighbourCheck c;
       c.name = n.name;
@@ -833,6 +994,14 @@ bool Learner::confirm(bool& stop) {
   // What the observations so far say about each neighbour still open.
   for (size_t k = 0; k < nbrs_.size(); ++k) {
     if (nchecks_[k].verdict != NeighbourVerdict::NotSeparated) continue;
+    if (refit_neighbours_) {
+      if (auto fit = fit_thresholds(nbrs_[k], device_, seen())) {
+        nbrs_[k] = std::move(fit->fitted);  // the confirming cases are chosen against thresholds that fit
+        continue;
+      }
+      nchecks_[k].verdict = NeighbourVerdict::Separated;
+      nchecks_[k].case_id = "every threshold value (the observed cases together)";
+    }
     for (const auto& ob : history_) {
       const CaseEntry& c = cases_[ob.case_index];
       model::Schedule s;
@@ -855,12 +1024,26 @@ bool Learner::confirm(bool& stop) {
     cf.survivor = h.name;
     cf.cases_agreed = static_cast<int>(history_.size());
     cf.neighbours = nchecks_;
-    const bool complete = cf.not_separated().empty();
+    // A threshold's neighbouring values are neighbours too: one not separated leaves the answer unconfirmed.
+    std::vector<std::string> numeric_open;
+    if (auto fit = fit_thresholds(h, device_, seen())) {
+      res_.intervals = fit->intervals;
+      for (size_t x = 0; x < res_.intervals.size(); ++x)
+        if (res_.intervals[x].cuts() > 1)
+          numeric_open.push_back(fmt::format("{} ({})", res_.intervals[x].text(),
+                                             bracket_notes_.size() > x && !bracket_notes_[x].empty()
+                                                 ? bracket_notes_[x]
+                                                 : std::string(o_.confirm ? "step budget spent" : "confirmation off")));
+    }
+    const bool complete = cf.not_separated().empty() && numeric_open.empty();
     res_.outcome = !complete ? LearnOutcome::Unconfirmed
                    : group.size() == 1 ? LearnOutcome::Identified
                                        : LearnOutcome::Equivalent;
     res_.reason = cf.summary();
+    if (!numeric_open.empty())
+      res_.reason += fmt::format("; thresholds not bracketed to the device's granularity: {}", fmt::join(numeric_open, "; "));
     res_.confirmation = std::move(cf);
+    res_.scope = scope_of(res_.intervals);
     stop = true;
     return true;
   };
@@ -940,6 +1123,104 @@ bool Learner::confirm(bool& stop) {
   return false;
 }
 
+std::vector<SeenCase> Learner::seen() const {
+  std::vector<SeenCase> out;
+  for (const auto& ob : history_) out.push_back({&cases_[ob.case_index].scenario, &ob.obs});
+  return out;
+}
+
+bool Learner::refit(size_t i) {
+  auto fit = fit_thresholds(hs_[i], device_, seen());
+  if (!fit) return false;
+  if (!fit->fitted.same_options(hs_[i])) {
+    hs_[i] = std::move(fit->fitted);
+    hs_[i].name = model::composition_name(hs_[i]);
+    for (auto& c : cases_)
+      if (!c.cls.empty()) c.cls[i] = kNotSimulated;
+    values_[i] = field_values(hs_[i], fields_);
+    canon_values_[i] = field_values(canonical(hs_[i], device_), fields_);
+  }
+  return true;
+}
+
+bool Learner::bracket() {
+  auto groups = groups_of_alive();
+  if (groups.size() != 1) return false;
+  const std::vector<size_t>& group = groups.begin()->second;
+  const size_t rep = group.front();
+  for (size_t i : group) refittable_[i] = 1;
+  if (bracketed_ == rep) return false;
+  const auto& opts = model::threshold_options();
+  if (bracketing_ != rep) {
+    bracketing_ = rep;
+    own_cut_.assign(opts.size(), -1);
+    bracket_notes_.assign(opts.size(), "");
+    bracket_case_.assign(opts.size(), "");
+    bracket_blind_ = 0;
+  }
+  auto fit = fit_thresholds(hs_[rep], device_, seen());
+  if (!fit || bracket_blind_ >= kBracketBlind || step_ >= o_.max_steps) {
+    if (fit && bracket_blind_ >= kBracketBlind)
+      for (size_t x = 0; x < opts.size(); ++x)
+        if (fit->intervals[x].cuts() > 1) bracket_notes_[x] = "the boundary cases gave no observation";
+    bracketed_ = rep;
+    return false;
+  }
+  // An option with no boundary case now may get one once another is narrower (a case must be read the same
+  // whatever the other thresholds are), so an option is given up only when no option has a case.
+  std::vector<size_t> stuck;
+  for (size_t x = 0; x < opts.size(); ++x) {
+    const auto& iv = fit->intervals[x];
+    if (iv.cuts() <= 1 || !bracket_notes_[x].empty()) continue;
+    // The values next to the survivor's own threshold first (a threshold the space named is then confirmed in
+    // a step or two), then halving what is left.
+    if (own_cut_[x] < 0) own_cut_[x] = model::cut_of(opts[x], model::threshold_of(hs_[rep], opts[x]), iv.values);
+    const int own = own_cut_[x];
+    std::vector<int> cuts;
+    if (own >= iv.lo_cut && own <= iv.hi_cut) {
+      if (own < iv.hi_cut) cuts.push_back(own + 1);
+      if (own > iv.lo_cut) cuts.push_back(own);
+    }
+    cuts.push_back((iv.lo_cut + iv.hi_cut + 1) / 2);
+    for (int m : cuts) {
+      auto bc = boundary_case(hs_[rep], device_, fit->intervals, x, m);
+      if (!bc) continue;
+      const int value = iv.values[static_cast<size_t>(m) - 1];
+      model::Case c;
+      c.id = fmt::format("boundary-{}-{}", opts[x].key, value);
+      c.scenario = std::move(bc->scenario);
+      const size_t ci = add_case(c, fmt::format("boundary case: does {} ignore {} {}? (now {}; {} shapes tried)",
+                                                opts[x].key, value, model::unit_of(opts[x].quantity),
+                                                iv.range_text(), bc->tries));
+      bracket_case_[x] = c.id;
+      const Ran ran = run_case(ci, StepPurpose::Bracket, {});
+      bracket_blind_ = ran == Ran::NoObservation ? bracket_blind_ + 1 : 0;
+      return ran != Ran::NoDevice;
+    }
+    stuck.push_back(x);
+  }
+  for (size_t x : stuck)
+    bracket_notes_[x] = fmt::format("no boundary case in learn's family separates the values of {} on {} under {}",
+                                    fit->intervals[x].range_text(), device_.name, hs_[rep].name);
+  bracketed_ = rep;
+  return false;
+}
+
+std::string Learner::scope_of(const std::vector<model::ThresholdInterval>& intervals) const {
+  std::vector<std::string> iv;
+  bool all_one = true;
+  for (const auto& i : intervals) {
+    iv.push_back(fmt::format("{} {} ({} step(s))", i.option.key, i.range_text(), i.cuts()));
+    all_one = all_one && i.cuts() == 1;
+  }
+  return fmt::format("among {} candidates ({}), each threshold the interval of values every observation allows, in "
+                     "steps of the granularity the device can tell apart: {}; confirmation covered {} neighbours (one "
+                     "or two option changes){}",
+                     res_.candidates, res_.space == LearnSpace::Compositions ? "every valid composition" : "the given list",
+                     fmt::join(iv, ", "), res_.confirmation ? res_.confirmation->neighbours.size() : 0,
+                     all_one ? " and each threshold's neighbouring values" : ", not the values inside a wider interval");
+}
+
 void Learner::finish_undecided() {
   auto groups = groups_of_alive();
   std::vector<std::string> why;
@@ -993,6 +1274,7 @@ LearnResult Learner::run() {
       finish_undecided();
       break;
     }
+    if (o_.confirm && bracket()) continue;
     confirm(stop);
   }
   for (size_t i : alive_) {
@@ -1011,6 +1293,16 @@ LearnResult Learner::run() {
     m.values.assign(left.begin(), left.end());
     m.state = values_left(f).size() == 1 ? Settledness::Settled : Settledness::Open;
     m.settled_by = m.state == Settledness::Settled ? settled_by_[f] : "";
+    // A threshold of the confirmed survivor: the interval, settled once it is one step of the granularity.
+    const auto& opts = model::threshold_options();
+    for (size_t x = 0; x < res_.intervals.size() && x < opts.size(); ++x)
+      if (opts[x].key == m.mechanism) {
+        m.values = {res_.intervals[x].range_text()};
+        m.state = res_.intervals[x].cuts() == 1 ? Settledness::Settled : Settledness::Open;
+        m.settled_by = m.state == Settledness::Settled && x < bracket_case_.size() && !bracket_case_[x].empty()
+                           ? bracket_case_[x]
+                           : m.settled_by;
+      }
     res_.mechanisms.push_back(std::move(m));
   }
   return std::move(res_);
@@ -1031,8 +1323,18 @@ std::string_view to_string(AnswerGrade g) {
 AnswerGrade grade_answer(const LearnResult& r, const model::Hypothesis& truth) {
   if (r.outcome == LearnOutcome::NoneSurvives) return AnswerGrade::NoneFits;
   if (r.outcome != LearnOutcome::Identified && r.outcome != LearnOutcome::Equivalent) return AnswerGrade::Open;
+  // Thresholds are judged as intervals: named when the other options agree and every interval holds the truth's.
+  const auto& opts = model::threshold_options();
+  auto without_thresholds = [&](model::Hypothesis h) {
+    for (const auto& o : opts) model::set_threshold(h, o, std::nullopt);
+    return h;
+  };
+  bool within = true;
+  for (const auto& iv : r.intervals) within = within && iv.contains(model::threshold_of(truth, iv.option));
   for (const auto& h : r.consistent)
-    if (h.same_options(truth)) return AnswerGrade::Named;
+    if (r.intervals.empty() ? h.same_options(truth)
+                            : within && without_thresholds(h).same_options(without_thresholds(truth)))
+      return AnswerGrade::Named;
   // The truth as a neighbour proved to make the same decisions on this device is named too.
   if (r.confirmation)
     for (const auto& n : r.confirmation->neighbours)

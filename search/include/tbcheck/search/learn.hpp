@@ -10,6 +10,7 @@
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/observation.hpp"
+#include "tbcheck/model/thresholds.hpp"
 #include "tbcheck/oracle/oracle.hpp"
 #include "tbcheck/search/distinguish.hpp"
 
@@ -69,8 +70,9 @@ struct LearnOptions {
 enum class LearnOutcome { Identified, Equivalent, Unconfirmed, Undecided, NoneSurvives, Unstable, NoDevice, Unsupported };
 std::string_view to_string(LearnOutcome);
 
-// Why a step ran: to split the consistent set, or to confirm a survivor against its neighbours.
-enum class StepPurpose { Split, Confirm };
+// Why a step ran: to split the consistent set, to confirm a survivor against its neighbours, or to bracket
+// one of its thresholds with a boundary case (search/learn_numeric.hpp).
+enum class StepPurpose { Split, Confirm, Bracket };
 std::string_view to_string(StepPurpose);
 
 struct LearnStep {
@@ -129,6 +131,15 @@ struct OpenPair {
 
 inline constexpr size_t kListedOpenPairs = 100;
 
+// When none fits: a candidate near the device, what it gets wrong over every observed case (learn_nearest.cpp).
+struct NearMiss {
+  std::string name;
+  int cases_refuted = 0;     // observed cases whose placements it mispredicts
+  int blocks_misplaced = 0;  // blocks on another SM or at another start, summed over those cases
+  std::string first_case;    // the first observed case it mispredicts
+  std::string where;         // its first differing block there: "kernel k1 block 3: predicted SM 4 at 0, observed SM 5 at 2"
+};
+
 struct LearnResult {
   LearnSpace space = LearnSpace::List;
   LearnOutcome outcome = LearnOutcome::Undecided;
@@ -147,8 +158,14 @@ struct LearnResult {
   std::vector<LearnStep> steps;
   int oracle_runs = 0;  // repetitions summed over steps
   double oracle_seconds = 0, device_seconds = 0, synthesis_seconds = 0;
+  // Per threshold option of the survivor (model::threshold_options() order): the values every observation
+  // allows, at the granularity the device can tell apart (docs/learn.md, "Thresholds are intervals").
+  std::vector<model::ThresholdInterval> intervals;
+  std::string scope;  // what an identified answer was identified among, and what confirmation covered
   std::optional<model::Case> open_question;  // NoneSurvives: the contradicting case with its observation
   std::string closest;                       // NoneSurvives: the candidate that matched the most blocks
+  // NoneSurvives: the nearest candidates, fewest observed cases refuted, then fewest blocks misplaced.
+  std::vector<NearMiss> nearest;
   nlohmann::json to_json() const;
 };
 
