@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -96,6 +97,14 @@ inline const std::filesystem::path& scratch_dir() {
     });
   }
   return d;
+}
+
+// The importers' targets: a built-in device and a time unit picked by the input's size (the unit among the
+// edges: a tiny one once made every duration 0), so one input runs under several.
+inline std::pair<const model::Device*, double> device_and_unit(size_t size) {
+  static const double kUnits[] = {20.0, 1e-300, 1e6, 0.001};
+  const auto& devices = model::builtin_devices();
+  return {&devices[size % devices.size()], kUnits[(size / devices.size()) % 4]};
 }
 
 inline void write_bytes(const std::filesystem::path& p, const uint8_t* data, size_t size) {

@@ -6,13 +6,12 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tbcheck;
-  const auto& devices = model::builtin_devices();
   const std::string file = (fuzz::scratch_dir() / "config.json").string();
   fuzz::write_bytes(file, data, size);
   oracle::examiner::ImportOptions o;
-  o.device = devices[size % devices.size()];
-  static const double kUnits[] = {20.0, 1e-300, 1e6, 0.001};
-  o.time_unit_ms = kUnits[(size / devices.size()) % 4];
+  const auto [device, unit] = fuzz::device_and_unit(size);
+  o.device = *device;
+  o.time_unit_ms = unit;
   model::Case c;
   try {
     c = oracle::examiner::import_config(file, o);

@@ -470,19 +470,20 @@ TEST_CASE("learn refuses an oracle that cannot play the device before any step, 
 TEST_CASE("errors name the flag the user typed", "[reliability][cli]") {
   Tmp t;
   const std::string f = t.write("c.json", small_case("c"));
-  auto r = run_tbcheck("predict " + f + " --contested --against nosuch --no-synthesis --evidence " + f);
-  CHECK(r.exit_code == 2);
-  CHECK(has(r.out, "--against: unknown hypothesis 'nosuch'"));
-  r = run_tbcheck("campaign plan --cases corpus/synth --device rtx3090 --oracle sim:nosuch --out " + (t / "camp"));
-  CHECK(r.exit_code == 2);
-  CHECK(has(r.out, "--oracle: unknown hypothesis 'nosuch'"));
-  r = run_tbcheck("run " + f + " --oracle sim:fermi --out " + (t / "o"));
-  CHECK(r.exit_code == 2);
-  CHECK(has(r.out, "sim:fermi cannot run this scenario"));
-  CHECK_FALSE(has(r.out, "scenario: device:"));
-  r = run_tbcheck("random --judge all --out " + (t / "rnd"));
-  CHECK(r.exit_code == 2);
-  CHECK(has(r.out, "--judge: 'all': the judge is one shipped hypothesis"));
+  const std::vector<std::pair<std::string, std::string>> said = {
+      {"predict " + f + " --contested --against nosuch --no-synthesis --evidence " + f, "--against: unknown hypothesis 'nosuch'"},
+      {"campaign plan --cases corpus/synth --device rtx3090 --oracle sim:nosuch --out " + (t / "camp"),
+       "--oracle: unknown hypothesis 'nosuch'"},
+      {"run " + f + " --oracle sim:fermi --out " + (t / "o"), "sim:fermi cannot run this scenario (device: "},
+      {"random --judge all --out " + (t / "rnd"), "--judge: 'all': the judge is one shipped hypothesis"},
+  };
+  for (const auto& [cmd, message] : said) {
+    auto r = run_tbcheck(cmd);
+    INFO(cmd << "\n" << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.out, message));
+    CHECK_FALSE(has(r.out, "--hypothesis"));
+  }
   CHECK_FALSE(fs::exists(t / "rnd"));
 }
 
