@@ -13,8 +13,9 @@ ValidationRun run_validation(std::vector<Case> cases, std::vector<Hypothesis> hy
                              const std::function<void()>& on_case_done) {
   // An expectation of a hypothesis nobody knows (a typo, a file not given) would be silently never judged.
   for (const auto& c : cases)
-    for (const auto& [name, e] : c.expect)
-      if (!find_builtin_hypothesis(name) &&
+    for (const auto& entry : c.expect)
+      if (const std::string& name = entry.first;
+          !find_builtin_hypothesis(name) &&
           std::none_of(hypotheses.begin(), hypotheses.end(), [&](const Hypothesis& h) { return h.name == name; }))
         throw InputError(c.file.empty() ? c.id : c.file, "expect." + name,
                          "names no shipped hypothesis and none given (-H): this expectation would never be judged");
