@@ -1,6 +1,7 @@
 // libFuzzer target: an nicolaswilde/thread-block-scheduling log read by import-ntbs's parser, and every
 // case it makes simulated; anything but an InputError (a std::stoi out_of_range, a crash) is a finding.
 #include "fuzz_common.hpp"
+#include "tbcheck/model/observation.hpp"
 #include "tbcheck/oracle/ntbs.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
