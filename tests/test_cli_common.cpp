@@ -234,7 +234,7 @@ TEST_CASE("default corpora are the repository's own, found from its root, never 
   }
   // Outside the repository root no command reads an empty corpus silently: learn says so as check does.
   tbcheck::test::ScratchDir d("cwd");
-  for (const std::string cmd : {std::string("learn --device rtx3090 --oracle sim:alg1 --no-synthesis"),
+  for (const std::string& cmd : {std::string("learn --device rtx3090 --oracle sim:alg1 --no-synthesis"),
                                 std::string("check alg1 --synthesize none")}) {
     const std::string line = "cd '" + d.path.string() + "' && '" + TBCHECK_BINARY + "' " + cmd + " 2>&1";
     FILE* p = popen(line.c_str(), "r");

@@ -218,7 +218,7 @@ TEST_CASE("write_file_if_absent writes only where nothing is, and says so", "[io
 }
 
 TEST_CASE("case ids with a control character are refused without echoing it", "[io]") {
-  for (const std::string bad : {std::string("a\nb"), std::string("a\033[31mb"), std::string("a\0b", 3), std::string("a\x7f")}) {
+  for (const std::string& bad : {std::string("a\nb"), std::string("a\033[31mb"), std::string("a\0b", 3), std::string("a\x7f")}) {
     const auto e = error_of([&] { model::check_case_id(bad, "f.json", "id"); });
     CHECK(e.field() == "id");
     CHECK(e.reason().find("control character") != std::string::npos);

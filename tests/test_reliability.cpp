@@ -506,13 +506,13 @@ TEST_CASE("predict reads its input as validate does: a collection asks for --cas
   std::string magic = small_case("m");
   magic.insert(magic.size() - 1, R"(, "observation": {"kind": "magic"})");
   const std::string m = t.write("m.json", magic);
-  for (const std::string cmd : {"predict " + m, "validate " + m}) {
+  for (const std::string& cmd : {"predict " + m, "validate " + m}) {
     r = run_tbcheck(cmd);
     INFO(cmd << "\n" << r.out);
     CHECK(r.exit_code == 2);
     CHECK(has(r.out, "observation.kind: unknown kind 'magic'"));
   }
-  for (const std::string flag : {std::string("--against alg1"), "--evidence " + coll, std::string("--no-synthesis")}) {
+  for (const std::string& flag : {std::string("--against alg1"), "--evidence " + coll, std::string("--no-synthesis")}) {
     r = run_tbcheck("predict " + t.write("c.json", small_case("c")) + " " + flag);
     INFO(flag);
     CHECK(r.exit_code == 2);
