@@ -14,6 +14,7 @@
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/validate.hpp"
+#include "tbcheck/oracle/oracle.hpp"
 #include "tbcheck/report/table.hpp"
 
 namespace tbcheck::cli {
@@ -233,10 +234,12 @@ std::unique_ptr<Command> make_campaign(CLI::App& app) {
   c->plan->add_option("--device", c->device_specs, "NAME or NAME=GRES (e.g. a100=gpu:a100:1); repeatable")->required();
   c->plan->add_option("--partition", c->partitions, "PARTITION for every device, or DEVICE=PARTITION; repeatable");
   c->plan->add_option("--oracle", c->opt.oracle, "cuda (default) or sim:<hypothesis> (to test a campaign)");
-  c->plan->add_option("--repeat", c->opt.repeat, "Repetitions per run (default 5)")->check(CLI::PositiveNumber);
-  c->plan->add_option("--chunk", c->opt.chunk, "Cases per array task (default 1)")->check(CLI::PositiveNumber);
-  c->plan->add_option("--time", c->opt.time_limit, "sbatch --time of each task (default: the partition's)");
-  c->plan->add_option("--tbcheck", c->opt.tbcheck, "The tbcheck binary the tasks run (default: this one)");
+  c->plan->add_option("--repeat", c->opt.repeat, fmt::format("Repetitions per run, 1 to {} (default 5)", oracle::kMaxRepetitions))
+      ->check(integer_in(1, oracle::kMaxRepetitions));
+  c->plan->add_option("--chunk", c->opt.chunk, fmt::format("Cases per array task, 1 to {} (default 1)", campaign::kMaxChunk))
+      ->check(integer_in(1, campaign::kMaxChunk));
+  c->plan->add_option("--time", c->opt.time_limit, "sbatch --time of each task: minutes, HH:MM:SS or D-HH:MM:SS (default: the partition's)");
+  c->plan->add_option("--tbcheck", c->opt.tbcheck, "The tbcheck binary the tasks run, an absolute path (default: this one)");
   c->plan->add_option("--out", c->opt.out_dir, "The campaign folder (new or empty)")->required();
   c->plan->add_flag("--json", c->json, "Machine-readable output");
   c->status = c->app->add_subcommand("status", "Done, queued, running, failed and missing tasks (exit 1 until complete)");

@@ -19,14 +19,6 @@ struct Check : Command {
   bool json = false;
   JudgingFlags judging;
 
-  // The corpus docs/design.md names, as far as it exists from the current directory (the repository root).
-  static std::vector<std::string> default_corpus() {
-    std::vector<std::string> out;
-    for (const char* p : {"corpus/paper", "corpus/synth", "corpus/hw", "../shared/external"})
-      if (std::filesystem::exists(p)) out.push_back(p);
-    return out;
-  }
-
   // What Z3 said for the pair, also when a corpus case already separated it (--synthesize all).
   static std::string synthesis_cell(const search::PairCheck& p) {
     if (!p.synthesis) return "-";
@@ -42,9 +34,8 @@ struct Check : Command {
       throw model::InputError(hypothesis_spec, "hypothesis", fmt::format("check takes one hypothesis, got {}", mine.size()));
     const model::Hypothesis& h = mine[0];
     auto against = model::resolve_hypotheses(against_spec);
-    std::vector<std::string> paths = corpus_paths.empty() ? default_corpus() : corpus_paths;
-    if (paths.empty())
-      throw model::InputError("check", "--corpus", "no corpus found (run from the repository root or give --corpus)");
+    const std::vector<std::string> paths =
+        corpus_paths.empty() ? require_default_corpus({"corpus/paper", "corpus/synth", "corpus/hw"}, "--corpus") : corpus_paths;
     std::vector<model::Case> cases;
     for (const auto& p : paths)
       for (auto& c : model::load_cases(p)) cases.push_back(std::move(c));
@@ -121,7 +112,7 @@ std::unique_ptr<Command> make_check(CLI::App& app) {
   c->app = app.add_subcommand("check", "Explain a new hypothesis, validate it on the corpus and separate it from the shipped ones");
   c->app->add_option("hypothesis", c->hypothesis_spec, "A hypothesis file (or a shipped name)")->required();
   c->app->add_option("--corpus", c->corpus_paths,
-                     "Case files or directories (default: corpus/paper, corpus/synth, corpus/hw, ../shared/external where present)");
+                     "Case files or directories (default: corpus/paper, corpus/synth, corpus/hw where present)");
   c->app->add_option(kHypothesisOption, c->against_spec, "Hypotheses to separate it from: names, comma list, 'all' (default) or files");
   c->app->add_option("--device", c->device_name, "Device that synthesized cases target (default rtx3090)");
   c->app->add_option("--synthesize", c->synthesis,

@@ -125,13 +125,13 @@ std::unique_ptr<Command> make_distinguish(CLI::App& app) {
   c->app->add_option(kHypothesisOption, c->hypothesis_spec, "Comma list, 'all', or hypothesis files (default round-robin,most-room,olmedo,alg1)");
   c->app->add_option("--out", c->out_dir, "Directory for the synthesized corpus cases (created when missing)");
   c->app->add_flag("--force", c->force, "Replace existing case files in --out (never one under corpus/hw/)");
-  c->app->add_option("--max-kernels", c->bounds.max_kernels, "Most kernels in a scenario (default 3)")->check(CLI::Range(1, 8));
+  c->app->add_option("--max-kernels", c->bounds.max_kernels, "Most kernels in a scenario (default 3)")->check(integer_in(1, 8));
   c->app->add_option("--max-blocks", c->bounds.max_total_blocks, "Most blocks in a scenario on the reduced device (default 5)")
-      ->check(CLI::Range(1, 24));
+      ->check(integer_in(1, 24));
   c->app->add_option("--max-blocks-per-kernel", c->bounds.max_blocks_per_kernel, "Most blocks per kernel (default 3)")
-      ->check(CLI::Range(1, 16));
+      ->check(integer_in(1, 16));
   c->app->add_option("--max-duration", c->bounds.params.max_duration, "Longest block duration in units (default 3)")
-      ->check(CLI::Range(1, 16));
+      ->check(integer_in(1, 16));
   c->app->add_option("--timeout", c->timeout_s, "Seconds per solver query (default 2); beyond it: unknown")
       ->check(number_above(0.0, 86400.0));
   c->app->add_option("--pair-budget", c->budget_s,
@@ -142,7 +142,7 @@ std::unique_ptr<Command> make_distinguish(CLI::App& app) {
                      "Random scenarios per structure run on both simulators before Z3 is asked (default 3000; 0: Z3 only)")
       ->check(integer_in(0, 10'000'000));
   c->app->add_option("--jobs,-j", c->jobs, "Pairs answered at once, each on its own thread (default: hardware threads)")
-      ->check(CLI::Range(1, 64));
+      ->check(integer_in(1, 64));
   c->app->add_option("--shard", c->shard_spec,
                      "i/N: answer part i of N of the pairs (every N-th from the i-th) and write shard.json into --out "
                      "for `tbcheck merge`");

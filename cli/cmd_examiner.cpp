@@ -110,7 +110,7 @@ std::unique_ptr<Command> make_import_examiner(CLI::App& app) {
   c->app->add_option("--time-unit-ms", c->time_unit_ms, "Milliseconds of one model time unit (default 20)")
       ->check(number_above(0.0, 1e6));
   c->app->add_option("--regs", c->regs, "Registers per thread to record (the logs have none; default 32)")
-      ->check(CLI::Range(1, 255));
+      ->check(integer_in(1, 255));
   c->app->add_flag("--json", c->json, "Machine-readable output");
   return c;
 }

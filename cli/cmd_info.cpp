@@ -24,15 +24,27 @@ struct Devices : Command {
       print_json(j);
       return kExitOk;
     }
-    report::Table t({"name", "cc", "SMs", "TPCs", "PBs", "blocks/SM", "warps/SM", "regs/SM", "reg unit", "smem configs (KB)",
-                     "reserved", "max smem/block", "description"});
+    // Short headers and the descriptions below the table keep it within report::kTableWidth columns; --json
+    // has every field.
+    report::Table t({"name", "cc", "SMs", "TPCs", "PBs", "blocks", "warps", "regs", "unit", "smem KB", "rsvd", "smem/blk"});
     for (size_t c : {2u, 3u, 4u, 5u, 6u, 7u, 8u, 10u, 11u}) t.right_align(c);
+    t.wrap(9);
     for (const auto& d : ds)
       t.add({d.name, d.cc, std::to_string(d.sms), std::to_string(d.tpcs()), std::to_string(d.pbs_per_sm),
              std::to_string(d.max_blocks_per_sm), std::to_string(d.max_warps_per_sm), std::to_string(d.regs_per_sm),
              std::to_string(d.reg_alloc_unit), fmt::format("{}", fmt::join(d.smem_configs_kb, "/")),
-             std::to_string(d.smem_reserved_per_block), std::to_string(d.max_smem_per_block), d.description});
-    fmt::print("{}", t.render());
+             std::to_string(d.smem_reserved_per_block), std::to_string(d.max_smem_per_block)});
+    fmt::print("{}Per SM: blocks, warps, registers; unit: register allocation unit; smem KB: shared memory\n"
+               "configurations; rsvd: bytes reserved per block; smem/blk: most shared memory bytes per block.\n\n"
+               "Descriptions:\n",
+               t.render());
+    size_t name_width = 0;
+    for (const auto& d : ds) name_width = std::max(name_width, d.name.size());
+    for (const auto& d : ds) {
+      const auto lines = report::wrap_text(d.description, report::kTableWidth - name_width - 4);
+      for (size_t i = 0; i < lines.size(); ++i)
+        fmt::print("  {:<{}}  {}\n", i == 0 ? d.name : "", name_width, lines[i]);
+    }
     return kExitOk;
   }
 };
@@ -76,6 +88,8 @@ struct Hypotheses : Command {
       return kExitOk;
     }
     report::Table t({"mechanism", "option", "from", "meaning"});
+    t.wrap(2);
+    t.wrap(3);
     for (const auto& o : model::option_table())
       t.add({std::string(o.mechanism), std::string(o.value), std::string(o.cites), std::string(o.meaning)});
     fmt::print("{}", t.render());

@@ -51,10 +51,8 @@ struct Learn : Command {
         hypothesis_spec.empty() ? model::compositions_for(dev) : model::resolve_hypotheses(hypothesis_spec);
     if (!out_dir.empty()) model::check_output_dir(out_dir, "--out");  // before the oracle runs; created at the first write
     // Default corpus: every case this checkout holds when run from its root (paper, synthesized, predictions,
-    // hardware runs), and the shared recordings beside it when present.
-    if (corpus_paths.empty())
-      for (const char* p : {"corpus", "../shared/external"})
-        if (std::filesystem::exists(p)) corpus_paths.emplace_back(p);
+    // hardware runs and imported recordings).
+    if (corpus_paths.empty()) corpus_paths = require_default_corpus({"corpus"}, "--corpus");
     std::vector<model::Case> corpus;
     for (const auto& p : corpus_paths) {
       auto cs = model::load_cases(p);
@@ -204,7 +202,7 @@ std::unique_ptr<Command> make_learn(CLI::App& app) {
                      "Restrict to a comma list of names or files, or 'all' shipped (default: every valid composition)");
   c->app->add_option("--oracle", c->opt.oracle_spec, "Oracle: sim:<hypothesis name or file> or cuda")->required();
   c->app->add_option("--corpus", c->corpus_paths,
-                     "Case files or folders to draw splitting cases from (default corpus and ../shared/external)");
+                     "Case files or folders to draw splitting cases from (default: corpus, from the repository root)");
   c->app->add_option("--out", c->out_dir, "Write each consistent candidate here as a hypothesis file (created when missing)");
   c->app->add_option("--noise", c->opt.noise, "sim only: fraction of runs perturbed")->check(number_in(0.0, 1.0));
   c->app->add_option("--repeat", c->opt.repetitions, "Repetitions per oracle run, 1 to 10000 (default 3)")

@@ -47,14 +47,23 @@ struct Predict : Command {
   std::string scenario_path, case_id, hypothesis_spec = "alg1", svg_path, trace_path, sms_spec, against_spec = "all",
       settle_out;
   std::vector<std::string> evidence_paths;
-  bool json = false, force = false, no_fold = false, contested = false, no_synthesis = false;
+  bool json = false, force = false, no_fold = false, contested = false, no_synthesis = false, against_given = false;
   JudgingFlags judging;
   double us_per_unit = 1000.0;
 
   int run() override {
-    model::Scenario sc =
-        case_id.empty() ? model::load_scenario_file(scenario_path) : load_one_case(scenario_path, case_id, "predict").scenario;
+    // Read as a case, whatever it holds: a collection without --case is named as such, and an observation
+    // is checked as validate checks it.
+    model::Scenario sc = load_one_case(scenario_path, case_id, "predict").scenario;
     auto hs = model::resolve_hypotheses(hypothesis_spec);
+    if (!contested)
+      for (const auto& [given, flag] : {std::pair{!evidence_paths.empty(), "--evidence"}, {against_given, "--against"},
+                                        {no_synthesis, "--no-synthesis"}, {!settle_out.empty(), "--settle-out"}})
+        if (given) throw model::InputError(flag, "", "needs --contested");
+    for (const auto& [path, flag] : {std::pair{&svg_path, "--svg"}, {&trace_path, "--trace"}})
+      if (!path->empty() && sc.total_blocks() > report::kMaxDrawnBlocks)
+        throw model::InputError(flag, "", fmt::format("the scenario has {} blocks; pictures and traces draw at most {} (2^16)",
+                                                      sc.total_blocks(), report::kMaxDrawnBlocks));
     if (hs.size() > 1 && !trace_path.empty()) throw model::InputError("--trace", "", "a trace takes exactly one hypothesis");
     if (hs.size() > 2 && !svg_path.empty())
       throw model::InputError("--svg", "", "a picture takes one hypothesis, or two for a difference picture");
@@ -103,16 +112,25 @@ struct Predict : Command {
     // Where the hypotheses that survive the evidence part on this scenario.
     std::optional<search::ContestReport> contest;
     std::vector<std::string> written;
-    if (!settle_out.empty() && !contested) throw model::InputError(settle_out, "--settle-out", "needs --contested");
+    std::string evidence_said;
     if (contested) {
       if (!settle_out.empty()) model::check_output_dir(settle_out, "--settle-out");
+      // No --evidence: the repository's recordings and paper cases (imported ones under corpus/hw/ too).
+      const bool defaulted = evidence_paths.empty();
+      if (defaulted) evidence_paths = default_corpus({"corpus/paper", "corpus/hw"});
+      evidence_said = !defaulted            ? ""
+                      : evidence_paths.empty() ? "No --evidence given and no corpus/paper or corpus/hw folder here: "
+                                                 "nothing judges the candidates.\n"
+                                               : fmt::format("Evidence read from {} (the default; --evidence names others).\n",
+                                                             fmt::join(evidence_paths, ", "));
       std::vector<model::Case> evidence;
       for (const auto& p : evidence_paths)
         for (auto& c : model::load_cases(p)) evidence.push_back(std::move(c));
       search::ContestOptions co;
       co.synthesize = !no_synthesis;
       co.judging = judging.options();
-      contest = search::contest(sc, model::resolve_hypotheses(against_spec), evidence, co);
+      contest = search::contest(sc, with_flag("--hypothesis", "--against", [&] { return model::resolve_hypotheses(against_spec); }),
+                                evidence, co);
       for (const auto& s : contest->settling)
         if (s.witness && !settle_out.empty()) {
           const std::string path = (std::filesystem::path(settle_out) / (s.witness->id + ".json")).string();
@@ -131,7 +149,10 @@ struct Predict : Command {
         if (schedules.size() == 1) out.update(j);
         else out["schedules"].push_back(j);
       }
-      if (contest) out["contested"] = contest->to_json();
+      if (contest) {
+        out["contested"] = contest->to_json();
+        out["contested"]["evidence_paths"] = evidence_paths;
+      }
       print_json(out);
       return kExitOk;
     }
@@ -143,7 +164,9 @@ struct Predict : Command {
         if (std::string c = report::controls_text(k); !c.empty()) fmt::print("{}: {}\n", k.name, c);
       fmt::print("{}", schedule_table(s).render());
     }
-    if (contest) fmt::print("\nAgainst {} on {} ({}):\n{}", against_spec, sc.device.name, contest->architecture, contest->text());
+    if (contest)
+      fmt::print("\nAgainst {} on {} ({}):\n{}{}", against_spec, sc.device.name, contest->architecture, evidence_said,
+                 contest->text());
     for (const auto& w : written) fmt::print("wrote {} (tbcheck run {} --oracle cuda settles it)\n", w, w);
     if (!svg_path.empty()) fmt::print("wrote {}\n", svg_path);
     if (!trace_path.empty()) fmt::print("wrote {} (open in https://ui.perfetto.dev)\n", trace_path);
@@ -172,8 +195,10 @@ std::unique_ptr<Command> make_predict(CLI::App& app) {
                    "part on (contested), who takes which side, and a case that settles it");
   c->app->add_option("--evidence", c->evidence_paths,
                      "With --contested: recordings and paper cases (files, collections, directories) that judge the "
-                     "candidates; the scenario's device's own, else its architecture's");
-  c->app->add_option("--against", c->against_spec, "With --contested: the candidate hypotheses (default all)");
+                     "candidates; the scenario's device's own, else its architecture's (default: corpus/paper and "
+                     "corpus/hw, from the repository root)");
+  c->app->add_option("--against", c->against_spec, "With --contested: the candidate hypotheses (default all)")
+      ->each([p = c.get()](const std::string&) { p->against_given = true; });
   c->app->add_option("--settle-out", c->settle_out,
                      "With --contested: write distinguish's settling cases into this existing directory");
   add_judging_options(c->app, c->judging, "With --contested: ");

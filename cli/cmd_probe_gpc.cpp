@@ -56,7 +56,7 @@ std::unique_ptr<Command> make_probe_gpc(CLI::App& app) {
                               "Measure a CC 9.0 GPU's GPC map with thread block clusters and write a device file with it");
   c->app->add_option("--out", c->out_dir, "Directory for the device file <device>.json")->required();
   c->app->add_option("--base", c->base, "Built-in device the GPU is (default: the one whose limits match)");
-  c->app->add_option("--device-index", c->device_index, "CUDA device ordinal (default 0)")->check(CLI::Range(0, 64));
+  c->app->add_option("--device-index", c->device_index, "CUDA device ordinal (default 0)")->check(integer_in(0, 64));
   return c;
 }
 

@@ -31,7 +31,11 @@ struct Random : Command {
       o.must_run = with_flag("--hypothesis", "--must-run", [&] { return model::resolve_hypotheses(must_run_spec); });
     // Bad input stops here, before anything is created: the judge, the folder, existing case files.
     // The folder itself is created by the first write.
-    with_flag("--hypothesis", "--judge", [&] { return model::resolve_hypotheses(judge); });
+    // The resolver's message lists 'all' and files as valid; the judge is one shipped hypothesis.
+    if (with_flag("--hypothesis", "--judge", [&] { return model::resolve_hypotheses(judge); }).size() != 1 ||
+        !model::find_builtin_hypothesis(judge))
+      throw model::InputError("--judge", "", fmt::format("'{}': the judge is one shipped hypothesis (e.g. alg1), not a "
+                                                         "list, 'all' or a file", judge));
     model::check_output_dir(out_dir, "--out");
     if (!force)
       for (int i = 0; i < count; ++i) {
@@ -82,13 +86,13 @@ std::unique_ptr<Command> make_random(CLI::App& app) {
   auto c = std::make_unique<Random>();
   c->app = app.add_subcommand("random", "Random kernel sequences (seed 000 Section III-A), appended until the device is full");
   c->app->add_option("--device", c->device_name, "Built-in device (default rtx3090)");
-  c->app->add_option("--count", c->count, "Number of cases (default 10)")->check(CLI::Range(0, 10'000'000));
+  c->app->add_option("--count", c->count, "Number of cases (default 10)")->check(integer_in(0, 10'000'000));
   c->app->add_option("--seed", c->seed, "Seed (default 1); case i of a seed is the same for every --count");
   c->app->add_option("--out", c->out_dir, "Directory for the cases, created when missing (random-<device>-s<seed>-<i>.json)")
       ->required();
-  c->app->add_option("--max-blocks", c->max_blocks, "Most blocks per kernel (default: the SM count)")->check(CLI::Range(0, 1 << 20));
+  c->app->add_option("--max-blocks", c->max_blocks, "Most blocks per kernel (default: the SM count)")->check(integer_in(0, 1 << 20));
   c->app->add_option("--max-duration", c->max_duration, "Longest block duration in units (default 10)")
-      ->check(CLI::Range(1, 1'000'000));
+      ->check(integer_in(1, 1'000'000));
   c->app->add_option("--judge", c->judge, "Shipped hypothesis that plays the device for 'full' (default alg1)");
   c->app->add_option("--must-run", c->must_run_spec,
                      "Hypotheses under which every kernel must fit an empty SM ('all' default, 'none', or a list)");

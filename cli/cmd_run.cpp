@@ -16,8 +16,7 @@ namespace {
 
 using model::file_safe;
 
-// Upper bound of --repeat: repetitions are compared block by block, so all are held at once.
-constexpr int kMaxRepeat = 10000;
+constexpr int kMaxRepeat = oracle::kMaxRepetitions;
 // Upper bound of repetitions x blocks held in memory (about 24 bytes each: under a gigabyte).
 constexpr int64_t kMaxRecordedPlacements = int64_t{1} << 25;
 

@@ -5,10 +5,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/io.hpp"
 
 namespace tbcheck::cli {
 
@@ -34,12 +36,16 @@ void print_json(const nlohmann::json& j) {
 namespace {
 
 // The value as a double, or an error text; the whole string must be one number.
+// strtod also reads hexadecimal ("0x10" = 16) and skips leading blanks; a flag takes plain decimal only.
 std::string parse_number(const std::string& s, double& x) {
+  if (s.empty() || s.find_first_of("xXpP \t\n\v\f\r") != std::string::npos)
+    return fmt::format("'{}' is not a decimal number", s);
   errno = 0;
   char* end = nullptr;
   x = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size()) return fmt::format("'{}' is not a number", s);
-  if (!std::isfinite(x) || errno == ERANGE) return fmt::format("{} is not a finite number", s);
+  if (end != s.c_str() + s.size()) return fmt::format("'{}' is not a number", s);
+  if (!std::isfinite(x)) return fmt::format("{} is not a finite number", s);
+  if (errno == ERANGE) return fmt::format("{} is too close to 0 to be represented as a number", s);
   return "";
 }
 
@@ -85,7 +91,26 @@ void add_judging_options(CLI::App* app, JudgingFlags& f, const std::string& pref
       ->check(integer_in(1, 100000000));
 }
 
+std::vector<std::string> default_corpus(const std::vector<std::string>& folders) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& f : folders)
+    if (std::filesystem::is_directory(f, ec)) out.push_back(f);
+  return out;
+}
+
+std::vector<std::string> require_default_corpus(const std::vector<std::string>& folders, const std::string& flag) {
+  auto out = default_corpus(folders);
+  if (out.empty())
+    throw model::InputError(flag, "", fmt::format("not given, and no {} folder here (run from the repository root, or give {})",
+                                                  folders.front(), flag));
+  return out;
+}
+
 model::Case load_one_case(const std::string& path, const std::string& case_id, const std::string& command) {
+  // load_cases reads a folder as a corpus; one case comes from a file.
+  if (model::input_kind(path, "") == model::InputKind::Directory)
+    throw model::InputError(path, "", "is a directory (a scenario or case file is expected here)");
   auto cases = model::load_cases(path);
   if (!case_id.empty()) {
     std::erase_if(cases, [&](const model::Case& c) { return c.id != case_id; });

@@ -2,6 +2,7 @@
 // and the command entry points registered in main.cpp.
 #pragma once
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -47,6 +48,13 @@ inline constexpr const char* kHypothesisOption = "--hypothesis,--hypotheses,-H";
 // envelope() supplies them, print_json prints them first.
 nlohmann::json envelope();
 void print_json(const nlohmann::json& j);
+
+// The corpus read when none is given: those of `folders` (inside the repository's own corpus/, the user's
+// imported recordings under corpus/hw/ among them) that exist from the current folder, the repository root.
+// Never a path outside the repository.
+std::vector<std::string> default_corpus(const std::vector<std::string>& folders);
+// The same, refusing (naming `flag`) when none exists, so that no command silently reads an empty corpus.
+std::vector<std::string> require_default_corpus(const std::vector<std::string>& folders, const std::string& flag);
 
 // The one case a command works on: the file's only case, or the one named by `--case ID` in a
 // collection (ntbs files, paper collections). Anything else is bad input naming the file and field.

@@ -1,5 +1,7 @@
 // libFuzzer target on the command line itself: the input picks a subcommand, its flags and values (edge
 // numbers, names, small generated files, raw bytes) and runs tbcheck_main; exit 3 or a crash is a finding.
+// Built twice: fuzz_cli runs what the input asks at full cost; fuzz_cli_bounded (TBCHECK_FUZZ_BOUNDED) keeps
+// every execution to milliseconds (tiny devices, a short hypothesis list, one or two steps) for volume.
 #include <unistd.h>
 
 #include <cstdint>
@@ -16,6 +18,12 @@
 namespace {
 
 namespace fs = std::filesystem;
+
+#ifdef TBCHECK_FUZZ_BOUNDED
+constexpr bool kBounded = true;
+#else
+constexpr bool kBounded = false;
+#endif
 
 // One option of a subcommand and the values worth trying for it (beside the shared pool).
 struct Opt {
@@ -180,6 +188,48 @@ const std::map<std::string, std::string>& fixtures() {
   return f;
 }
 
+// The bounded mode's caps: the work a command does grows with the device's SMs, the hypotheses compared and
+// the oracle steps; each is held to a size that runs in milliseconds. Values the input chose that are refused
+// anyway (bad numbers, unknown names) are kept, so the error paths stay fuzzed.
+void bound_work(const std::string& sub, std::map<std::string, std::string>& options) {
+  auto cap = [&](const char* flag, long most, const char* otherwise) {
+    auto it = options.find(flag);
+    if (it == options.end()) {
+      if (otherwise) options[flag] = otherwise;
+      return;
+    }
+    char* end = nullptr;
+    const long v = std::strtol(it->second.c_str(), &end, 10);
+    if (end != it->second.c_str() && *end == '\0' && v > most) it->second = std::to_string(most);
+  };
+  auto small_list = [&](const char* flag) {
+    auto it = options.find(flag);
+    if (it == options.end() || it->second.find("all") != std::string::npos) options[flag] = "alg1,round-robin";
+  };
+  if (sub == "learn") {
+    options["--device"] = "tx2";  // 2 SMs
+    small_list("--hypotheses");
+    cap("--max-steps", 2, "2");
+    cap("--repeat", 2, nullptr);
+    if (!options.count("--corpus")) options["--corpus"] = "coll.json";
+  } else if (sub == "check") {
+    small_list("-H");
+    options["--device"] = "tx2";
+    if (!options.count("--corpus")) options["--corpus"] = "coll.json";
+  } else if (sub == "distinguish") {
+    options["--device"] = "dev.json";
+    small_list("-H");
+  } else if (sub == "random") {
+    cap("--count", 3, "3");
+    cap("--max-blocks", 8, nullptr);
+  } else if (sub == "run") {
+    cap("--repeat", 3, nullptr);
+  } else if (sub == "predict" || sub == "validate" || sub == "suite") {
+    auto it = options.find("-H");
+    if (it != options.end() && it->second == "all") it->second = "alg1,round-robin";
+  }
+}
+
 fs::path g_root, g_start;  // the scratch root, and the folder libFuzzer works in (its corpus paths are relative)
 
 void reset_work() {
@@ -258,6 +308,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!options.count("-H")) options["-H"] = "alg1,round-robin";
     if (!options.count("--device")) options["--device"] = "dev.json";
   }
+  if (kBounded) bound_work(sub.name, options);
   std::vector<std::string> args = {"tbcheck", sub.name};
   for (const auto& p : positionals) args.push_back(p);
   for (const auto& [k, v] : options) {

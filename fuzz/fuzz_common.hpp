@@ -5,7 +5,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
 
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
@@ -69,6 +75,58 @@ inline model::Scenario probe_scenario(const model::Device& d) {
     s.kernels.push_back(k);
   }
   return s;
+}
+
+// A folder of this process for the targets that read files (importers, campaign folders): RAM-backed where
+// the machine has /dev/shm, removed at exit.
+inline std::filesystem::path& scratch_path() {
+  static std::filesystem::path p;
+  return p;
+}
+inline const std::filesystem::path& scratch_dir() {
+  std::filesystem::path& d = scratch_path();
+  if (d.empty()) {
+    std::error_code ec;
+    const std::filesystem::path base =
+        std::filesystem::is_directory("/dev/shm", ec) ? std::filesystem::path("/dev/shm") : std::filesystem::temp_directory_path();
+    d = base / ("tbcheck-fuzz-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    std::atexit([] {
+      std::error_code e;
+      std::filesystem::remove_all(scratch_path(), e);
+    });
+  }
+  return d;
+}
+
+// The importers' targets: a built-in device and a time unit picked by the input's size (the unit among the
+// edges: a tiny one once made every duration 0), so one input runs under several.
+inline std::pair<const model::Device*, double> device_and_unit(size_t size) {
+  static const double kUnits[] = {20.0, 1e-300, 1e6, 0.001};
+  const auto& devices = model::builtin_devices();
+  return {&devices[size % devices.size()], kUnits[(size / devices.size()) % 4]};
+}
+
+inline void write_bytes(const std::filesystem::path& p, const uint8_t* data, size_t size) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+}
+
+// The input cut at a separator line into at most `n` parts (the last takes the rest), so one input can
+// give several files.
+inline std::vector<std::string> split_parts(const uint8_t* data, size_t size, size_t n) {
+  const std::string text(reinterpret_cast<const char*>(data), size), sep = "\n--\n";
+  std::vector<std::string> parts;
+  size_t at = 0;
+  while (parts.size() + 1 < n) {
+    const size_t next = text.find(sep, at);
+    if (next == std::string::npos) break;
+    parts.push_back(text.substr(at, next - at));
+    at = next + sep.size();
+  }
+  parts.push_back(text.substr(at));
+  parts.resize(n);
+  return parts;
 }
 
 }  // namespace tbcheck::fuzz

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan, TBCHECK_FUZZ=ON) and runs each for N seconds.
-# Usage: scripts/fuzz.sh [seconds per target, default 60] [targets...]; prints exec counts, exits non-zero
-# on a crash. fuzz_cli (the command line) counts an exit 3 as a crash.
+# Usage: scripts/fuzz.sh [seconds per target, default 60; 0: no time limit] [targets...]; prints exec counts,
+# exits non-zero on a crash. FUZZ_RUNS=N stops each target after N executions instead (volume runs,
+# scripts/long.sh). fuzz_cli and fuzz_cli_bounded (the command line) count an exit 3 as a crash.
 set -u -o pipefail
 
 secs="${1:-60}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${TBCHECK_FUZZ_BUILD:-$root/build-fuzz}"
-targets=(fuzz_scenario fuzz_case fuzz_device fuzz_hypothesis fuzz_cli)
+targets=(fuzz_scenario fuzz_case fuzz_device fuzz_hypothesis fuzz_ntbs_log fuzz_examiner_log fuzz_examiner_config
+         fuzz_campaign_manifest fuzz_campaign_state fuzz_cli_bounded fuzz_cli)
+runs="${FUZZ_RUNS:--1}"
 shift || true
 [ "$#" -gt 0 ] && targets=("$@")
 
@@ -35,8 +38,12 @@ for t in "${targets[@]}"; do
   # Its commands allocate much more than the loaders (Z3 too), so ASan's allocation stacks are kept
   # short (a crash's own stack stays whole; rerun the saved input for the allocation's).
   asan="${ASAN_OPTIONS:-}"
-  [ "$t" = fuzz_cli ] && extra=(-close_fd_mask=2 -timeout=120 -rss_limit_mb=4096) && asan="malloc_context_size=2${asan:+:$asan}"
-  ASAN_OPTIONS="$asan" "$build/fuzz/$t" -max_total_time="$secs" -print_final_stats=1 -dict="$root/fuzz/tbcheck.dict" "${extra[@]}" \
+  # The bounded one must stay fast: an execution over a second is itself a finding there.
+  case "$t" in
+    fuzz_cli) extra=(-close_fd_mask=2 -timeout=120 -rss_limit_mb=4096) && asan="malloc_context_size=2${asan:+:$asan}" ;;
+    fuzz_cli_bounded) extra=(-close_fd_mask=2 -timeout=10 -rss_limit_mb=2048) && asan="malloc_context_size=2${asan:+:$asan}" ;;
+  esac
+  ASAN_OPTIONS="$asan" "$build/fuzz/$t" -max_total_time="$secs" -runs="$runs" -print_final_stats=1 -dict="$root/fuzz/tbcheck.dict" "${extra[@]}" \
     -artifact_prefix="$artifacts" "$work" "$root/fuzz/seeds/$t" >"$log" 2>&1
   rc=$?
   execs="$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)"

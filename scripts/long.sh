@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Long runs kept out of the default test run: libFuzzer on every JSON loader, SMT-vs-simulator conformance
+# Long runs kept out of the default test run: libFuzzer on every JSON loader, importer and campaign file and
+# on the command line at volume (figures in bench/RESULTS.md), SMT-vs-simulator conformance
 # on many random scenarios per hypothesis (and per priority / partition option, with random priorities,
 # TPC masks and release times; clustered scenarios under the alg1 family), the cluster room additivity
 # walks at length, and learn on 24 seeded compositions (the learn acceptance).
@@ -9,6 +10,10 @@ cd "$(dirname "$0")/.."
 fuzz_seconds="${1:-60}"
 scenarios="${2:-1000}"
 scripts/fuzz.sh "$fuzz_seconds"
+echo "== fuzzing at volume: 2 M bounded and 50 k full command lines, 10 M of each importer and campaign file =="
+FUZZ_RUNS=10000000 scripts/fuzz.sh 0 fuzz_ntbs_log fuzz_examiner_log fuzz_examiner_config fuzz_campaign_manifest fuzz_campaign_state
+FUZZ_RUNS=2000000 scripts/fuzz.sh 0 fuzz_cli_bounded
+FUZZ_RUNS=50000 scripts/fuzz.sh 0 fuzz_cli
 scripts/deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target tbcheck_tests

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -225,4 +226,157 @@ TEST_CASE("campaign CLI: plan, status (exit 1 until complete), resume --dry-run,
   r = test::run_tbcheck("campaign status " + (d / "nothing"));
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("no manifest.json") != std::string::npos);
+}
+
+TEST_CASE("collect checks every result before copying anything: a tampered one stops it, the target untouched", "[campaign][errors]") {
+  test::ScratchDir d("campaign");
+  auto o = synth_plan(d / "c1");
+  const Manifest m = make_plan(o);
+  write_campaign(m, o.out_dir);
+  const std::string dir = d / "c1", results = d / "c1/results/rtx3090", hw = d / "hw";
+  REQUIRE(run_task(d / "c1/rtx3090.sbatch", 0) == 0);
+  REQUIRE(run_task(d / "c1/rtx3090.sbatch", 1) == 0);
+  const std::string good = results + "/" + m.devices[0].tasks[0].cases[0].result;
+  const std::string bad = results + "/" + m.devices[0].tasks[1].cases[0].result;
+  const std::string genuine = slurp(bad);
+  const std::string other_id = slurp(good);
+  const std::string secret = d.write("secret.txt", "not a result\n");
+  struct Tamper {
+    const char* what;
+    std::function<void()> apply;
+    const char* reason;
+  };
+  const std::vector<Tamper> tampers = {
+      {"truncated", [&] { std::ofstream(bad) << genuine.substr(0, genuine.size() / 2); }, "malformed JSON"},
+      {"empty object", [&] { std::ofstream(bad) << "{}"; }, "not a corpus case"},
+      {"another case's result", [&] { std::ofstream(bad) << other_id; }, "this result is of case"},
+      {"a link to another file", [&] { fs::remove(bad); fs::create_symlink(secret, bad); }, "not a regular file"},
+  };
+  for (const auto& t : tampers) {
+    INFO(t.what);
+    fs::remove(bad);
+    t.apply();
+    const auto e = test::error_of([&] { collect(m, dir, hw); });
+    CHECK(e.where() == bad);
+    CHECK(std::string(e.what()).find(t.reason) != std::string::npos);
+    CHECK(std::string(e.what()).find("nothing was collected") != std::string::npos);
+    CHECK_FALSE(fs::exists(hw));  // not even the good result: nothing is copied before every check passed
+  }
+  fs::remove(bad);
+  std::ofstream(bad) << genuine;
+  const auto c = collect(m, dir, hw);
+  CHECK(c.copied.size() == 2);
+  // A result on another device than the campaign ran it on.
+  auto j = model::parse_json_text(genuine, "g");
+  j["device"] = "v100";
+  j.erase("observation");
+  std::ofstream(bad) << j.dump();
+  CHECK(test::error_of([&] { collect(m, dir, hw); }).field() == "device");
+}
+
+TEST_CASE("two collects into one target write one copy: identical bytes already there are not written again", "[campaign]") {
+  test::ScratchDir d("campaign");
+  auto o = synth_plan(d / "c1");
+  const Manifest m = make_plan(o);
+  write_campaign(m, o.out_dir);
+  REQUIRE(run_task(d / "c1/rtx3090.sbatch", 0) == 0);
+  const std::string result = m.devices[0].tasks[0].cases[0].result;
+  const std::string content = slurp(d / ("c1/results/rtx3090/" + result));
+  // The race's loser finds the name taken at the write itself (after its own check said absent).
+  fs::create_directories(d / "hw/rtx3090");
+  CHECK(model::write_file_if_absent(d / ("hw/rtx3090/" + result), content));
+  CHECK_FALSE(model::write_file_if_absent(d / ("hw/rtx3090/" + result), content));
+  const auto c = collect(m, d / "c1", d / "hw");
+  CHECK(c.already.size() == 1);
+  CHECK(c.copied.empty());
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(d / "hw/rtx3090")) ++files;
+  CHECK(files == 1);  // no <case>.<oracle>.2.json beside it
+  // Two processes at once, each stalled mid-write so both pass the check before either places its file.
+  fs::remove_all(d / "hw");
+  const std::string cmd = "export TBCHECK_TEST_WRITE_STALL_MS=300; " + std::string(TBCHECK_BINARY) + " campaign collect " +
+                          (d / "c1") + " --to " + (d / "hw") + " >/dev/null 2>&1 & " + TBCHECK_BINARY + " campaign collect " +
+                          (d / "c1") + " --to " + (d / "hw") + " >/dev/null 2>&1; wait";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(d / "hw/rtx3090")) ++files;
+  CHECK(files == 1);
+}
+
+TEST_CASE("status shows an exit record that is not a number cut short and printable", "[campaign][errors]") {
+  test::ScratchDir d("campaign");
+  auto o = synth_plan(d / "c1");
+  const Manifest m = make_plan(o);
+  write_campaign(m, o.out_dir);
+  std::string junk(100000, 'x');
+  junk[3] = '\033';
+  junk[5] = '\n';
+  std::ofstream(d / "c1/state/rtx3090/0.rc") << junk;
+  std::ofstream(d / "c1/state/rtx3090/1.rc") << "137\n";
+  const auto st = campaign_status(m, d / "c1", SchedulerView{});
+  CHECK(st[0].state == TaskState::Failed);
+  CHECK(st[0].detail.size() < 200);
+  CHECK(st[0].detail.find("unreadable record 0.rc") != std::string::npos);
+  CHECK(st[0].detail.find('\033') == std::string::npos);
+  CHECK(st[1].detail.find("exit 137;") == 0);
+}
+
+TEST_CASE("plan applies run's checks at plan time: repetitions, chunk, Slurm time, an absolute binary", "[campaign][errors]") {
+  test::ScratchDir d("campaign");
+  struct Bad {
+    std::function<void(PlanOptions&)> set;
+    const char* flag;
+    const char* reason;
+  };
+  const std::vector<Bad> bad = {
+      {[](PlanOptions& o) { o.repeat = 1'000'000'000; }, "--repeat", "not between 1 and 10000"},
+      {[](PlanOptions& o) { o.repeat = 0; }, "--repeat", "not between 1 and 10000"},
+      {[](PlanOptions& o) { o.chunk = 0; }, "--chunk", "not between 1 and"},
+      {[](PlanOptions& o) { o.time_limit = "abc"; }, "--time", "not a Slurm time limit"},
+      {[](PlanOptions& o) { o.time_limit = "-5"; }, "--time", "not a Slurm time limit"},
+      {[](PlanOptions& o) { o.time_limit = "0"; }, "--time", "not a Slurm time limit"},
+      {[](PlanOptions& o) { o.tbcheck = "relative/path"; }, "--tbcheck", "not an absolute path"},
+      {[](PlanOptions& o) { o.tbcheck = "/bin/tb\"; rm -rf ~"; }, "--tbcheck", "not an absolute path"},
+  };
+  for (const auto& b : bad) {
+    auto o = synth_plan(d / "c1");
+    b.set(o);
+    const auto e = test::error_of([&] { make_plan(o); });
+    CHECK(e.where() == b.flag);
+    CHECK(e.reason().find(b.reason) != std::string::npos);
+    CHECK(e.reason().size() < 200);
+  }
+  for (const char* ok : {"30", "1:00:00", "2-12", "1-00:00:00", "10:30"}) {
+    auto o = synth_plan(d / "c1");
+    o.time_limit = ok;
+    CHECK_NOTHROW(make_plan(o));
+  }
+  // The CLI says the range readably (CLI11's own check printed 300 digits).
+  auto r = test::run_tbcheck("campaign plan --cases corpus/synth --device rtx3090 --chunk 0 --out " + (d / "c2"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("not between 1 and 100000") != std::string::npos);
+  CHECK(r.out.size() < 300);
+}
+
+TEST_CASE("a hand-edited manifest with a bad repeat, duplicate task indices or a control character is refused", "[campaign][errors]") {
+  test::ScratchDir d("campaign");
+  auto o = synth_plan(d / "c1");
+  const Manifest m = make_plan(o);
+  const model::json good = model::parse_json_text(manifest_text(m), "m");
+  CHECK_NOTHROW(manifest_from_json(good, "m"));
+  auto j = good;
+  j["repeat"] = -3;
+  CHECK(test::error_of([&] { manifest_from_json(j, "m"); }).field() == "repeat");
+  j = good;
+  j["devices"][0]["tasks"][1]["index"] = 0;
+  CHECK(test::error_of([&] { manifest_from_json(j, "m"); }).reason().find("given twice") != std::string::npos);
+  j = good;
+  j["devices"][0]["tasks"][0]["cases"][0]["id"] = "a\nb";
+  CHECK(test::error_of([&] { manifest_from_json(j, "m"); }).reason().find("control character") != std::string::npos);
+  j = good;
+  j["time_limit"] = "1; rm";
+  CHECK(test::error_of([&] { manifest_from_json(j, "m"); }).field() == "time_limit");
+  j = good;
+  j["oracle"] = "replay";
+  CHECK(test::error_of([&] { manifest_from_json(j, "m"); }).field() == "oracle");
 }

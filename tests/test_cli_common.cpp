@@ -2,6 +2,9 @@
 // `tbcheck --help`: --json envelope first, one hypothesis option, required flags marked, exit status 1.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -204,4 +207,45 @@ TEST_CASE("the hypotheses table has a column per mechanism, so no two shipped ro
   CHECK(out.find("   device") != std::string::npos);  // alg1-paired's issue column
   CHECK(out.find("pb-strict-rr +skip") != std::string::npos);
   CHECK(out.find("sm (ignored <= 32)") != std::string::npos);
+}
+
+TEST_CASE("number flags take plain decimal only, and name a value too close to 0 as such", "[cli][errors]") {
+  for (const char* v : {"0x10", "0X1p3", " 5", "5 "}) {
+    auto r = run_tbcheck(std::string("distinguish --timeout '") + v + "'");
+    INFO(v << "\n" << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.find("not a decimal number") != std::string::npos);
+  }
+  auto r = run_tbcheck("distinguish --timeout 1e-320");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("too close to 0") != std::string::npos);
+  CHECK(r.out.find("not a finite number") == std::string::npos);
+  // Integer flags go through the same parser, with a readable range.
+  r = run_tbcheck("random --device rtx3090 --count 0x10 --out /nonexistent/x");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("not a decimal number") != std::string::npos);
+}
+
+TEST_CASE("default corpora are the repository's own, found from its root, never a path outside it", "[cli]") {
+  for (const char* cmd : {"learn", "check"}) {
+    auto r = run_tbcheck(std::string(cmd) + " --help");
+    INFO(cmd);
+    CHECK(r.out.find("shared") == std::string::npos);
+  }
+  // Outside the repository root no command reads an empty corpus silently: learn says so as check does.
+  tbcheck::test::ScratchDir d("cwd");
+  for (const std::string& cmd : {std::string("learn --device rtx3090 --oracle sim:alg1 --no-synthesis"),
+                                std::string("check alg1 --synthesize none")}) {
+    const std::string line = "cd '" + d.path.string() + "' && '" + TBCHECK_BINARY + "' " + cmd + " 2>&1";
+    FILE* p = popen(line.c_str(), "r");
+    REQUIRE(p);
+    std::string out;
+    char buf[4096];
+    size_t n = 0;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    const int st = pclose(p);
+    INFO(cmd << "\n" << out);
+    CHECK(WEXITSTATUS(st) == 2);
+    CHECK(out.find("--corpus: not given, and no corpus") != std::string::npos);
+  }
 }

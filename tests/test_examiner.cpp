@@ -270,12 +270,87 @@ TEST_CASE("an examiner config imports as a scenario with priorities, release tim
   };
   const std::string spin = R"("filename": "./bin/timer_spin.so", "thread_count": 32, "block_count": 1, "additional_info": 100000000)";
   CHECK(bad("{" + spin + R"(, "release_time": 0.07})").field() == "benchmarks[0].release_time");  // not whole units
-  CHECK(bad("{" + spin + R"(, "stream_priority": -2})").field() == "kernels[0].priority");     // TX2 has 0, -1
+  CHECK(bad("{" + spin + R"(, "stream_priority": -2})").field() == "benchmarks[0].stream_priority");  // TX2 has 0, -1
   CHECK(bad("{" + spin + R"(, "sm_mask": "0x3"})").field() == "benchmarks[0].sm_mask");         // every TPC off
   CHECK(bad("{" + spin + R"(, "sm_mask": "0xzz"})").field() == "benchmarks[0].sm_mask");
   CHECK(bad(R"({"filename": "./bin/counter_spin.so"})").field() == "benchmarks[0].filename");
   CHECK(bad(R"({"filename": "./bin/multikernel.so", "additional_info": [{"kernel_label": "x", "duration": 1e8,
       "thread_count": 32, "block_count": 1, "delay": 0.5}]})").field() == "benchmarks[0].additional_info[0].delay");
+}
+
+TEST_CASE("config times are range checked before any conversion, naming the benchmark and its field", "[examiner][errors]") {
+  test::TempDir t;
+  oracle::examiner::ImportOptions o;
+  o.device = model::builtin_device("rtx3090", "", "");
+  auto error = [&](const std::string& bench, double unit_ms = 20.0) {
+    o.time_unit_ms = unit_ms;
+    return test::error_of([&] {
+      oracle::examiner::import_config(t.write("bad.json", R"({"benchmarks": [)" + bench + "]}"), o);
+    });
+  };
+  const std::string spin = R"("filename": "./bin/timer_spin.so", "thread_count": 32, "block_count": 1)";
+  const std::string mk = R"("filename": "./bin/multikernel.so", "additional_info": [{"kernel_label": "x", "thread_count": 32, "block_count": 1, "duration": )";
+  // Each once converted silently: a 32-bit wrap, a double past int64, a zero from a tiny unit.
+  auto e = error("{" + spin + R"(, "additional_info": 214748365300000000})");
+  CHECK(e.field() == "benchmarks[0].additional_info");
+  CHECK(e.reason().find("units are expressible") != std::string::npos);
+  CHECK(error("{" + mk + "2.5e20}]}").field() == "benchmarks[0].additional_info[0].duration");
+  CHECK(error("{" + spin + R"(, "additional_info": 100000000, "release_time": 1e300})").field() == "benchmarks[0].release_time");
+  CHECK(error("{" + spin + R"(, "additional_info": 100000000, "release_time": -1})").field() == "benchmarks[0].release_time");
+  CHECK(error("{" + spin + R"(, "additional_info": "nan"})").field() == "benchmarks[0].additional_info");
+  CHECK(error("{" + spin + R"(, "additional_info": 100000000})", 1e-300).field() == "benchmarks[0].additional_info");
+  CHECK(error("{" + spin + R"(, "additional_info": 1})", 1e6).reason().find("shorter than one") != std::string::npos);
+}
+
+TEST_CASE("config errors found by the scenario check name the config's field, not kernels[i]", "[examiner][errors]") {
+  test::TempDir t;
+  oracle::examiner::ImportOptions o;
+  o.device = model::builtin_device("rtx3090", "", "");
+  const auto e = test::error_of([&] {
+    oracle::examiner::import_config(t.write("c.json", R"({"benchmarks": [
+      {"filename": "./bin/timer_spin.so", "thread_count": 32, "block_count": 1, "additional_info": 100000000},
+      {"filename": "./bin/multikernel.so", "additional_info": [
+        {"kernel_label": "x", "thread_count": 2048, "block_count": 1, "duration": 100000000}]}]})"), o);
+  });
+  CHECK(e.field() == "benchmarks[1].additional_info[0].thread_count");
+  CHECK(std::string(e.what()).find("kernels[") == std::string::npos);
+}
+
+TEST_CASE("export writes the priorities, release times and TPC masks the importer reads, and refuses clusters", "[examiner][controls]") {
+  test::TempDir t;
+  const std::string file = t.write("c.json", R"({"id": "ctl", "device": "tx2", "kernels": [
+    {"name": "a", "blocks": 2, "threads": 64, "regs": 32, "smem": 0, "duration": 3, "stream": 1, "priority": 0},
+    {"name": "b", "blocks": 1, "threads": 64, "regs": 32, "smem": 0, "duration": 2, "stream": 2, "priority": -1,
+     "release_time": 4, "tpcs": [1]}]})");
+  const model::Case c = model::load_cases(file).at(0);
+  oracle::examiner::ExportOptions eo;
+  const auto cfg = oracle::examiner::export_config(c, eo);
+  CHECK(cfg["benchmarks"][1]["stream_priority"] == -1);
+  CHECK(cfg["benchmarks"][1]["additional_info"][0]["sm_mask"] == "0x1");
+  oracle::examiner::ImportOptions o;
+  o.device = c.scenario.device;
+  const model::Case back = oracle::examiner::import_config(t.write("exported.json", cfg.dump()), o);
+  REQUIRE(back.scenario.kernels.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& k = back.scenario.kernels[i];
+    const auto& want = c.scenario.kernels[i];
+    INFO(want.name);
+    CHECK(k.name == want.name);
+    CHECK(k.priority == want.priority);
+    CHECK(k.release == want.release);
+    CHECK(k.tpcs == want.tpcs);
+    CHECK(k.duration == want.duration);
+  }
+  // What a config cannot say is refused by name: clusters, and two priorities or releases in one stream.
+  auto refused = [&](const std::string& kernels) {
+    return test::error_of([&] {
+      oracle::examiner::export_config(model::load_cases(t.write("r.json", R"({"id": "r", "device": "h100-sxm", "kernels": [)" + kernels + "]}")).at(0), eo);
+    });
+  };
+  const std::string k = R"("blocks": 2, "threads": 64, "regs": 32, "smem": 0, "duration": 1)";
+  CHECK(refused(R"({"name": "c", "cluster": [2, 1, 1], )" + k + "}").field() == "kernels[0].cluster");
+  CHECK(refused(R"({"name": "x", "stream": 1, )" + k + R"(}, {"name": "y", "stream": 1, "release_time": 2, )" + k + "}").field() ==
+        "kernels[1].release_time");
 }
 
 TEST_CASE("tpcs_from_sm_mask follows libsmctrl's convention", "[examiner][controls]") {

@@ -413,3 +413,15 @@ TEST_CASE("hypothesis: retirement is optional, and gpc-priority keeps all-then-d
   CHECK(e.field() == "retirement");
   CHECK(e.reason().find("gpc-priority") != std::string::npos);
 }
+
+TEST_CASE("hypothesis: a file cannot take a shipped hypothesis's name with other options", "[loaders][hypothesis]") {
+  tbcheck::test::TempDir t;
+  const std::string f = t.write("alg1.json", R"({"name": "alg1", "base": "most-room"})");
+  const auto e = tbcheck::test::error_of([&] { model::resolve_hypotheses(f); });
+  CHECK(e.where() == f);
+  CHECK(e.field() == "name");
+  CHECK(e.reason().find("shipped hypothesis") != std::string::npos);
+  // The shipped file itself (same options) still loads by path.
+  CHECK(model::resolve_hypotheses(tbcheck::test::source_path("corpus/hypotheses/alg1.json")).at(0).name == "alg1");
+  CHECK(model::resolve_hypotheses(t.write("mine.json", R"({"name": "mine", "base": "most-room"})")).at(0).name == "mine");
+}

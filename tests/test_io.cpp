@@ -181,3 +181,47 @@ TEST_CASE("a corpus folder with a symbolic link loop or a dangling link is bad i
   CHECK(e2.where() == s / "b.json");
   CHECK(e2.reason().find("dangling") != std::string::npos);
 }
+
+TEST_CASE("only regular files or new paths are written: a FIFO or device is refused, --force or not", "[io]") {
+  Scratch s;
+  const std::string fifo = s / "pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (bool force : {false, true}) {
+    const auto e = error_of([&] { model::check_output_file(fifo, force, "--svg"); });
+    CHECK(e.field() == "--svg");
+    CHECK(e.reason().find("not a regular file") != std::string::npos);
+  }
+  CHECK(error_of([&] { model::write_file_atomic(fifo, "x", false); }).reason().find("not a regular file") != std::string::npos);
+  CHECK(error_of([&] { model::write_file_atomic(fifo, "x", true); }).reason().find("not a regular file") != std::string::npos);
+  CHECK(fs::is_fifo(fs::symlink_status(fifo)));  // still the FIFO
+  if (fs::exists("/dev/null")) {
+    CHECK(error_of([&] { model::check_output_file("/dev/null", true, "--trace"); }).reason().find("not a regular file") !=
+          std::string::npos);
+    CHECK(fs::is_character_file("/dev/null"));
+  }
+  // A link to a FIFO is judged by what it names; a link to a regular file may be replaced (the link itself).
+  fs::create_symlink(fifo, s / "to-pipe");
+  CHECK_THROWS_AS(model::check_output_file(s / "to-pipe", true, "--svg"), model::InputError);
+  model::write_file_atomic(s / "plain", "x");
+  fs::create_symlink(s / "plain", s / "to-plain");
+  model::write_file_atomic(s / "to-plain", "y");
+  CHECK(slurp(s / "plain") == "x");
+  CHECK(slurp(s / "to-plain") == "y");
+}
+
+TEST_CASE("write_file_if_absent writes only where nothing is, and says so", "[io]") {
+  Scratch s;
+  CHECK(model::write_file_if_absent(s / "r.json", "first"));
+  CHECK_FALSE(model::write_file_if_absent(s / "r.json", "second"));
+  CHECK(slurp(s / "r.json") == "first");
+  CHECK(entries(s.path) == 1);  // no r.2.json, no temporary
+}
+
+TEST_CASE("case ids with a control character are refused without echoing it", "[io]") {
+  for (const std::string& bad : {std::string("a\nb"), std::string("a\033[31mb"), std::string("a\0b", 3), std::string("a\x7f")}) {
+    const auto e = error_of([&] { model::check_case_id(bad, "f.json", "id"); });
+    CHECK(e.field() == "id");
+    CHECK(e.reason().find("control character") != std::string::npos);
+    CHECK(std::string(e.what()).find(bad) == std::string::npos);
+  }
+}

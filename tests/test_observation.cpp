@@ -271,3 +271,13 @@ TEST_CASE("observation: a block must end after it starts, and resolutions are ch
   InputError who = case_error(json::parse(R"({"sm_of_block": {"a": [0, 1]}, "launch_of_kernel": {"c": 1}})"));
   CHECK(who.field() == "observation.launch_of_kernel.c");
 }
+
+TEST_CASE("observation: a case id with a control character is refused at load", "[loaders][observation]") {
+  for (const char* id : {R"(a\nb)", R"(a\u001b[31mb)", R"(a\u0000b)"}) {
+    const std::string text = std::string(R"({"id": ")") + id +
+                             R"(", "device": "rtx3090", "kernels": [{"name": "k", "blocks": 1, "threads": 32, "regs": 32, "smem": 0, "duration": 1}]})";
+    const auto e = error_of([&] { case_from_json(parse_json_text(text, "c.json"), "c.json"); });
+    CHECK(e.field() == "id");
+    CHECK(e.reason().find("control character") != std::string::npos);
+  }
+}

@@ -194,3 +194,14 @@ TEST_CASE("run writes a sim case that validates exactly under its hypothesis and
     CHECK_THAT(back[0].notes, Catch::Contains("unstable"));
   }
 }
+
+TEST_CASE("a sim oracle whose hypothesis cannot run a scenario says unsupported, naming itself", "[oracle]") {
+  const model::Case c = case22();  // an rtx3090 case: fermi runs Fermi devices only
+  auto o = oracle::make_oracle("sim:fermi", 0.0, 1, nullptr);
+  const auto r = o->run(c.scenario, 2);
+  CHECK(r.status == RunStatus::Unsupported);
+  CHECK(r.reason.find("sim:fermi cannot run this scenario (device: ") == 0);
+  CHECK(r.repetitions.empty());
+  // An unknown hypothesis names the flag the user typed.
+  CHECK(test::error_of([] { oracle::make_oracle("sim:nosuch", 0.0, 1, nullptr); }).where() == "--oracle");
+}

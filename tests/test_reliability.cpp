@@ -422,3 +422,112 @@ TEST_CASE("row 19: outputs are checked before the work starts", "[reliability][c
   CHECK(cuda.exit_code == 2);
   CHECK(has(cuda.out, "not a folder"));
 }
+
+TEST_CASE("a FIFO or device as --svg or --trace target is refused, --force or not, and stays what it was", "[reliability][cli]") {
+  Tmp t;
+  const std::string f = t.write("c.json", small_case("c"));
+  const std::string fifo = t / "pipe";
+  REQUIRE(sh("mkfifo " + fifo).exit_code == 0);
+  for (const std::string flag : {"--svg", "--trace"})
+    for (const std::string force : {"", " --force"}) {
+      auto r = run_tbcheck("predict " + f + " " + flag + " " + fifo + force);
+      INFO(flag << force << "\n" << r.out);
+      CHECK(r.exit_code == 2);
+      CHECK(has(r.out, flag + ": is not a regular file"));
+    }
+  CHECK(fs::is_fifo(fs::symlink_status(fifo)));
+  auto r = run_tbcheck("predict " + f + " --svg /dev/null --force");
+  CHECK(r.exit_code == 2);
+  CHECK(fs::is_character_file("/dev/null"));
+}
+
+TEST_CASE("pictures and traces refuse a schedule above their stated size before simulating", "[reliability][cli]") {
+  Tmp t;
+  const std::string big = t.write("big.json", small_case("big", (1 << 16) + 1));
+  for (const std::string flag : {"--svg", "--trace"}) {
+    auto r = run_tbcheck("predict " + big + " " + flag + " " + (t / "p.out"));
+    INFO(r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.out, flag + ": the scenario has 65539 blocks; pictures and traces draw at most 65536"));
+  }
+  CHECK_FALSE(fs::exists(t / "p.out"));
+  const std::string fits = t.write("fits.json", small_case("fits", (1 << 16) - 2));
+  CHECK(run_tbcheck("predict " + fits + " --svg " + (t / "p.svg")).exit_code == 0);
+}
+
+TEST_CASE("learn refuses an oracle that cannot play the device before any step, naming --oracle", "[reliability][cli]") {
+  for (const std::string& cmd : {std::string("learn --device rtx3090 --oracle sim:fermi --no-synthesis --corpus corpus/paper"),
+                                 std::string("learn --device rtx3090 --oracle sim:nosuch --no-synthesis --corpus corpus/paper")}) {
+    auto r = run_tbcheck(cmd);
+    INFO(cmd << "\n" << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.out, "--oracle: "));
+    CHECK_FALSE(has(r.out, "step 1"));
+    CHECK_FALSE(has(r.out, "--hypothesis"));
+  }
+}
+
+TEST_CASE("errors name the flag the user typed", "[reliability][cli]") {
+  Tmp t;
+  const std::string f = t.write("c.json", small_case("c"));
+  const std::vector<std::pair<std::string, std::string>> said = {
+      {"predict " + f + " --contested --against nosuch --no-synthesis --evidence " + f, "--against: unknown hypothesis 'nosuch'"},
+      {"campaign plan --cases corpus/synth --device rtx3090 --oracle sim:nosuch --out " + (t / "camp"),
+       "--oracle: unknown hypothesis 'nosuch'"},
+      {"run " + f + " --oracle sim:fermi --out " + (t / "o"), "sim:fermi cannot run this scenario (device: "},
+      {"random --judge all --out " + (t / "rnd"), "--judge: 'all': the judge is one shipped hypothesis"},
+  };
+  for (const auto& [cmd, message] : said) {
+    auto r = run_tbcheck(cmd);
+    INFO(cmd << "\n" << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.out, message));
+    CHECK_FALSE(has(r.out, "--hypothesis"));
+  }
+  CHECK_FALSE(fs::exists(t / "rnd"));
+}
+
+TEST_CASE("predict --contested without --evidence reads the repository's corpus and says so", "[reliability][cli]") {
+  auto r = run_tbcheck("predict corpus/paper/000-wang/case-1.2.json --contested --no-synthesis");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(has(r.out, "Evidence read from corpus/paper"));
+  CHECK(has(r.out, "(the default; --evidence names others)"));
+  CHECK_FALSE(has(r.out, "no case of rtx3090 or of any"));
+}
+
+TEST_CASE("predict reads its input as validate does: a collection asks for --case, an observation is checked", "[reliability][cli]") {
+  Tmp t;
+  const std::string coll = t.write("coll.json", "{\"cases\": [" + small_case("a") + ", " + small_case("b") + "]}");
+  auto r = run_tbcheck("predict " + coll);
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.out, "--case ID picks one"));
+  CHECK(run_tbcheck("predict " + coll + " --case b").exit_code == 0);
+  std::string magic = small_case("m");
+  magic.insert(magic.size() - 1, R"(, "observation": {"kind": "magic"})");
+  const std::string m = t.write("m.json", magic);
+  for (const std::string& cmd : {"predict " + m, "validate " + m}) {
+    r = run_tbcheck(cmd);
+    INFO(cmd << "\n" << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.out, "observation.kind: unknown kind 'magic'"));
+  }
+  for (const std::string& flag : {std::string("--against alg1"), "--evidence " + coll, std::string("--no-synthesis")}) {
+    r = run_tbcheck("predict " + t.write("c.json", small_case("c")) + " " + flag);
+    INFO(flag);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.out, "needs --contested"));
+  }
+}
+
+TEST_CASE("validate refuses an expect entry naming no shipped hypothesis and none given", "[reliability][cli]") {
+  Tmp t;
+  std::string c = small_case("e");
+  c.insert(c.size() - 1, R"(, "expect": {"alg-one": "pass"})");
+  const std::string f = t.write("e.json", c);
+  auto r = run_tbcheck("validate " + f + " -H alg1");
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.out, "expect.alg-one: names no shipped hypothesis and none given"));
+  const std::string h = t.write("alg-one.json", R"({"name": "alg-one", "base": "alg1"})");
+  CHECK(run_tbcheck("validate " + f + " -H " + h).exit_code != 2);  // judged (no observation: not bad input)
+}

@@ -3,12 +3,17 @@
 #include "tbcheck/campaign/campaign.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <set>
+#include <regex>
 #include <sstream>
+
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -45,16 +50,54 @@ fs::path results_dir(const std::string& dir, const std::string& device) { return
 fs::path state_dir(const std::string& dir, const std::string& device) { return fs::path(dir) / "state" / device; }
 fs::path logs_dir(const std::string& dir, const std::string& device) { return fs::path(dir) / "logs" / device; }
 
-// One line of the state folder's records ("<task>.started" holds the job id, "<task>.rc" the exit code).
+// One line of the state folder's records ("<task>.started" holds the job id, "<task>.rc" the exit code),
+// as the script writes it: digits. Anything else (a file the script did not write) is said to be so, cut
+// short and without its control characters, never printed whole.
 std::optional<std::string> read_marker(const fs::path& p) {
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return std::nullopt;
-  std::string s = read_file(p);
+  constexpr size_t kMost = 24;
+  std::string s;
+  {
+    std::ifstream in(p, std::ios::binary);
+    s.resize(kMost + 2);
+    in.read(s.data(), static_cast<std::streamsize>(s.size()));
+    s.resize(static_cast<size_t>(in.gcount()));
+  }
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
+  if (!s.empty() && s.size() <= kMost && s.find_first_not_of("0123456789") == std::string::npos) return s;
+  std::string shown;
+  for (char ch : s.substr(0, kMost)) shown += (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7f) ? '?' : ch;
+  return fmt::format("unreadable record {} ('{}{}')", p.filename().string(), shown, s.size() > kMost ? "..." : "");
+}
+
+// A Slurm --time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS (or UNLIMITED), not zero.
+bool is_slurm_time(const std::string& t) {
+  static const std::regex kTime(R"(^(\d{1,5}(:\d{1,2}){0,2}|\d{1,4}-\d{1,2}(:\d{1,2}){0,2}|UNLIMITED|INFINITE)$)");
+  return std::regex_match(t, kTime) && t.find_first_of("123456789UI") != std::string::npos;
+}
+
+// The binary the scripts run sits inside double quotes in a bash line: an absolute path of plain characters.
+bool is_script_path(const std::string& p) {
+  return p.size() > 1 && p[0] == '/' &&
+         p.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-@, ") == std::string::npos;
 }
 
 }  // namespace
+
+void check_settings(int repeat, int chunk, const std::string& time_limit, const std::string& tbcheck,
+                    const std::function<void(const char* flag, const char* field, const std::string& why)>& fail) {
+  if (repeat < 1 || repeat > oracle::kMaxRepetitions)
+    fail("--repeat", "repeat", fmt::format("{} is not between 1 and {}", repeat, oracle::kMaxRepetitions));
+  if (chunk < 1 || chunk > kMaxChunk) fail("--chunk", "chunk", fmt::format("{} is not between 1 and {}", chunk, kMaxChunk));
+  if (!time_limit.empty() && !is_slurm_time(time_limit))
+    fail("--time", "time_limit",
+         fmt::format("'{}' is not a Slurm time limit (minutes, MM:SS, HH:MM:SS, D-HH[:MM[:SS]], above 0)", time_limit));
+  if (!is_script_path(tbcheck))
+    fail("--tbcheck", "tbcheck",
+         fmt::format("'{}' is not an absolute path of letters, digits and / . _ + - @ , or spaces (the tasks run it "
+                     "from their own folders)", tbcheck));
+}
 
 DeviceTarget parse_device_target(const std::string& spec) {
   DeviceTarget t;
@@ -133,6 +176,12 @@ Manifest manifest_from_json(const model::json& j, const std::string& where) {
     m.repeat = j.at("repeat").get<int>();
     field = "chunk";
     m.chunk = j.at("chunk").get<int>();
+    // The scripts were written from these; a hand edit is held to what plan accepts.
+    check_settings(m.repeat, m.chunk, m.time_limit, m.tbcheck, [&](const char*, const char* f, const std::string& why) {
+      throw model::InputError(where, f, why);
+    });
+    if (m.oracle != "cuda" && m.oracle.rfind("sim:", 0) != 0)
+      throw model::InputError(where, "oracle", fmt::format("'{}': a campaign runs cuda or sim:<hypothesis>", m.oracle));
     const auto& devs = j.at("devices");
     for (size_t i = 0; i < devs.size(); ++i) {
       field = fmt::format("devices[{}]", i);
@@ -142,11 +191,17 @@ Manifest manifest_from_json(const model::json& j, const std::string& where) {
       d.target.partition = devs[i].at("partition").get<std::string>();
       d.job_name = devs[i].at("job_name").get<std::string>();
       if (!is_word(d.target.name)) throw model::InputError(where, field + ".name", "not a file-safe device name");
+      std::set<int> indices;
       for (const auto& t : devs[i].at("tasks")) {
         Task task;
         task.index = t.at("index").get<int>();
+        if (task.index < 0 || !indices.insert(task.index).second)
+          throw model::InputError(where, field + ".tasks",
+                                  fmt::format("task index {} is {}; each array task has its own index from 0", task.index,
+                                              task.index < 0 ? "negative" : "given twice"));
         for (const auto& c : t.at("cases")) {
           CaseRef r{c.at("file").get<std::string>(), c.at("id").get<std::string>(), c.at("result").get<std::string>()};
+          model::check_case_id(r.id, where, field + ".tasks");
           if (!is_word(r.result)) throw model::InputError(where, field + ".tasks", fmt::format("result name '{}' is not a plain file name", r.result));
           task.cases.push_back(r);
         }
@@ -166,18 +221,16 @@ Manifest manifest_from_json(const model::json& j, const std::string& where) {
 Manifest make_plan(const PlanOptions& o) {
   if (o.devices.empty()) throw model::InputError("--device", "", "name at least one device (NAME or NAME=GRES)");
   if (o.case_paths.empty()) throw model::InputError("--cases", "", "name at least one case file or folder");
-  if (o.repeat < 1) throw model::InputError("--repeat", "", "must be at least 1");
-  if (o.chunk < 1) throw model::InputError("--chunk", "", "must be at least 1");
+  check_settings(o.repeat, o.chunk, o.time_limit, o.tbcheck,
+                 [](const char* flag, const char*, const std::string& why) { throw model::InputError(flag, "", why); });
   // Campaigns record runs of a device (cuda) or of a hypothesis playing one (sim, to test the
   // campaign itself); replay has nothing to record.
   if (o.oracle.rfind("sim:", 0) != 0 && o.oracle != "cuda")
     throw model::InputError("--oracle", "", fmt::format("'{}': a campaign runs cuda or sim:<hypothesis>", o.oracle));
-  const std::string oracle_name = oracle::make_oracle(o.oracle, 0.0, 1, nullptr)->name();
+  const std::string oracle_name = oracle::make_oracle(o.oracle, 0.0, 1, nullptr)->name();  // names --oracle itself
   for (const auto& t : o.devices)
     if (!t.partition.empty() && !is_sbatch_value(t.partition))
       throw model::InputError("--partition", "", fmt::format("'{}' is not a partition name", t.partition));
-  if (!o.time_limit.empty() && !is_sbatch_value(o.time_limit))
-    throw model::InputError("--time", "", fmt::format("'{}' is not a Slurm time (e.g. 30, 1:00:00, 1-00:00:00)", o.time_limit));
 
   Manifest m;
   m.tool_version = o.tool_version;
@@ -411,34 +464,72 @@ std::vector<std::string> clear_for_resubmission(const Manifest& m, const Resubmi
   return removed;
 }
 
+void check_result(const std::string& path, const CaseRef& c, const std::string& device) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) throw model::InputError(path, "", std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    throw model::InputError(path, "", "is not a regular file (tbcheck run writes one; a link or other file is not its result)");
+  auto cases = model::load_cases(path);
+  if (cases.size() != 1) throw model::InputError(path, "", fmt::format("holds {} cases; a result holds one", cases.size()));
+  const model::Case& r = cases[0];
+  const std::string want = c.result.ends_with(".json") ? c.result.substr(0, c.result.size() - 5) : c.result;
+  if (r.id != want) throw model::InputError(path, "id", fmt::format("'{}', but this result is of case '{}' ('{}')", r.id, c.id, want));
+  if (r.scenario.device.name != device)
+    throw model::InputError(path, "device", fmt::format("'{}', but the campaign ran this case on '{}'", r.scenario.device.name, device));
+  if (!r.observation) throw model::InputError(path, "observation", "missing; a result records what the oracle observed");
+}
+
 CollectResult collect(const Manifest& m, const std::string& campaign_dir, const std::string& to_root) {
   CollectResult r;
+  struct Item {
+    fs::path from, to;
+  };
+  std::vector<Item> items;
+  // Every result is checked before anything is copied: a tampered one stops the collect and leaves the
+  // target untouched (under corpus/hw/ it could never be replaced).
   for (const auto& d : m.devices) {
     const fs::path from = results_dir(campaign_dir, d.target.name), to = fs::path(to_root) / d.target.name;
-    bool any = false;
     for (const auto& t : d.tasks)
       for (const auto& c : t.cases) {
         std::error_code ec;
-        if (!fs::is_regular_file(from / c.result, ec)) {
+        if (!fs::exists(fs::symlink_status(from / c.result, ec))) {
           ++r.missing;
           continue;
         }
-        if (!any) {
-          fs::create_directories(to, ec);
-          if (ec) throw model::InputError(to.string(), "--to", fmt::format("cannot create: {}", ec.message()));
-          any = true;
+        try {
+          check_result((from / c.result).string(), c, d.target.name);
+        } catch (const model::InputError& e) {
+          throw model::InputError(e.where(), e.field(),
+                                  e.reason() + "; nothing was collected (remove the file and `tbcheck campaign resume` "
+                                               "runs the case again)");
         }
-        const std::string content = read_file(from / c.result);
-        const fs::path target = to / c.result;
-        if (fs::exists(target, ec)) {
-          (read_file(target) == content ? r.already : r.conflicts).push_back(target.string());
-          continue;
-        }
-        model::write_file_atomic(target.string(), content, /*no_overwrite=*/true);
-        r.copied.push_back(target.string());
+        items.push_back({from / c.result, to / c.result});
       }
-    if (any) r.collected_dirs.push_back(to.string());
   }
+  std::set<std::string> dirs;
+  for (const auto& it : items) {
+    const std::string content = model::read_input_file(it.from.string(), "");
+    const fs::path& target = it.to;
+    dirs.insert(target.parent_path().string());
+    // Written only where nothing is; identical bytes already there (an earlier or a concurrent collect)
+    // are "already there", different ones a conflict, never overwritten.
+    std::error_code ec;
+    const bool taken = fs::exists(fs::symlink_status(target, ec));
+    if (!taken && model::write_file_if_absent(target.string(), content)) {
+      r.copied.push_back(target.string());
+      continue;
+    }
+    std::string there;
+    try {
+      there = model::read_input_file(target.string(), "--to");
+    } catch (const model::InputError&) {
+      there.clear();  // not a readable regular file: it differs
+      r.conflicts.push_back(target.string());
+      continue;
+    }
+    (there == content ? r.already : r.conflicts).push_back(target.string());
+  }
+  r.collected_dirs.assign(dirs.begin(), dirs.end());
   return r;
 }
 

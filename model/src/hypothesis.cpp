@@ -623,6 +623,19 @@ Hypothesis hypothesis_from_json(const json& j, const std::string& where) {
 
 Hypothesis load_hypothesis_file(const std::string& path) {
   Hypothesis h = hypothesis_from_json(read_json_file(path), path);
+  // Results, tables and a case's "expect" entries know a hypothesis by its name: a file taking a shipped
+  // name for other options would be judged as the shipped one.
+  auto options = [](const Hypothesis& x) {
+    json j = x.to_json();
+    j.erase("source");
+    j.erase("description");
+    return j;
+  };
+  if (const Hypothesis* shipped = find_builtin_hypothesis(h.name); shipped && options(*shipped) != options(h))
+    throw InputError(path, "name",
+                     fmt::format("'{}' is the name of a shipped hypothesis with other options; a hypothesis file takes a "
+                                 "name of its own",
+                                 h.name));
   h.file = path;
   return h;
 }

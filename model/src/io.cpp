@@ -128,6 +128,20 @@ void check_folder_writable(const fs::path& dir, const std::string& shown, const 
     throw InputError(shown, flag, fmt::format("cannot write in '{}': {}", p.string(), reason(errno)));
 }
 
+// Only regular files (or new paths) are ever written: a rename over a device node, a FIFO or a socket would
+// replace it with a regular file, and a directory cannot be replaced. A symbolic link is judged by what it
+// names (the rename replaces the link itself, never its target).
+void check_regular_or_new(const fs::path& target, const std::string& shown, const std::string& flag) {
+  std::error_code ec;
+  const auto lst = fs::symlink_status(target, ec);
+  if (!fs::exists(lst)) return;
+  const auto st = fs::is_symlink(lst) ? fs::status(target, ec) : lst;
+  if (fs::is_directory(st)) throw InputError(shown, flag, "is a directory");
+  if (fs::is_symlink(lst) && !fs::exists(st)) return;  // a dangling link: the rename replaces the link
+  if (!fs::is_regular_file(st))
+    throw InputError(shown, flag, "is not a regular file (a device, FIFO or socket); only regular files or new paths are written");
+}
+
 }  // namespace
 
 bool is_temporary_name(const std::string& filename) {
@@ -154,7 +168,7 @@ void check_output_file(const std::string& path, bool force, const std::string& f
   std::error_code ec;
   const fs::path target(path);
   const auto st = fs::symlink_status(target, ec);
-  if (fs::is_directory(fs::status(target, ec))) throw InputError(path, flag, "is a directory");
+  check_regular_or_new(target, path, flag);
   if (fs::exists(st)) {
     if (is_hardware_record(path))
       throw InputError(path, flag, "is a recorded hardware result under corpus/hw/ and is never replaced (not even with --force)");
@@ -169,12 +183,19 @@ void check_output_dir(const std::string& dir, const std::string& flag) {
   check_folder_writable(fs::path(dir), dir, flag);
 }
 
-void write_file_atomic(const std::string& path, const std::string& content, bool no_overwrite) {
+namespace {
+
+enum class Existing { Replace, KeepBeside, Leave };
+
+// The one writer behind write_file_atomic and write_file_if_absent; false only for Existing::Leave when
+// the target was already there.
+bool write_atomic(const std::string& path, const std::string& content, Existing existing) {
+  const bool no_overwrite = existing != Existing::Replace;
   std::error_code ec;
   const fs::path target(path);
   if (target.filename().empty()) throw InputError(path, "", "names a folder, not a file");
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  if (fs::is_directory(fs::status(target, ec))) throw InputError(path, "", "is a directory");
+  check_regular_or_new(target, path, "");
   if (!no_overwrite && fs::exists(fs::symlink_status(target, ec)) && is_hardware_record(path))
     throw InputError(path, "", "is a recorded hardware result under corpus/hw/ and is never replaced");
   if (!fs::exists(dir, ec)) {
@@ -237,11 +258,11 @@ void write_file_atomic(const std::string& path, const std::string& content, bool
       throw InputError(path, "", fmt::format("cannot rename into place: {}", reason(err)));
     }
     unregister_temporary(slot);
-    return;
+    return true;
   }
   if (place_without_replacing(tmp, target)) {
     unregister_temporary(slot);
-    return;
+    return true;
   }
   err = errno;
   if (err != EEXIST) {
@@ -251,6 +272,10 @@ void write_file_atomic(const std::string& path, const std::string& content, bool
   if (fs::is_directory(fs::status(target, ec))) {
     discard();
     throw InputError(path, "", "is a directory");
+  }
+  if (existing == Existing::Leave) {
+    discard();
+    return false;
   }
   // Someone else's file is there (an earlier run, or one racing this one): keep this content beside it.
   const std::string stem = target.stem().string(), ext = target.extension().string();
@@ -267,6 +292,16 @@ void write_file_atomic(const std::string& path, const std::string& content, bool
   throw InputError(path, "", "already exists and is never overwritten (no free alternative name either)");
 }
 
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::string& content, bool no_overwrite) {
+  write_atomic(path, content, no_overwrite ? Existing::KeepBeside : Existing::Replace);
+}
+
+bool write_file_if_absent(const std::string& path, const std::string& content) {
+  return write_atomic(path, content, Existing::Leave);
+}
+
 std::string file_safe(const std::string& s) {
   std::string out;
   for (char ch : s) {
@@ -280,7 +315,11 @@ std::string file_safe(const std::string& s) {
 void check_case_id(const std::string& id, const std::string& where, const std::string& field) {
   if (id.empty()) throw InputError(where, field, "an empty id cannot name a file");
   if (id == "." || id == "..") throw InputError(where, field, fmt::format("'{}' cannot name a file", id));
-  if (id.find_first_of(std::string("/\\\0", 3)) != std::string::npos)
+  for (const char ch : id)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+      throw InputError(where, field, fmt::format("holds the control character 0x{:02x}; an id is printed and names a file",
+                                                 static_cast<unsigned char>(ch)));
+  if (id.find_first_of("/\\") != std::string::npos)
     throw InputError(where, field, fmt::format("'{}' holds a path separator; an id names one file in the output folder", id));
   if (id.size() > 200) throw InputError(where, field, fmt::format("is {} characters long; at most 200", id.size()));
 }

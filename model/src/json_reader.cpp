@@ -30,33 +30,38 @@ std::string json_type_name(const json& v) {
 
 namespace {
 
-// A duplicate key would otherwise let the last value win silently; the parser callback sees every
-// key with the object it belongs to, so the dotted path of the duplicate can be named.
-class DuplicateKeyCheck {
+// A duplicate key would otherwise let the last value win silently. A SAX pass of its own (after the DOM
+// parse) sees every key with the object it belongs to, so the dotted path of the duplicate can be named.
+// (nlohmann's callback parser would do it in one pass, but it scans the parent array at every object's
+// end: quadratic in a list of many objects, such as a scenario of a million kernels.)
+class DuplicateKeyCheck : public nlohmann::json_sax<json> {
  public:
   explicit DuplicateKeyCheck(const std::string& where) : where_(where) {}
-  bool operator()(int, json::parse_event_t event, json&) {
-    using E = json::parse_event_t;
-    switch (event) {
-      case E::object_start: frames_.push_back({false, 0, {}, {}}); break;
-      case E::array_start: frames_.push_back({true, 0, {}, {}}); break;
-      case E::key: break;  // handled by key() below: the callback passes the key as `parsed`
-      case E::object_end:
-      case E::array_end:
-        if (!frames_.empty()) frames_.pop_back();
-        element_done();
-        break;
-      case E::value: element_done(); break;
-    }
+  bool null() override { return element_done(); }
+  bool boolean(bool) override { return element_done(); }
+  bool number_integer(number_integer_t) override { return element_done(); }
+  bool number_unsigned(number_unsigned_t) override { return element_done(); }
+  bool number_float(number_float_t, const string_t&) override { return element_done(); }
+  bool string(string_t&) override { return element_done(); }
+  bool binary(binary_t&) override { return element_done(); }
+  bool start_object(std::size_t) override {
+    frames_.push_back({false, 0, {}, {}});
     return true;
   }
-  void key(const std::string& k) {
-    if (frames_.empty()) return;
+  bool start_array(std::size_t) override {
+    frames_.push_back({true, 0, {}, {}});
+    return true;
+  }
+  bool end_object() override { return end_structure(); }
+  bool end_array() override { return end_structure(); }
+  bool key(string_t& k) override {
     Frame& f = frames_.back();
     if (!f.keys.insert(k).second)
       throw InputError(where_, path_to(k), "duplicate key; each key may appear once in an object (no value wins silently)");
     f.key = k;
+    return true;
   }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 
  private:
   struct Frame {
@@ -65,8 +70,13 @@ class DuplicateKeyCheck {
     std::string key;
     std::set<std::string> keys;
   };
-  void element_done() {
+  bool end_structure() {
+    frames_.pop_back();
+    return element_done();
+  }
+  bool element_done() {
     if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+    return true;
   }
   std::string path_to(const std::string& k) const {
     std::string p;
@@ -83,17 +93,17 @@ class DuplicateKeyCheck {
 }  // namespace
 
 json parse_json_text(const std::string& text, const std::string& where) {
-  DuplicateKeyCheck dup(where);
+  json j;
   try {
-    return json::parse(text, [&](int depth, json::parse_event_t event, json& parsed) {
-      if (event == json::parse_event_t::key) dup.key(parsed.get<std::string>());
-      return dup(depth, event, parsed);
-    });
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(where, "", fmt::format("malformed JSON at byte {}: {}", e.byte, e.what()));
   } catch (const json::out_of_range& e) {  // 406: a number too large for a double, e.g. 6E5536
     throw InputError(where, "", fmt::format("unreadable JSON: {}", e.what()));
   }
+  DuplicateKeyCheck dup(where);
+  json::sax_parse(text, &dup);
+  return j;
 }
 
 InputKind input_kind(const std::string& path, const std::string& flag) {

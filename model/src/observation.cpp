@@ -89,7 +89,13 @@ namespace {
 void check_kernel_name(const Scenario& s, const std::string& name, const std::string& where, const std::string& field) {
   if (s.kernel_index(name) >= 0) return;
   std::vector<std::string> names;
-  for (const auto& k : s.kernels) names.push_back(k.name);
+  for (const auto& k : s.kernels) {
+    if (names.size() == 10) {
+      names.push_back(fmt::format("... ({} in all)", s.kernels.size()));
+      break;
+    }
+    names.push_back(k.name);
+  }
   throw InputError(where, field, fmt::format("no kernel named '{}' in this case; kernels are: {}", name, fmt::join(names, ", ")));
 }
 
@@ -150,10 +156,14 @@ std::map<std::string, std::vector<int>> per_block(const ObjectReader& r, std::st
   const json& v = r.require(key);
   if (!v.is_object()) r.fail(key, fmt::format("expected an object of kernel name -> list, found {}", json_type_name(v)));
   std::map<std::string, std::vector<int>> out;
+  // One lookup per listed kernel: a search per name would make a case of many kernels quadratic.
+  std::map<std::string_view, size_t> index;
+  for (size_t i = 0; i < s.kernels.size(); ++i) index.emplace(s.kernels[i].name, i);
   for (const auto& [name, list] : v.items()) {
     std::string f = r.field(key) + "." + name;
-    check_kernel_name(s, name, r.where(), f);
-    const Kernel& k = s.kernels[s.kernel_index(name)];
+    const auto at = index.find(name);
+    if (at == index.end()) check_kernel_name(s, name, r.where(), f);
+    const Kernel& k = s.kernels[at->second];
     if (!list.is_array()) throw InputError(r.where(), f, fmt::format("expected an array, found {}", json_type_name(list)));
     if (static_cast<int>(list.size()) != k.blocks)
       throw InputError(r.where(), f, fmt::format("lists {} blocks but kernel {} has {}", list.size(), name, k.blocks));
@@ -235,6 +245,7 @@ Case case_from_json(const json& j, const std::string& where, const std::string& 
   c.file = where;
   c.scenario = scenario_from_json(j, where);
   c.id = r.opt_string("id").value_or("");
+  if (r.has("id")) check_case_id(c.id, where, "id");
   c.source = r.opt_string("source").value_or(default_source);
   c.notes = r.opt_string("notes").value_or("");
   if (const json* o = r.get("observation"); o && !o->is_null()) c.observation = observation_from_json(*o, c.scenario, where);

@@ -2,9 +2,12 @@
 // impossible kernels are rejected with the field and the reason before any simulation.
 #include "tbcheck/model/scenario.hpp"
 
+#include "tbcheck/model/limits.hpp"
+
 #include <climits>
 #include <cstdint>
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -92,7 +95,7 @@ static void read_controls(ObjectReader& r, Kernel& k, const Device& d) {
                                      p, d.name, d.stream_priorities->least, d.stream_priorities->greatest));
     k.priority = static_cast<int>(p);
   }
-  k.release = r.opt_integer("release_time", 0, int64_t{1} << 40).value_or(0);
+  k.release = r.opt_integer("release_time", 0, kMaxReleaseUnits).value_or(0);
   if (r.has("tpcs")) {
     std::set<int64_t> seen;
     for (int64_t t : r.int_array("tpcs", 0, INT32_MAX)) {
@@ -157,7 +160,7 @@ static Kernel kernel_from_json(const json& j, const Device& d, const std::string
   k.smem = static_cast<int>(smem);
   k.local = static_cast<int>(r.opt_integer("local", 0, 512 * 1024).value_or(0));
   if (auto s = r.opt_integer("stream", 0, INT32_MAX)) k.stream = static_cast<int>(*s);
-  k.duration = static_cast<int>(r.integer("duration", 1, 1'000'000'000));
+  k.duration = static_cast<int>(r.integer("duration", 1, kMaxDurationUnits));
   read_controls(r, k, d);
   return k;
 }
@@ -182,6 +185,7 @@ Scenario scenario_from_json(const json& j, const std::string& where) {
   if (!ks->is_array()) throw InputError(where, "kernels", fmt::format("expected an array, found {}", json_type_name(*ks)));
   if (ks->empty()) throw InputError(where, "kernels", "a scenario needs at least one kernel");
   std::set<std::string> names;
+  std::map<int, size_t> first_of_stream;
   int64_t total = 0;
   for (size_t i = 0; i < ks->size(); ++i) {
     std::string path = fmt::format("kernels[{}]", i);
@@ -196,13 +200,16 @@ Scenario scenario_from_json(const json& j, const std::string& where) {
                                    "in launch order",
                                    k.name, k.release, s.kernels.back().name, s.kernels.back().release));
     // A stream's priority is the stream's, not the kernel's: CUDA has no way to say otherwise.
+    // The stream's first kernel stands for all its kernels (each one before was checked against it).
     if (k.stream)
-      for (const auto& o : s.kernels)
-        if (o.stream == k.stream && o.priority != k.priority)
+      if (auto [it, fresh] = first_of_stream.try_emplace(*k.stream, s.kernels.size()); !fresh) {
+        const Kernel& o = s.kernels[it->second];
+        if (o.priority != k.priority)
           throw InputError(where, path + ".priority",
                            fmt::format("{} and {} share stream {} but not its priority ({} vs {})", o.name, k.name,
                                        *k.stream, o.priority ? std::to_string(*o.priority) : "unset",
                                        k.priority ? std::to_string(*k.priority) : "unset"));
+      }
     total += k.blocks;
     if (total > (int64_t{1} << 28))
       throw InputError(where, path + ".blocks", "the scenario has more than 2^28 blocks in total");

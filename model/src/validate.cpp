@@ -2,10 +2,23 @@
 // The CLI only formats what this produces, so tests can check the same numbers.
 #include "tbcheck/model/validate.hpp"
 
+#include <algorithm>
+
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/hypothesis.hpp"
+
 namespace tbcheck::model {
 
 ValidationRun run_validation(std::vector<Case> cases, std::vector<Hypothesis> hypotheses,
                              const std::function<void()>& on_case_done, const JudgeOptions& judging) {
+  // An expectation of a hypothesis nobody knows (a typo, a file not given) would be silently never judged.
+  for (const auto& c : cases)
+    for (const auto& entry : c.expect)
+      if (const std::string& name = entry.first;
+          !find_builtin_hypothesis(name) &&
+          std::none_of(hypotheses.begin(), hypotheses.end(), [&](const Hypothesis& h) { return h.name == name; }))
+        throw InputError(c.file.empty() ? c.id : c.file, "expect." + name,
+                         "names no shipped hypothesis and none given (-H): this expectation would never be judged");
   ValidationRun run;
   run.judging = judging;
   run.cases = std::move(cases);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/json_reader.hpp"
+#include "tbcheck/model/limits.hpp"
 #include "tbcheck/oracle/cuda_host.hpp"
 
 namespace tbcheck::oracle::examiner {
@@ -298,32 +300,68 @@ json export_config(const model::Case& c, const ExportOptions& o) {
       groups.push_back({i});
     }
   }
+  const std::string where = c.file.empty() ? c.id : c.file;
+  auto refuse = [&](size_t i, const std::string& field, const std::string& why) {
+    throw model::InputError(where, fmt::format("kernels[{}].{}", i, field), why);
+  };
   json benchmarks = json::array();
   for (size_t g = 0; g < groups.size(); ++g) {
     json kernels = json::array();
+    // import-examiner reads a stream priority and a release time per benchmark (one stream), and an SM
+    // mask per kernel: what the config cannot say is refused, so the exported run is this experiment.
+    const auto& first = c.scenario.kernels[groups[g].front()];
+    for (size_t i : groups[g]) {
+      const auto& k = c.scenario.kernels[i];
+      if (k.cluster)
+        refuse(i, "cluster", fmt::format("kernel {} is launched in thread block clusters; the multikernel plugin "
+                                         "launches none (and import-examiner reads none)", k.name));
+      if (k.priority != first.priority)
+        refuse(i, "priority", fmt::format("kernel {} has another stream priority than {} in its stream; a config "
+                                          "gives one priority per benchmark (stream)", k.name, first.name));
+      if (k.release != first.release)
+        refuse(i, "release_time", fmt::format("kernel {} is released at {}, {} at {}, in one stream; a config gives "
+                                              "one release time per benchmark (stream)", k.name, k.release, first.name,
+                                              first.release));
+    }
     for (size_t i : groups[g]) {
       const auto& k = c.scenario.kernels[i];
       const int* w = std::find(std::begin(kWords), std::end(kWords), k.smem / 4);
       if (k.smem % 4 != 0 || w == std::end(kWords))
-        throw model::InputError(c.file.empty() ? c.id : c.file, fmt::format("kernels[{}].smem", i),
+        throw model::InputError(where, fmt::format("kernels[{}].smem", i),
                                 fmt::format("kernel {} uses {} B of shared memory; the multikernel plugin offers only 0, "
                                             "16384, 32768 or 40960 B", k.name, k.smem));
       if (k.grid) caveats.push_back(fmt::format("{}: the {}x{} grid is launched 1-D ({} blocks)", k.name, k.grid->first,
                                                 k.grid->second, k.blocks));
-      kernels.push_back({{"kernel_label", k.name},
-                         {"duration", static_cast<uint64_t>(k.duration) * unit},
-                         {"block_count", k.blocks},
-                         {"thread_count", k.threads},
-                         {"shared_memory_size", *w}});
+      if (k.local) caveats.push_back(fmt::format("{}: {} B of local memory per thread", k.name, k.local));
+      json kj = {{"kernel_label", k.name},
+                 {"duration", static_cast<uint64_t>(k.duration) * unit},
+                 {"block_count", k.blocks},
+                 {"thread_count", k.threads},
+                 {"shared_memory_size", *w}};
+      if (!k.tpcs.empty()) {
+        // libsmctrl's mask: bit t set disables TPC t, over 64 TPCs (tpcs_from_sm_mask reads it back).
+        uint64_t disabled = 0;
+        for (int t = 0; t < std::min(c.scenario.device.tpcs(), 64); ++t) disabled |= uint64_t{1} << t;
+        for (int t : k.tpcs) {
+          if (t >= 64)
+            refuse(i, "tpcs", fmt::format("kernel {} uses TPC {}; an SM mask covers TPCs 0 to 63", k.name, t));
+          disabled &= ~(uint64_t{1} << t);
+        }
+        kj["sm_mask"] = fmt::format("0x{:x}", disabled);
+      }
+      kernels.push_back(std::move(kj));
     }
     const std::string label = fmt::format("stream {}", g);
-    benchmarks.push_back({{"filename", o.plugin},
-                          {"log_name", fmt::format("{}.s{}.json", id_safe(c.id), g)},
-                          {"label", label},
-                          {"thread_count", 0},
-                          {"block_count", 0},
-                          {"data_size", 0},
-                          {"additional_info", std::move(kernels)}});
+    json bench = {{"filename", o.plugin},
+                  {"log_name", fmt::format("{}.s{}.json", id_safe(c.id), g)},
+                  {"label", label},
+                  {"thread_count", 0},
+                  {"block_count", 0},
+                  {"data_size", 0},
+                  {"additional_info", std::move(kernels)}};
+    if (first.priority) bench["stream_priority"] = *first.priority;
+    if (first.release) bench["release_time"] = static_cast<double>(first.release) * static_cast<double>(unit) * 1e-9;
+    benchmarks.push_back(std::move(bench));
   }
   std::vector<std::string> regs;
   for (const auto& k : c.scenario.kernels) regs.push_back(fmt::format("{} {}", k.name, k.regs));
@@ -370,13 +408,20 @@ model::Case import_config(const std::string& file, const ImportOptions& o) {
   auto bs = cfg.find("benchmarks");
   if (bs == cfg.end() || !bs->is_array() || bs->empty()) bad(file, "benchmarks", "expected a non-empty array");
   const double unit_s = o.time_unit_ms / 1000.0;
-  auto units = [&](double seconds, const std::string& field, bool positive) -> int64_t {
+  // Range checked in floating point before any conversion: a huge or non-finite value (or a tiny
+  // --time-unit-ms) would otherwise wrap when narrowed to the scenario's integer fields.
+  auto units = [&](double seconds, const std::string& field, int64_t lo, int64_t hi) -> int64_t {
     const double u = seconds / unit_s;
+    if (!std::isfinite(u) || u > static_cast<double>(hi) + 0.5 || u < static_cast<double>(lo) - 0.5) {
+      if (lo >= 1 && std::isfinite(u) && u >= 0 && u < static_cast<double>(lo) - 0.5)
+        bad(file, field, fmt::format("{} s is shorter than one {} ms time unit", seconds, o.time_unit_ms));
+      bad(file, field, fmt::format("{} s is {:g} time units of {} ms; {} to {} units are expressible", seconds, u,
+                                   o.time_unit_ms, lo, hi));
+    }
     const double r = std::round(u);
     if (std::abs(u - r) > 1e-6 * std::max(1.0, std::abs(u)))
       bad(file, field, fmt::format("{} s is not a whole number of {} ms time units (choose --time-unit-ms)", seconds,
                                    o.time_unit_ms));
-    if (positive && r < 1) bad(file, field, fmt::format("{} s is shorter than one {} ms time unit", seconds, o.time_unit_ms));
     return static_cast<int64_t>(r);
   };
   auto ns_of = [&](const json& v, const std::string& field) -> double {
@@ -395,6 +440,7 @@ model::Case import_config(const std::string& file, const ImportOptions& o) {
   struct Entry {
     model::Kernel k;
     size_t bench, order;
+    std::string at;  // where the config gives it: "benchmarks[b]" or "benchmarks[b].additional_info[i]"
   };
   std::vector<Entry> entries;
   for (size_t b = 0; b < bs->size(); ++b) {
@@ -407,7 +453,8 @@ model::Case import_config(const std::string& file, const ImportOptions& o) {
     if (auto it = e.find("stream_priority"); it != e.end())
       priority = as_int(*it, file, at + ".stream_priority", -1024, 1024);
     int64_t release = 0;
-    if (auto it = e.find("release_time"); it != e.end()) release = units(as_seconds(*it, file, at + ".release_time"), at + ".release_time", false);
+    if (auto it = e.find("release_time"); it != e.end())
+      release = units(as_seconds(*it, file, at + ".release_time"), at + ".release_time", 0, model::kMaxReleaseUnits);
     std::vector<int> tpcs;
     auto mask_of = [&](const json& m, const std::string& field) {
       if (!m.is_string()) bad(file, field, "expected a mask string");
@@ -431,8 +478,9 @@ model::Case import_config(const std::string& file, const ImportOptions& o) {
       k.blocks = as_int(e.value("block_count", json()), file, at + ".block_count", 1, 1 << 26);
       k.threads = as_int(e.value("thread_count", json()), file, at + ".thread_count", 1, 1 << 20);
       if (!e.contains("additional_info")) bad(file, at + ".additional_info", "timer_spin needs its spin duration (ns)");
-      k.duration = static_cast<int>(units(ns_of(e["additional_info"], at + ".additional_info") * 1e-9, at + ".additional_info", true));
-      entries.push_back({k, b, 0});
+      k.duration = static_cast<int>(units(ns_of(e["additional_info"], at + ".additional_info") * 1e-9,
+                                          at + ".additional_info", 1, model::kMaxDurationUnits));
+      entries.push_back({k, b, 0, at});
     } else if (plugin.ends_with("multikernel.so")) {
       const json& list = e.value("additional_info", json());
       if (!list.is_array() || list.empty()) bad(file, at + ".additional_info", "multikernel needs a non-empty kernel list");
@@ -446,12 +494,13 @@ model::Case import_config(const std::string& file, const ImportOptions& o) {
                                                                                       : fmt::format("{}.{}", label, i + 1));
         k.blocks = as_int(x.value("block_count", json()), file, ka + ".block_count", 1, 1 << 26);
         k.threads = as_int(x.value("thread_count", json()), file, ka + ".thread_count", 1, 1 << 20);
-        k.duration = static_cast<int>(units(ns_of(x.value("duration", json()), ka + ".duration") * 1e-9, ka + ".duration", true));
+        k.duration = static_cast<int>(
+            units(ns_of(x.value("duration", json()), ka + ".duration") * 1e-9, ka + ".duration", 1, model::kMaxDurationUnits));
         if (x.contains("shared_memory_size"))
           k.smem = 4 * as_int(x["shared_memory_size"], file, ka + ".shared_memory_size", 0, 1 << 20);
         if (x.contains("sm_mask")) k.tpcs = mask_of(x["sm_mask"], ka + ".sm_mask");
         if (i > 0) k.release = release;  // later kernels follow in the stream; the release is the benchmark's
-        entries.push_back({k, b, i});
+        entries.push_back({k, b, i, ka});
       }
     } else {
       bad(file, at + ".filename",
@@ -477,8 +526,28 @@ model::Case import_config(const std::string& file, const ImportOptions& o) {
   j["source"] = fmt::format("cuda_scheduling_examiner config {} ({}), imported with a time unit of {} ms",
                             std::filesystem::path(file).filename().string(), cfg.value("name", std::string("unnamed")),
                             o.time_unit_ms);
-  // Loading it back checks every field against the device (priority range, TPCs, limits).
-  return model::case_from_json(j, file);
+  // Loading it back checks every field against the device (priority range, TPCs, limits); an error names
+  // the config's own field, not the scenario's "kernels[i]" the user never wrote.
+  try {
+    return model::case_from_json(j, file);
+  } catch (const model::InputError& e) {
+    const std::string& f = e.field();
+    size_t i = 0, close = 0;
+    if (f.rfind("kernels[", 0) != 0 || (close = f.find(']')) == std::string::npos) throw;
+    try {
+      i = std::stoul(f.substr(8, close - 8));
+    } catch (const std::exception&) {
+      throw e;
+    }
+    if (i >= entries.size()) throw;
+    std::string rest = f.substr(close + 1);
+    static const std::pair<const char*, const char*> kNames[] = {
+        {".blocks", ".block_count"}, {".threads", ".thread_count"}, {".smem", ".shared_memory_size"},
+        {".tpcs", ".sm_mask"}, {".priority", ".stream_priority"}};
+    for (const auto& [ours, theirs] : kNames)
+      if (rest.rfind(ours, 0) == 0) rest = theirs + rest.substr(std::strlen(ours));
+    throw model::InputError(file, entries[i].at + rest, e.reason());
+  }
 }
 
 }  // namespace tbcheck::oracle::examiner

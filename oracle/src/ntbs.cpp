@@ -6,7 +6,6 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <regex>
@@ -16,6 +15,7 @@
 
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/io.hpp"
 #include "tbcheck/model/observation.hpp"
 
 namespace tbcheck::oracle::ntbs {
@@ -79,6 +79,17 @@ SmidLine parse_smid(std::string_view body, int index, const std::string& file, i
   return s;
 }
 
+// A number of a log line, named by its field: std::stoi would throw out_of_range (an internal error) on a
+// value past int, and a value past the field's range is not a kernel the logger could have run.
+int field_int(const std::string& digits, const std::string& file, int line, const std::string& field, int lo, int hi) {
+  int v = 0;
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || p != digits.data() + digits.size() || v < lo || v > hi)
+    fail(file, line, fmt::format("{}: '{}' is not between {} and {}", field, digits.size() > 24 ? digits.substr(0, 24) + "..." : digits,
+                                 lo, hi));
+  return v;
+}
+
 std::vector<Experiment> scan(const std::string& text, const std::string& file) {
   static const std::regex test_header(R"(^Test(\d+) =+\s*$)");
   static const std::regex kernel_header(R"(^K(\d+) = K\(.*)");
@@ -97,13 +108,13 @@ std::vector<Experiment> scan(const std::string& text, const std::string& file) {
     if (raw.rfind('K', 0) == 0 && raw.find(" smid =") != std::string::npos) {
       const size_t eq = raw.find(" smid =");
       auto index = to_int(std::string_view(raw).substr(1, eq - 1));
-      if (!index) fail(file, line, "a smid line must start with 'K<number> smid ='");
+      if (!index || *index < 0) fail(file, line, "a smid line must start with 'K<number> smid =' (a number up to 2^31-1)");
       if (out.empty()) fail(file, line, "a smid line before any 'TestN ====' header");
       out.back().smids.push_back(parse_smid(std::string_view(raw).substr(eq + 7), *index, file, line));
       continue;
     }
     if (std::regex_match(raw, m, test_header)) {
-      out.push_back(Experiment{std::stoi(m[1].str()), line, {}, {}});
+      out.push_back(Experiment{field_int(m[1].str(), file, line, "TestN", 0, 1'000'000), line, {}, {}});
       continue;
     }
     if (!out.empty() && std::regex_match(raw, m, kernel_header)) {
@@ -111,13 +122,16 @@ std::vector<Experiment> scan(const std::string& text, const std::string& file) {
       // record no SMs; they only matter when a smid line refers to them (checked below).
       if (std::regex_match(raw, m, kernel_fields)) {
         KernelLine k;
-        k.index = std::stoi(m[1].str());
-        k.blocks = std::stoi(m[2].str());
-        k.threads = std::stoi(m[3].str());
-        k.regs = std::stoi(m[4].str());
-        k.smem = std::stoi(m[5].str());
-        k.duration = std::stoi(m[6].str());
-        k.stream = std::stoi(m[7].str());
+        // The case loader checks each value against the device; these bounds only keep them in int.
+        constexpr int kMax = 1 << 30;
+        k.index = field_int(m[1].str(), file, line, "K<i>", 0, 1'000'000);
+        const std::string kn = fmt::format("K{}", k.index);
+        k.blocks = field_int(m[2].str(), file, line, kn + " blocks", 1, kMax);
+        k.threads = field_int(m[3].str(), file, line, kn + " threads", 1, kMax);
+        k.regs = field_int(m[4].str(), file, line, kn + " regs", 0, kMax);
+        k.smem = field_int(m[5].str(), file, line, kn + " smem", 0, kMax);
+        k.duration = field_int(m[6].str(), file, line, kn + " duration", 0, kMax);
+        k.stream = field_int(m[7].str(), file, line, kn + " stream", 0, kMax);
         k.line = line;
         out.back().kernels.push_back(k);
       }
@@ -226,12 +240,10 @@ Import import_clone(const std::string& clone_dir) {
       continue;
     }
     const fs::path log = results / gpu / (gpu + ".log");
-    std::ifstream in(log, std::ios::binary);
-    if (!in) throw model::InputError(log.string(), "", "cannot read the log of " + gpu);
-    std::ostringstream text;
-    text << in.rdbuf();
+    // The one input reader: a directory, a link loop or a FIFO is named as such.
+    const std::string text = model::read_input_file(log.string(), "");
     const std::string display = "my-result/" + gpu + "/" + gpu + ".log";
-    auto cases = parse_log(text.str(), device, display, log.string());
+    auto cases = parse_log(text, device, display, log.string());
     if (cases.empty()) throw model::InputError(log.string(), "", "no experiment with 'K<i> smid =' lines");
     Collection c{gpu, device, log.string(),
                  json{{"source", fmt::format("https://github.com/{} (public recordings)", kRepository)},

@@ -62,8 +62,19 @@ class SimOracle : public Oracle {
 
   RunResult run(const model::Scenario& s, int repetitions) override {
     if (repetitions < 1) throw model::InputError("--repeat", "", "at least one repetition is needed");
-    model::check_feasible(s, h_, "scenario");
-    const model::Schedule base = model::simulate(s, h_);
+    // A scenario the hypothesis cannot run (fermi off Fermi, an unmodelled control) is the oracle's
+    // "unsupported", as the cuda oracle says of a case it cannot launch: learn skips such a case and counts
+    // it, run reports it naming the oracle the user gave.
+    model::Schedule base;
+    try {
+      model::check_feasible(s, h_, "scenario");
+      base = model::simulate(s, h_);
+    } catch (const model::InputError& e) {
+      RunResult r;
+      r.status = RunStatus::Unsupported;
+      r.reason = fmt::format("{} cannot run this scenario ({}{}{})", name(), e.field(), e.field().empty() ? "" : ": ", e.reason());
+      return r;
+    }
     std::vector<model::Schedule> reps;
     nlohmann::json perturbations = nlohmann::json::array();
     for (int i = 0; i < repetitions; ++i) {
@@ -92,7 +103,14 @@ class SimOracle : public Oracle {
 }  // namespace
 
 std::unique_ptr<Oracle> make_sim(const std::string& arg, double noise, unsigned seed) {
-  auto hs = model::resolve_hypotheses(arg);
+  std::vector<model::Hypothesis> hs;
+  try {
+    hs = model::resolve_hypotheses(arg);
+  } catch (const model::InputError& e) {  // resolve_hypotheses names its own flag; the user gave --oracle
+    if (e.where() == "--hypothesis") throw model::InputError("--oracle", e.field(), e.reason());
+    if (e.field() == "--hypothesis") throw model::InputError(e.where(), "--oracle", e.reason());
+    throw;
+  }
   if (hs.size() != 1)
     throw model::InputError("--oracle", "", fmt::format("sim:{} names {} hypotheses; the device is played by exactly one",
                                                         arg, hs.size()));

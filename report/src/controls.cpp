@@ -43,8 +43,12 @@ std::vector<bool> allowed_sms(const model::Kernel& k, const model::Device& d) {
 
 void annotate_schedule_json(nlohmann::json& schedule, const model::Scenario& sc) {
   if (!schedule.contains("kernels")) return;
+  size_t at = 0;
   for (auto& kj : schedule["kernels"]) {
-    const int i = sc.kernel_index(kj.value("name", std::string()));
+    // A schedule lists the scenario's kernels in order: the name search (linear) only where it does not.
+    const std::string name = kj.value("name", std::string());
+    const int i = at < sc.kernels.size() && sc.kernels[at].name == name ? static_cast<int>(at) : sc.kernel_index(name);
+    ++at;
     if (i < 0) continue;
     const model::Kernel& k = sc.kernels[static_cast<size_t>(i)];
     nlohmann::json c = controls_json(k);

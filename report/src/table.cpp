@@ -28,6 +28,32 @@ size_t display_width(const std::string& s) {
   return n;
 }
 
+std::vector<std::string> wrap_text(const std::string& text, size_t width) {
+  width = std::max<size_t>(width, 1);
+  std::vector<std::string> lines;
+  std::string rest = text;
+  while (display_width(rest) > width) {
+    // The last break point that keeps the line within the width (bytes and code points agree for the
+    // ASCII break characters; a cut inside a word counts code points).
+    size_t cut = std::string::npos, cols = 0, at = 0;
+    for (; at < rest.size() && cols < width; ++at) {
+      const unsigned char c = static_cast<unsigned char>(rest[at]);
+      if ((c & 0xC0) != 0x80) ++cols;
+      if (c == ' ' || c == '/' || c == ',') cut = at;
+    }
+    while (at < rest.size() && (static_cast<unsigned char>(rest[at]) & 0xC0) == 0x80) ++at;
+    if (at < rest.size() && rest[at] == ' ') cut = at;  // the line is full exactly at a word's end
+    const size_t end = cut == std::string::npos ? at : cut + 1;
+    std::string line = rest.substr(0, end);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    lines.push_back(line);
+    rest = rest.substr(end);
+    while (!rest.empty() && rest.front() == ' ') rest.erase(0, 1);
+  }
+  if (!rest.empty() || lines.empty()) lines.push_back(rest);
+  return lines;
+}
+
 std::string Table::render() const {
   std::vector<size_t> width(headers_.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
@@ -35,7 +61,22 @@ std::string Table::render() const {
   };
   measure(headers_);
   for (const auto& r : rows_) measure(r);
-  auto line = [&](const std::vector<std::string>& row) {
+  auto wrapped = [&](size_t i) { return std::find(wrap_.begin(), wrap_.end(), i) != wrap_.end(); };
+  size_t total = 0, natural = 0;
+  for (size_t i = 0; i < width.size(); ++i) {
+    total += width[i] + 2;
+    if (wrapped(i)) natural += width[i];
+  }
+  total = total > 2 ? total - 2 : 0;
+  if (natural > 0 && total > kTableWidth) {
+    // The room the fixed columns leave, shared among the wrapped ones by their natural widths.
+    const size_t fixed = total - natural;
+    const size_t room = kTableWidth > fixed ? kTableWidth - fixed : 0;
+    for (size_t i = 0; i < width.size(); ++i)
+      if (wrapped(i))
+        width[i] = std::max<size_t>({room * width[i] / natural, 8, display_width(headers_[i])});
+  }
+  auto one_line = [&](const std::vector<std::string>& row) {
     std::string out;
     for (size_t i = 0; i < width.size(); ++i) {
       std::string cell = i < row.size() ? row[i] : "";
@@ -47,8 +88,27 @@ std::string Table::render() const {
     while (!out.empty() && out.back() == ' ') out.pop_back();
     return out + "\n";
   };
+  // A row whose wrapped cells take several lines: the other cells on its first line only.
+  auto line = [&](const std::vector<std::string>& row) {
+    std::vector<std::vector<std::string>> parts(row.size());
+    size_t lines = 1;
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i)
+      if (wrapped(i) && display_width(row[i]) > width[i]) {
+        parts[i] = wrap_text(row[i], width[i]);
+        lines = std::max(lines, parts[i].size());
+      }
+    if (lines == 1) return one_line(row);
+    std::string out;
+    for (size_t l = 0; l < lines; ++l) {
+      std::vector<std::string> r(row.size());
+      for (size_t i = 0; i < row.size(); ++i)
+        r[i] = parts[i].empty() ? (l == 0 ? row[i] : "") : (l < parts[i].size() ? parts[i][l] : "");
+      out += one_line(r);
+    }
+    return out;
+  };
   std::string out = line(headers_);
-  size_t total = 0;
+  total = 0;
   for (size_t w : width) total += w + 2;
   out += std::string(total > 2 ? total - 2 : 0, '-') + "\n";
   for (const auto& r : rows_) out += line(r);

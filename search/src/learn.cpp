@@ -440,6 +440,11 @@ class Learner {
                          {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32}, {"smem", 0},
                                        {"duration", 1}}}}};
     probe_ = model::scenario_from_json(probe, "learn probe");
+    // The oracle is checked before the first step: a bad spec at once, and a simulated device that cannot
+    // run even the probe on this device (sim:fermi on an Ampere GPU) instead of after a second of steps.
+    if (auto oracle = oracle::make_oracle(o.oracle_spec, o.noise, o.seed, nullptr); o.oracle_spec.rfind("sim:", 0) == 0)
+      if (const auto r = oracle->run(probe_, 1); r.status == oracle::RunStatus::Unsupported)
+        throw model::InputError("--oracle", "", fmt::format("cannot play {}: {}", device.name, r.reason));
     for (const auto& h : candidates) {
       // The composition space keeps the priority option at its default on a device without
       // a priority range to exercise it, instead of tripling the candidates for nothing.

@@ -1,6 +1,7 @@
 // An oracle campaign: cases x devices run by Slurm job arrays, one `tbcheck run` per case, each
 // result written once (no overwrite) into the campaign folder; judged by its files, resumed, collected.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,13 @@
 namespace tbcheck::campaign {
 
 inline constexpr int kManifestSchema = 1;
+// Most cases one array task runs (--chunk).
+inline constexpr int kMaxChunk = 100000;
+
+// What plan accepts and a manifest must hold: repeat as `tbcheck run --repeat`, a chunk in range, a Slurm
+// time limit, the binary as an absolute path the scripts can quote. `fail(flag, manifest field, why)` throws.
+void check_settings(int repeat, int chunk, const std::string& time_limit, const std::string& tbcheck,
+                    const std::function<void(const char* flag, const char* field, const std::string& why)>& fail);
 
 // One GPU model of the cluster: the device name the cases target, and how Slurm finds its nodes.
 struct DeviceTarget {
@@ -120,6 +128,10 @@ struct CollectResult {
   std::vector<std::string> collected_dirs;               // <to>/<device> holding collected results
   int missing = 0;                                       // cases without a result yet
 };
+// Every present result is checked first (check_result); one that fails stops the collect before any copy.
 CollectResult collect(const Manifest& m, const std::string& campaign_dir, const std::string& to_root);
+// The check: a regular file (not a link), one case whose id is the case's own with the oracle's suffix, on the
+// device the campaign ran it on, with an observation. InputError naming the file and the field otherwise.
+void check_result(const std::string& path, const CaseRef& c, const std::string& device);
 
 }  // namespace tbcheck::campaign

@@ -25,7 +25,12 @@ std::string read_input_file(const std::string& path, const std::string& flag);
 // content is then kept as `<stem>.2<ext>` (`.3`, ...) and the InputError names that file.
 // Without `no_overwrite` the file is replaced, except a file under a `corpus/hw/` folder (recorded
 // hardware), which is never replaced.
+// Only regular files or new paths are written: a device node, FIFO or socket at `path` is an InputError
+// (also with --force), so a rename never replaces one with a regular file.
 void write_file_atomic(const std::string& path, const std::string& content, bool no_overwrite = false);
+// Writes `content` to `path` only when nothing is there (atomically across processes, as the no-overwrite
+// write); returns false, writing nothing, when the name is taken.
+bool write_file_if_absent(const std::string& path, const std::string& content);
 
 // Checks, before a command does its work, that `path` can be written: not a directory, not an
 // existing file unless `force` (and never a file under `corpus/hw/`), its folder writable or creatable.
@@ -44,9 +49,10 @@ bool is_hardware_record(const std::string& path);
 // A string usable as a file name and case id: letters, digits, '.', '_' and '-' kept, the rest '-'
 // ("sim:alg1" -> "sim-alg1").
 std::string file_safe(const std::string& s);
-// Checks that a case id can name a file in an output folder: not empty, not "." or "..", no '/',
-// '\\' or NUL, at most 200 characters (so `<id>.<oracle>.json` stays under NAME_MAX). `where`
-// and `field` name the file and field the id came from.
+// Checks that a case id can name a file in an output folder and be printed: not empty, not "." or "..",
+// no control character (NUL, newline, ESC, ...), no '/' or '\\', at most 200 characters (so
+// `<id>.<oracle>.json` stays under NAME_MAX). `where` and `field` name the file and field the id came from.
+// Every case loader applies it to a case's id.
 void check_case_id(const std::string& id, const std::string& where, const std::string& field);
 
 }  // namespace tbcheck::model

@@ -19,6 +19,10 @@ namespace tbcheck::oracle {
 // Timeout: the watchdog ended a run that overran its bound. OrderUnconfirmed: the launch order could
 // not be confirmed from the timestamps after the retries. DeviceError: the device failed mid-run
 // (the reason names the CUDA call, file and line).
+// Most repetitions of one run (`run --repeat`, campaign plans): they are compared block by block, so all
+// are held at once.
+inline constexpr int kMaxRepetitions = 10000;
+
 enum class RunStatus { Ok, Unstable, NoDevice, Unsupported, Timeout, OrderUnconfirmed, DeviceError };
 // "ok", "unstable", "no-device", "unsupported", "timeout", "order-unconfirmed", "device-error"
 std::string_view to_string(RunStatus);

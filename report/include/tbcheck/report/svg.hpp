@@ -1,6 +1,7 @@
 // SVG timelines (`tbcheck predict --svg`): one row per SM or per run of identical SMs, blocks as bars
 // coloured by kernel; and the difference picture of two schedules with the differing blocks marked.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,6 +11,11 @@
 #include "tbcheck/model/schedule.hpp"
 
 namespace tbcheck::report {
+
+// Most blocks a picture (--svg) or a trace (--trace) draws: both are built whole in memory, so a larger
+// schedule is refused before it is simulated instead of exhausting memory.
+inline constexpr int64_t kMaxDrawnBlocks = int64_t{1} << 16;
+
 
 // Blocks resident on one SM at the same time must each stay visible, in the SVG as in the
 // Chrome trace, so both renderings share this greedy interval partitioning (optimal: an SM uses

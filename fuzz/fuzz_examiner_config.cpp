@@ -1,0 +1,41 @@
+// libFuzzer target: a cuda_scheduling_examiner config imported as `import-examiner --config` does, then
+// exported back (export-examiner) and simulated. Anything but an InputError is a finding, and so is an
+// exported config that import-examiner refuses (the export must write what the importer reads).
+#include "fuzz_common.hpp"
+#include "tbcheck/oracle/examiner.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace tbcheck;
+  const std::string file = (fuzz::scratch_dir() / "config.json").string();
+  fuzz::write_bytes(file, data, size);
+  oracle::examiner::ImportOptions o;
+  const auto [device, unit] = fuzz::device_and_unit(size);
+  o.device = *device;
+  o.time_unit_ms = unit;
+  model::Case c;
+  try {
+    c = oracle::examiner::import_config(file, o);
+  } catch (const model::InputError&) {
+    return 0;
+  }
+  fuzz::simulate_alg1_and_round_robin(c.scenario);
+  oracle::examiner::ExportOptions eo;
+  eo.time_unit_ms = o.time_unit_ms;
+  model::json cfg;
+  try {
+    cfg = oracle::examiner::export_config(c, eo);
+  } catch (const model::InputError&) {
+    return 0;  // a field the plugin cannot express, refused by name
+  }
+  const std::string back = (fuzz::scratch_dir() / "exported.json").string();
+  const std::string text = cfg.dump();
+  fuzz::write_bytes(back, reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  try {
+    const model::Case again = oracle::examiner::import_config(back, o);
+    if (again.scenario.kernels.size() != c.scenario.kernels.size()) std::abort();
+  } catch (const model::InputError& e) {
+    std::fprintf(stderr, "the exported config is refused by the importer: %s\n", e.what());
+    std::abort();
+  }
+  return 0;
+}
