@@ -591,8 +591,8 @@ class Learner {
     }
     auto separated = [&](model::Case w, std::string route) {
       PairResult pr;
-      RobustWitness rw = robust_witness(w->scenario, a, b, o_.bounds.params.max_duration);  // search/ties.hpp
-      w->scenario = std::move(rw.scenario);
+      RobustWitness rw = robust_witness(w.scenario, a, b, o_.bounds.params.max_duration);  // search/ties.hpp
+      w.scenario = std::move(rw.scenario);
       pr.ties = rw.ties;
       pr.h1 = a.name;
       pr.h2 = b.name;
