@@ -78,4 +78,15 @@ struct RunResult {
 // Runs the tbcheck binary with the given arguments (a shell string), from the repository root.
 RunResult run_tbcheck(const std::string& args);
 
+// Four kernels of one full-SM block each on two SMs: k2 (on SM 1 from 0) and k3 (on SM 0 from 1) both end
+// at 3, where k4 waits: all-then-dispatch puts k4 on SM 0, start-order on SM 1 (the retirement mechanism's
+// two readings part there).
+inline model::Scenario tied_retirements_scenario() {
+  return scenario(R"({"device": )" + mini_device(2) + R"(, "kernels": [
+    {"name": "k1", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1},
+    {"name": "k2", "blocks": 1, "threads": 1024, "regs": 32, "duration": 3},
+    {"name": "k3", "blocks": 1, "threads": 1024, "regs": 32, "duration": 2},
+    {"name": "k4", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1}]})");
+}
+
 }  // namespace tbcheck::test

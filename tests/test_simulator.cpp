@@ -487,22 +487,8 @@ TEST_CASE("try_simulate answers infeasibility with a named result instead of an 
   CHECK_THAT(why.reason, Catch::Contains("GPC map"));
 }
 
-namespace {
-
-// Four kernels of one full-SM block each on two SMs: k2 (on SM 1 from 0) and k3 (on SM 0 from 1) both end
-// at 3, where k4 waits. The two readings of the retirement mechanism part there.
-model::Scenario tied_retirements_scenario() {
-  return test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [
-    {"name": "k1", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1},
-    {"name": "k2", "blocks": 1, "threads": 1024, "regs": 32, "duration": 3},
-    {"name": "k3", "blocks": 1, "threads": 1024, "regs": 32, "duration": 2},
-    {"name": "k4", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1}]})");
-}
-
-}  // namespace
-
 TEST_CASE("retirement start-order dispatches after the first tied retirement, all-then-dispatch after all of them", "[simulator][retirement]") {
-  const model::Scenario s = tied_retirements_scenario();
+  const model::Scenario s = test::tied_retirements_scenario();
   model::Hypothesis start = test::hyp("alg1");
   start.retirement = model::Retirement::StartOrder;
   const model::Schedule all = model::simulate(s, test::hyp("alg1")), one = model::simulate(s, start);
@@ -520,7 +506,7 @@ TEST_CASE("retirement start-order dispatches after the first tied retirement, al
 }
 
 TEST_CASE("retirement start-order changes nothing where no two blocks end together", "[simulator][retirement]") {
-  model::Scenario s = tied_retirements_scenario();
+  model::Scenario s = test::tied_retirements_scenario();
   s.kernels[2].duration = 3;  // k3 now ends at 4, after k2
   model::Hypothesis start = test::hyp("alg1");
   start.retirement = model::Retirement::StartOrder;

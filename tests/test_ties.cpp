@@ -11,22 +11,8 @@
 
 using namespace tbcheck;
 
-namespace {
-
-// k2 (on SM 1 from 0) and k3 (on SM 0 from 1) end together at 3, where k4 waits: all-then-dispatch puts k4
-// on SM 0, start-order on SM 1 (tests/test_simulator.cpp).
-model::Scenario planted_tie() {
-  return test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [
-    {"name": "k1", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1},
-    {"name": "k2", "blocks": 1, "threads": 1024, "regs": 32, "duration": 3},
-    {"name": "k3", "blocks": 1, "threads": 1024, "regs": 32, "duration": 2},
-    {"name": "k4", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1}]})");
-}
-
-}  // namespace
-
 TEST_CASE("tie_robust finds a schedule that moves under the other reading of tied retirements", "[ties]") {
-  const model::Scenario s = planted_tie();
+  const model::Scenario s = test::tied_retirements_scenario();
   const search::TieCheck c = search::tie_robust(s, {test::hyp("alg1")});
   CHECK(c.effect == search::TieEffect::SmsMove);
   CHECK(c.hypothesis == "alg1");
@@ -56,7 +42,7 @@ TEST_CASE("robust_witness staggers a tie-dependent witness and keeps the pair se
   CHECK_FALSE(r.beyond_max_duration);
   for (const auto& k : r.scenario.kernels) CHECK(k.duration <= 3);
   // A pair that differs in the retirement option itself compares the readings: kept as found.
-  const model::Scenario p = planted_tie();
+  const model::Scenario p = test::tied_retirements_scenario();
   const search::RobustWitness c = search::robust_witness(p, test::hyp("alg1"), search::other_reading(test::hyp("alg1")), 3);
   CHECK(c.ties == search::WitnessTies::Compared);
   CHECK(c.scenario.kernels[2].duration == 2);

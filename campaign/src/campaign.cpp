@@ -31,13 +31,6 @@ namespace {
 
 constexpr const char* kManifestFile = "manifest.json";
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 bool is_word(const std::string& s) { return !s.empty() && model::file_safe(s) == s && s[0] != '.'; }
 
 // A value for an #SBATCH line (gres, partition, time): Slurm's own characters, nothing a script line
