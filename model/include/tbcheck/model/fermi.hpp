@@ -6,7 +6,6 @@
 
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/scenario.hpp"
-#include "tbcheck/model/schedule.hpp"
 
 namespace tbcheck::model {
 
@@ -26,9 +25,5 @@ std::vector<int> fermi_block_order(const Kernel& k);
 // SM s may take room[s] blocks (on an idle GPU room[s] is the residency r for every SM). The wave has
 // min(blocks, sum of room) picks. `gpc_of_sm` as from fermi_gpc_of_sm.
 std::vector<int> fermi_first_wave(const std::vector<int>& gpc_of_sm, const std::vector<int>& room, int blocks);
-
-// The whole scenario under a gpc-priority hypothesis (docs/design.md dispatcher: streams, retire-then-dispatch,
-// head-of-line blocking; Fermi placement). simulate() hands gpc-priority hypotheses to this.
-Schedule simulate_fermi(const Scenario& s, const Hypothesis& h);
 
 }  // namespace tbcheck::model

@@ -1,0 +1,85 @@
+// One dispatch pass of the generic dispatcher at an instant: the head kernel's blocks go one by one to the SM
+// the selection answers (round-robin, most-room; paired issue) until none fits (smt/src/dispatch.cpp's twin).
+#include <stdexcept>
+#include <tuple>
+
+#include "dispatcher.hpp"
+
+namespace tbcheck::model {
+
+const std::vector<Dispatched>& Dispatcher::dispatch(int64_t now) {
+  placed_.clear();
+  // Dispatch from the head until the hypothesis answers CANNOT_SCHEDULE_NOW.
+  while (!ready_.empty()) {
+    const int k = ready_.top().second;
+    const KernelPlan& kp = plans_[static_cast<size_t>(k)];
+    if (kp.cluster_size > 0) {
+      if (!g_.local_allows(kp.needs) || !place_cluster(k)) break;
+      if (next_block_[static_cast<size_t>(k)] == kp.blocks) ready_.pop();
+      continue;
+    }
+    if (k != head_) set_head(k);
+    const BlockNeeds& n = kp.needs;
+    if (!g_.local_allows(n)) break;
+    refresh_dirty();
+    int pos = -1;
+    int64_t value = 0;
+    bool follower = false;  // issue paired: this block joins its leader's SM, no selection of its own
+    if (pair_sm_ >= 0) {
+      if (pair_kernel_ == k && pair_time_ == now) {
+        const int64_t cap = g_.capacity(pair_sm_, n);
+        if (cap > 0) {
+          pos = pos_of_[static_cast<size_t>(pair_sm_)];
+          value = cap;
+          follower = true;
+        }
+      }
+      pair_sm_ = -1;
+    }
+    // follower: placed below on the leader's SM; the round-robin pointer already moved past it
+    if (!follower) {
+      bool none = false;  // CANNOT_SCHEDULE_NOW
+      switch (h_.selection) {
+        case Selection::RoundRobin:
+          while ((pos = index_.first_positive_from(rr_pointer_)) >= 0 && stale_[static_cast<size_t>(order_[static_cast<size_t>(pos)])])
+            refresh(order_[static_cast<size_t>(pos)]);
+          none = pos < 0;
+          if (!none) {
+            value = index_.value(pos);
+            rr_pointer_ = (pos + 1) % d_.sms;
+          }
+          break;
+        case Selection::MostRoom:
+          std::tie(value, pos) = index_.best();
+          while (value > 0 && stale_[static_cast<size_t>(order_[static_cast<size_t>(pos)])]) {
+            refresh(order_[static_cast<size_t>(pos)]);
+            std::tie(value, pos) = index_.best();
+          }
+          none = value <= 0;
+          break;
+        case Selection::GpcPriority: throw std::logic_error("gpc-priority reached the generic dispatcher");
+      }
+      if (none) break;
+    }
+    const int sm = order_[static_cast<size_t>(pos)];
+    const int b = next_block_[static_cast<size_t>(k)];
+    const bool tpc_was_idle = tpc_coupled_ && g_.tpc_idle(g_.tpc_of(sm));
+    place_block(k, sm);
+    if (tpc_was_idle) {
+      touched(sm, true);
+    } else {
+      index_.set(pos, value - 1);
+      stale_[static_cast<size_t>(sm)] = value > 1;  // a bound of 0 is exact: capacities are never negative
+      cl_mark(sm);
+    }
+    if (paired_ && h_.leads_pair(d_, kp.blocks, b)) {
+      pair_sm_ = sm;
+      pair_kernel_ = k;
+      pair_time_ = now;
+    }
+    if (b + 1 == kp.blocks) ready_.pop();
+  }
+  return placed_;
+}
+
+}  // namespace tbcheck::model
