@@ -1,5 +1,5 @@
 // Simulator throughput: a deterministic ~1M-block, ~2000-kernel scenario on h100-sxm under several hypotheses (placements/s,
-// ratio to round-robin), then the same kernels with clusters and priorities beside plain alg1 (--hash: behaviour digest).
+// ratio to round-robin), the same kernels with clusters and priorities (--hash: behaviour digest; --stepping: Scheduler).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/resources.hpp"
 #include "tbcheck/model/scenario.hpp"
+#include "tbcheck/model/scheduler.hpp"
 #include "tbcheck/model/simulator.hpp"
 
 using namespace tbcheck::model;
@@ -200,6 +202,116 @@ Scenario with_priorities(const Scenario& plain, uint64_t seed) {
   return s;
 }
 
+// A simulator's own list of blocks in flight, by end time (the shape of simulate()'s retire queue:
+// appends to the last end used, emptied lists reused).
+class Ending {
+ public:
+  void push(int64_t end, std::pair<int, int> block) {
+    if (end != last_end_) {
+      auto [it, fresh] = lists_.try_emplace(end);
+      if (fresh && !spare_.empty()) {
+        it->second = std::move(spare_.back());
+        spare_.pop_back();
+      }
+      last_end_ = end;
+      last_ = &it->second;
+    }
+    last_->push_back(block);
+  }
+  bool empty() const { return lists_.empty(); }
+  int64_t next() const { return lists_.begin()->first; }
+  // Moves the blocks ending at t (placement order) into out.
+  void take(int64_t t, std::vector<std::pair<int, int>>& out) {
+    out.clear();
+    auto it = lists_.find(t);
+    if (it == lists_.end()) return;
+    out.swap(it->second);
+    spare_.push_back(std::move(it->second));
+    lists_.erase(it);
+    if (t == last_end_) last_end_ = -1;
+  }
+
+ private:
+  std::map<int64_t, std::vector<std::pair<int, int>>> lists_;
+  std::vector<std::vector<std::pair<int, int>>> spare_;
+  int64_t last_end_ = -1;
+  std::vector<std::pair<int, int>>* last_ = nullptr;
+};
+
+// The scenario through the stepping Scheduler as a simulator's event loop drives it (docs/stepping.md):
+// launches at release times, retirements at start + duration in the hypothesis' retirement order, and one
+// place() per instant (per retirement under start-order). Returns the schedule it placed.
+Schedule step_scenario(const Scenario& s, const Hypothesis& h) {
+  Scheduler sch(s.device, h);
+  Schedule out;
+  out.hypothesis = h.name;
+  out.device = s.device.name;
+  out.sms = s.device.sms;
+  for (const auto& k : s.kernels) out.kernels.push_back({k.name, std::vector<BlockPlacement>(static_cast<size_t>(k.blocks))});
+  Ending ending;
+  std::vector<std::pair<int, int>> now_ending;
+  auto place = [&](int64_t t) {
+    for (const Placement& p : sch.place(t).placements) {
+      const int64_t end = t + s.kernels[static_cast<size_t>(p.kernel)].duration;
+      out.kernels[static_cast<size_t>(p.kernel)].blocks[static_cast<size_t>(p.block)] = {p.sm, t, end};
+      ending.push(end, {p.kernel, p.block});
+    }
+  };
+  size_t launched = 0;
+  int64_t t = 0;
+  while (true) {
+    while (launched < s.kernels.size() && s.kernels[launched].release <= t) {
+      if (!sch.launch(s.kernels[launched], t).accepted()) throw std::runtime_error("a kernel was refused");
+      ++launched;
+    }
+    ending.take(t, now_ending);
+    switch (h.retirement) {
+      case Retirement::AllThenDispatch:
+        for (auto [k, b] : now_ending) sch.retire(k, b, t);
+        place(t);
+        break;
+      case Retirement::StartOrder:
+        if (now_ending.empty()) place(t);
+        for (auto [k, b] : now_ending) {
+          sch.retire(k, b, t);
+          place(t);
+        }
+        break;
+    }
+    const bool more = launched < s.kernels.size();
+    if (ending.empty() && !more) break;
+    t = ending.empty() ? s.kernels[launched].release
+        : more         ? std::min(ending.next(), s.kernels[launched].release)
+                       : ending.next();
+  }
+  return out;
+}
+
+// --stepping: placements per second of simulate() and of the stepping Scheduler driven by an event loop
+// (step_scenario) on the same scenario, interleaved per repetition, and whether they place alike.
+int run_stepping(const Scenario& s, const std::vector<std::string>& hyps, int reps) {
+  const int blocks = s.total_blocks();
+  fmt::print("{:<22} {:>9} {:>16} {:>16} {:>18} {:>6}\n", "hypothesis", "blocks", "simulate M/s", "stepping M/s",
+             "stepping/simulate", "same");
+  for (const auto& name : hyps) {
+    const Hypothesis& h = hypothesis(name);
+    double best_sim = 1e300, best_step = 1e300;
+    uint64_t hash_sim = 0, hash_step = 0;
+    for (int i = 0; i < reps; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      hash_sim = schedule_hash(simulate(s, h));
+      auto t1 = std::chrono::steady_clock::now();
+      hash_step = schedule_hash(step_scenario(s, h));
+      auto t2 = std::chrono::steady_clock::now();
+      best_sim = std::min(best_sim, std::chrono::duration<double>(t1 - t0).count());
+      best_step = std::min(best_step, std::chrono::duration<double>(t2 - t1).count());
+    }
+    fmt::print("{:<22} {:>9} {:>16.2f} {:>16.2f} {:>18.2f} {:>6}\n", name, blocks, blocks / best_sim / 1e6,
+               blocks / best_step / 1e6, best_sim / best_step, hash_sim == hash_step ? "yes" : "NO");
+  }
+  return 0;
+}
+
 struct Row {
   std::string hypothesis;
   int blocks = 0;
@@ -211,11 +323,14 @@ struct Row {
 int usage() {
   std::fprintf(stderr,
                "usage: bench_simulator [--reps N] [--kernels N] [--seed S] [--hypotheses a,b,...] [--controls] [--hash]\n"
+               "                       [--stepping]\n"
                "  default: 3 repetitions of ~1M blocks (2000 kernels) on h100-sxm under\n"
                "  alg1, round-robin, most-room, alg1-contiguous-regs\n"
                "  --hash: print a digest of every schedule (bench scenario, generated scenarios,\n"
                "          corpus/paper cases) under every shipped hypothesis and round-robin variants\n"
-               "          of alg1, for differential checks\n");
+               "          of alg1, for differential checks\n"
+               "  --stepping: simulate() against the stepping Scheduler (model/scheduler.hpp) on the\n"
+               "          same scenario: placements/s of each, their ratio, identical schedules\n");
   return 2;
 }
 
@@ -237,7 +352,7 @@ void add_controls(Scenario& s, uint64_t seed) {
 int main(int argc, char** argv) try {
   GenParams p;
   int reps = 3;
-  bool hash = false, controls = false;
+  bool hash = false, controls = false, stepping = false;
   std::vector<std::string> hyps = {"alg1", "round-robin", "most-room", "alg1-contiguous-regs"};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -250,6 +365,7 @@ int main(int argc, char** argv) try {
     else if (a == "--seed") p.seed = std::stoull(value());
     else if (a == "--hash") hash = true;
     else if (a == "--controls") controls = true;
+    else if (a == "--stepping") stepping = true;
     else if (a == "--hypotheses") {
       hyps.clear();
       std::string list = value();
@@ -269,6 +385,7 @@ int main(int argc, char** argv) try {
   const int blocks = s.total_blocks();
   fmt::print("scenario: device {}, {} kernels, {} blocks, seed {}, best of {} repetitions\n", s.device.name,
              s.kernels.size(), blocks, p.seed, reps);
+  if (stepping) return run_stepping(s, hyps, reps);
   std::vector<Row> rows;
   for (const auto& name : hyps) {
     const Hypothesis& h = hypothesis(name);
