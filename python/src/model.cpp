@@ -187,10 +187,25 @@ std::vector<model::Hypothesis> hypotheses_argument(py::handle o) {
     if (out.empty()) throw model::InputError("--hypothesis", "", "no hypothesis given");
     return out;
   }
+  // A comma list as --hypothesis reads it, where an item may also be a composition name.
   const std::string spec = path_argument(o);
-  if (spec.find('+') != std::string::npos && spec.find(',') == std::string::npos && !looks_like_path(spec))
-    return {composition_from_name(spec)};
-  return model::resolve_hypotheses(spec);
+  std::vector<model::Hypothesis> out;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    const size_t comma = spec.find(',', pos);
+    const std::string item = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? spec.size() + 1 : comma + 1;
+    if (item.empty()) continue;
+    if (item.find('+') != std::string::npos && !looks_like_path(item)) out.push_back(composition_from_name(item));
+    else
+      for (auto& h : model::resolve_hypotheses(item)) out.push_back(std::move(h));
+  }
+  if (out.empty()) throw model::InputError("--hypothesis", "", "no hypothesis given");
+  for (size_t i = 0; i < out.size(); ++i)
+    for (size_t k = i + 1; k < out.size(); ++k)
+      if (out[i].name == out[k].name)
+        throw model::InputError("--hypothesis", "", fmt::format("hypothesis '{}' is given twice", out[i].name));
+  return out;
 }
 
 void bind_model(py::module_& m) {

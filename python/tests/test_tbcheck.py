@@ -54,6 +54,11 @@ def test_a_composition_name_round_trips_and_a_shipped_one_keeps_its_name():
         assert h.composition_name == name and h.name == name
         assert tbcheck.hypothesis(name).to_dict() == h.to_dict()
     assert tbcheck.composition("alg1").name == "alg1"
+    changed = next(n for n in names if n.startswith("alg1+"))
+    both = tbcheck.resolve_hypotheses(f"round-robin,{changed}")
+    assert [h.name for h in both] == ["round-robin", changed]
+    with pytest.raises(tbcheck.InputError, match="given twice"):
+        tbcheck.resolve_hypotheses(f"{changed},{changed}")
 
 
 def test_predict_rows_are_the_blocks_the_cli_predicts():
