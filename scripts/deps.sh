@@ -4,8 +4,9 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libz3-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev)
 # `deps.sh --test` (scripts/test.sh) adds what the tests run besides the build: a one-node Slurm for the
-# campaign test (scripts/slurm_test.sh) and jq, which that test reads JSON with.
-if [ "${1:-}" = --test ]; then pkgs+=(slurm-wlm munge jq); fi
+# campaign test (scripts/slurm_test.sh), jq, which that test reads JSON with, and what the Python module
+# (python/) builds and is tested with; its pandas and matplotlib tests skip, saying so, where those are missing.
+if [ "${1:-}" = --test ]; then pkgs+=(slurm-wlm munge jq python3-dev pybind11-dev python3-pybind11 python3-pytest); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,302 @@
+// Bindings of the model library: shipped and file devices and hypotheses, compositions by name,
+// scenarios, predict (blocks as rows for pandas) and validate (the CLI's --json document as a dict).
+#include <algorithm>
+#include <filesystem>
+#include <iterator>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "tbcheck/model/compare.hpp"
+#include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/device.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/model/io.hpp"
+#include "tbcheck/model/observation.hpp"
+#include "tbcheck/model/scenario.hpp"
+#include "tbcheck/model/simulator.hpp"
+#include "tbcheck/model/validate.hpp"
+
+namespace tbcheck::python {
+namespace {
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || s.ends_with(".json") || std::filesystem::exists(s);
+}
+
+model::Device device_argument(py::handle o) {
+  if (py::isinstance<model::Device>(o)) return o.cast<model::Device>();
+  if (py::isinstance<py::dict>(o)) return model::device_from_json(from_python(o, "device (dict)"), "device (dict)");
+  const std::string s = path_argument(o);
+  // A shipped name first, as scenario files name devices; a path otherwise.
+  for (const auto& d : model::builtin_devices())
+    if (d.name == s) return d;
+  if (looks_like_path(s)) return model::device_from_json(model::read_json_file(s), s);
+  return model::builtin_device(s, "--device", "");  // the CLI's refusal, listing the shipped names
+}
+
+// "alg1+registers=pb+smem_ignore_below=3072": a shipped hypothesis and the changes from it, as
+// learn and check name compositions (model::composition_name). Values are read as JSON scalars.
+model::Hypothesis composition_from_name(const std::string& name) {
+  const std::string where = fmt::format("composition '{}'", name);
+  model::json j = model::json::object();
+  size_t plus = name.find('+');
+  j["base"] = name.substr(0, plus);
+  while (plus != std::string::npos) {
+    const size_t next = name.find('+', plus + 1);
+    const std::string item = name.substr(plus + 1, next == std::string::npos ? std::string::npos : next - plus - 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw model::InputError(where, "", fmt::format("'{}' is not a change of the form mechanism=value", item));
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    model::json v = model::json::parse(value, nullptr, /*allow_exceptions=*/false);
+    j[key] = v.is_discarded() || v.is_object() || v.is_array() ? model::json(value) : v;
+    plus = next;
+  }
+  j["name"] = name;
+  model::Hypothesis h = model::hypothesis_from_json(j, where);
+  h.name = model::composition_name(h);  // the canonical spelling (a shipped name where the options are one's)
+  h.source = "composition";
+  h.file = "";
+  return h;
+}
+
+model::Hypothesis one_hypothesis(const std::string& spec) {
+  if (spec.find('+') != std::string::npos && !looks_like_path(spec)) return composition_from_name(spec);
+  auto hs = model::resolve_hypotheses(spec);
+  if (hs.size() != 1)
+    throw model::InputError("--hypothesis", "",
+                            fmt::format("'{}' names {} hypotheses; hypothesis() takes one (resolve_hypotheses() takes "
+                                        "a list)",
+                                        spec, hs.size()));
+  return hs[0];
+}
+
+model::Scenario scenario_argument(py::handle o, const std::string& case_id, const std::string& command) {
+  if (py::isinstance<model::Scenario>(o)) return o.cast<model::Scenario>();
+  if (py::isinstance<py::dict>(o)) return model::scenario_from_json(from_python(o, "scenario (dict)"), "scenario (dict)");
+  // As the CLI reads its scenario argument: one case of a file, or the one `case` names in a collection.
+  const std::string path = path_argument(o);
+  if (model::input_kind(path, "") == model::InputKind::Directory)
+    throw model::InputError(path, "", "is a directory (a scenario or case file is expected here)");
+  auto cases = model::load_cases(path);
+  if (!case_id.empty()) {
+    std::erase_if(cases, [&](const model::Case& c) { return c.id != case_id; });
+    if (cases.empty()) throw model::InputError(path, "--case", fmt::format("no case with id '{}'", case_id));
+  }
+  if (cases.size() != 1)
+    throw model::InputError(path, "",
+                            fmt::format("{} takes one scenario or case; this holds {} (--case ID picks one)", command,
+                                        cases.size()));
+  return std::move(cases[0].scenario);
+}
+
+// One row per block: the columns of a per-block table (pandas.DataFrame(rows)).
+void add_rows(py::list& rows, const model::Schedule& s, const model::Scenario& sc) {
+  const model::Device& d = sc.device;
+  for (size_t k = 0; k < s.kernels.size(); ++k)
+    for (size_t b = 0; b < s.kernels[k].blocks.size(); ++b) {
+      const auto& p = s.kernels[k].blocks[b];
+      const int tpc = d.tpc_of(p.sm);
+      py::dict r;
+      r["hypothesis"] = s.hypothesis;
+      r["device"] = s.device;
+      r["kernel"] = s.kernels[k].name;
+      r["kernel_index"] = k;
+      r["block"] = b;
+      r["sm"] = p.sm;
+      r["tpc"] = tpc;
+      r["gpc"] = tpc >= 0 && static_cast<size_t>(tpc) < d.gpc_of_tpc.size() ? py::object(py::int_(d.gpc_of_tpc[tpc]))
+                                                                              : py::object(py::none());
+      r["start"] = p.start;
+      r["end"] = p.end;
+      rows.append(std::move(r));
+    }
+}
+
+py::list predict(py::handle scenario, py::handle hypothesis, const std::string& case_id) {
+  const model::Scenario sc = scenario_argument(scenario, case_id, "predict");
+  const auto hs = hypotheses_argument(hypothesis);
+  py::list rows;
+  std::vector<std::string> skipped;
+  size_t ran = 0;
+  for (const auto& h : hs) {
+    // As the CLI: with several hypotheses, one that cannot run the scenario is skipped and said so.
+    std::optional<model::Schedule> s;
+    try {
+      py::gil_scoped_release unlocked;
+      model::check_feasible(sc, h, "scenario");
+      s = model::simulate(sc, h);
+    } catch (const model::InputError& e) {
+      if (hs.size() == 1) throw;
+      skipped.push_back(fmt::format("{}: {}", h.name, e.reason()));
+      continue;
+    }
+    add_rows(rows, *s, sc);
+    ++ran;
+  }
+  if (ran == 0)
+    throw model::InputError("scenario", "--hypothesis",
+                            fmt::format("no hypothesis can run this scenario: {}", fmt::join(skipped, "; ")));
+  for (const auto& why : skipped)
+    py::module_::import("warnings").attr("warn")(fmt::format("tbcheck: skipped (not applicable) {}", why));
+  return rows;
+}
+
+py::object validate(py::handle paths, py::handle hypothesis, const std::string& level, const std::string& timing,
+                    int64_t max_orders) {
+  std::vector<std::string> files;
+  if (py::isinstance<py::list>(paths) || py::isinstance<py::tuple>(paths))
+    for (auto p : paths) files.push_back(path_argument(p));
+  else
+    files.push_back(path_argument(paths));
+  std::vector<model::Level> levels;
+  if (level == "all") levels.assign(std::begin(model::kAllLevels), std::end(model::kAllLevels));
+  else levels.push_back(model::level_from_string(level));
+  const model::Level expect_level = levels.size() == 1 ? levels[0] : model::Level::Exact;
+  model::JudgeOptions judging;
+  judging.timing = model::timing_from_string(timing, "--timing");
+  if (max_orders < 1 || max_orders > 100'000'000)
+    throw model::InputError("--max-orders", "", "must be an integer between 1 and 100000000");
+  judging.max_orders = max_orders;
+  auto hs = hypotheses_argument(hypothesis);
+  model::json out;
+  {
+    py::gil_scoped_release unlocked;
+    std::vector<model::Case> cases;
+    for (const auto& p : files)
+      for (auto& c : model::load_cases(p)) cases.push_back(std::move(c));
+    if (cases.empty()) throw model::InputError(fmt::format("{}", fmt::join(files, " ")), "", "no corpus cases found");
+    const model::ValidationRun run = model::run_validation(std::move(cases), std::move(hs), {}, judging);
+    out = run.to_json(levels, expect_level);
+  }
+  return to_python(out);
+}
+
+}  // namespace
+
+std::vector<model::Hypothesis> hypotheses_argument(py::handle o) {
+  if (py::isinstance<model::Hypothesis>(o)) return {o.cast<model::Hypothesis>()};
+  if (py::isinstance<py::list>(o) || py::isinstance<py::tuple>(o)) {
+    std::vector<model::Hypothesis> out;
+    for (auto e : o)
+      for (auto& h : hypotheses_argument(e)) out.push_back(std::move(h));
+    if (out.empty()) throw model::InputError("--hypothesis", "", "no hypothesis given");
+    return out;
+  }
+  // A comma list as --hypothesis reads it, where an item may also be a composition name.
+  const std::string spec = path_argument(o);
+  std::vector<model::Hypothesis> out;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    const size_t comma = spec.find(',', pos);
+    const std::string item = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? spec.size() + 1 : comma + 1;
+    if (item.empty()) continue;
+    if (item.find('+') != std::string::npos && !looks_like_path(item)) out.push_back(composition_from_name(item));
+    else
+      for (auto& h : model::resolve_hypotheses(item)) out.push_back(std::move(h));
+  }
+  if (out.empty()) throw model::InputError("--hypothesis", "", "no hypothesis given");
+  for (size_t i = 0; i < out.size(); ++i)
+    for (size_t k = i + 1; k < out.size(); ++k)
+      if (out[i].name == out[k].name)
+        throw model::InputError("--hypothesis", "", fmt::format("hypothesis '{}' is given twice", out[i].name));
+  return out;
+}
+
+void bind_model(py::module_& m) {
+  py::class_<model::Device>(m, "Device", "A GPU's per-SM limits (corpus/devices/*.json)")
+      .def_readonly("name", &model::Device::name)
+      .def_readonly("description", &model::Device::description)
+      .def_readonly("cc", &model::Device::cc)
+      .def_readonly("sms", &model::Device::sms)
+      .def_readonly("sms_per_tpc", &model::Device::sms_per_tpc)
+      .def_property_readonly("tpcs", &model::Device::tpcs)
+      .def_property_readonly("architecture", &model::Device::architecture)
+      .def("to_dict", [](const model::Device& d) { return to_python(d.to_json()); }, "The device file's fields")
+      .def("__repr__", [](const model::Device& d) { return fmt::format("<tbcheck.Device {} ({} SMs)>", d.name, d.sms); });
+
+  py::class_<model::Hypothesis>(m, "Hypothesis", "One option per scheduler mechanism (corpus/hypotheses/*.json)")
+      .def_readonly("name", &model::Hypothesis::name)
+      .def_readonly("source", &model::Hypothesis::source)
+      .def_readonly("description", &model::Hypothesis::description)
+      .def_readonly("file", &model::Hypothesis::file)
+      .def_property_readonly("composition_name", &model::composition_name)
+      .def_property_readonly(
+          "options",
+          [](const model::Hypothesis& h) {
+            py::dict out;
+            for (const auto& s : model::option_settings(h)) out[py::str(std::string(s.mechanism))] = s.value;
+            return out;
+          },
+          "mechanism -> chosen value as text ('off' for an absent threshold)")
+      .def("to_dict", [](const model::Hypothesis& h) { return to_python(h.to_json()); }, "The hypothesis file's fields")
+      .def("__repr__", [](const model::Hypothesis& h) { return fmt::format("<tbcheck.Hypothesis {}>", h.name); });
+
+  py::class_<model::Scenario>(m, "Scenario", "A device and its kernels, each launched at its release time")
+      .def_readonly("device", &model::Scenario::device)
+      .def_property_readonly("total_blocks", &model::Scenario::total_blocks)
+      .def_property_readonly("kernels",
+                             [](const model::Scenario& s) {
+                               std::vector<std::string> names;
+                               for (const auto& k : s.kernels) names.push_back(k.name);
+                               return names;
+                             })
+      .def("to_dict", [](const model::Scenario& s) { return to_python(s.to_json()); }, "The scenario file's fields")
+      .def("__repr__", [](const model::Scenario& s) {
+        return fmt::format("<tbcheck.Scenario {} kernels, {} blocks on {}>", s.kernels.size(), s.total_blocks(),
+                           s.device.name);
+      });
+
+  m.def(
+      "devices",
+      [] {
+        std::vector<std::string> out;
+        for (const auto& d : model::builtin_devices()) out.push_back(d.name);
+        return out;
+      },
+      "Names of the shipped devices");
+  m.def(
+      "hypotheses",
+      [] {
+        std::vector<std::string> out;
+        for (const auto& h : model::builtin_hypotheses()) out.push_back(h.name);
+        return out;
+      },
+      "Names of the shipped hypotheses");
+  m.def(
+      "compositions",
+      [](py::handle device) {
+        std::vector<std::string> out;
+        const auto& all = device.is_none() ? model::all_compositions() : model::compositions_for(device_argument(device));
+        out.reserve(all.size());
+        for (const auto& h : all) out.push_back(h.name);
+        return out;
+      },
+      py::arg("device") = py::none(), "Names of every valid composition of mechanism options (on a device: its own)");
+  m.def("device", &device_argument, py::arg("device"), "A shipped device by name, or a device file");
+  m.def("hypothesis", [](py::handle spec) {
+        if (py::isinstance<model::Hypothesis>(spec)) return spec.cast<model::Hypothesis>();
+        return one_hypothesis(path_argument(spec));
+      },
+      py::arg("hypothesis"), "One hypothesis: a shipped name, a file, or a composition name ('alg1+registers=pb')");
+  m.def("resolve_hypotheses", &hypotheses_argument, py::arg("hypotheses"),
+        "Hypotheses as the CLI's --hypothesis takes them: a comma list, 'all', files, compositions, or a list of these");
+  m.def("composition", &composition_from_name, py::arg("name"),
+        "The composition a name of the form 'alg1+mechanism=value+...' names (as learn and check print them)");
+  m.def(
+      "scenario", [](py::handle source, const std::string& case_id) { return scenario_argument(source, case_id, "scenario"); },
+      py::arg("scenario"), py::arg("case") = "", "A scenario from a scenario or case file (case: the id in a collection) or a dict");
+  m.def("predict", &predict, py::arg("scenario"), py::arg("hypothesis") = "alg1", py::arg("case") = "",
+        "Where and when every block runs: one dict per block (hypothesis, device, kernel, kernel_index, block, sm, "
+        "tpc, gpc, start, end), so pandas.DataFrame(predict(...)) is the table");
+  m.def("validate", &validate, py::arg("cases"), py::arg("hypothesis") = "all", py::arg("level") = "all",
+        py::arg("timing") = "model", py::arg("max_orders") = model::kDefaultMaxOrders,
+        "Every corpus case under every hypothesis: the document `tbcheck validate --json` prints (without its envelope)");
+}
+
+}  // namespace tbcheck::python
