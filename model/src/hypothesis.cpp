@@ -16,6 +16,7 @@
 
 #include "tbcheck/model/builtin.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/options.hpp"
 #include "tbcheck/model/thresholds.hpp"
 
 namespace tbcheck::model {
@@ -498,15 +499,15 @@ std::optional<CombinationError> combination_error(const Hypothesis& h) {
   // gpc-priority places blocks by the GPC map (seed 003 Section 4.1), so an SM scan order has no part in
   // it, and paired issue belongs to the generic dispatcher; a device without a GPC map is
   // rejected when the hypothesis meets it (model/src/fermi.cpp).
-  if (h.selection == Selection::GpcPriority && h.order != Order::Natural)
+  if (is_fermi(h.selection) && h.order != Order::Natural)
     return CombinationError{"order", fmt::format("selection 'gpc-priority' orders SMs by their GPCs (seed 003 Section "
                                                  "4.1); the order must be 'natural', not '{}'",
                                                  to_string(h.order))};
-  if (h.selection == Selection::GpcPriority && h.issue != Issue::Single)
+  if (is_fermi(h.selection) && h.issue != Issue::Single)
     return CombinationError{"issue", fmt::format("selection 'gpc-priority' places every block by the Fermi wave or "
                                                  "completion order; the issue must be 'single', not '{}'",
                                                  to_string(h.issue))};
-  if (h.selection == Selection::GpcPriority && h.retirement != Retirement::AllThenDispatch)
+  if (is_fermi(h.selection) && h.retirement != Retirement::AllThenDispatch)
     return CombinationError{"retirement", fmt::format("selection 'gpc-priority' already queues completions in "
                                                       "dispatch order (seed 003 Section 3) and plans its waves "
                                                       "between instants; the retirement must be "
