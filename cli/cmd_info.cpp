@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/error.hpp"
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/report/table.hpp"
 
@@ -53,8 +54,9 @@ struct Devices : Command {
 // touching this file. A field whose values are not names ("true", "<int>") refines the mechanism before
 // it and is shown in that column when set: "pb-strict-rr +skip", "sm (ignore at or below 32)".
 struct Hypotheses : Command {
-  bool json = false, options = false;
+  bool json = false, options = false, markdown = false;
   int run() override {
+    if (markdown && !options) throw model::InputError("--markdown", "", "needs --options (it formats the option table)");
     if (options) return run_options();
     const auto& hs = model::builtin_hypotheses();
     if (json) {
@@ -79,6 +81,10 @@ struct Hypotheses : Command {
     return kExitOk;
   }
   int run_options() {
+    if (markdown) {  // docs/design.md's table (tests/test_hypothesis.cpp keeps the two in step)
+      fmt::print("{}", model::option_table_markdown());
+      return kExitOk;
+    }
     if (json) {
       auto j = envelope();
       j["options"] = nlohmann::json::array();
@@ -111,6 +117,7 @@ std::unique_ptr<Command> make_hypotheses(CLI::App& app) {
   c->app = app.add_subcommand("hypotheses", "List the shipped hypotheses and their mechanism options");
   c->app->add_flag("--json", c->json, "Machine-readable output");
   c->app->add_flag("--options", c->options, "List every mechanism option with the paper section it comes from");
+  c->app->add_flag("--markdown", c->markdown, "With --options: the Markdown table docs/design.md shows");
   return c;
 }
 

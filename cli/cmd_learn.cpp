@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <numeric>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,27 +13,61 @@
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/report/learn.hpp"
 #include "tbcheck/search/learn.hpp"
 
 namespace tbcheck::cli {
 namespace {
 
-std::string groups_text(const search::LearnStep& s) {
-  // Many classes: their sizes only (the members are thousands of long names).
-  if (s.groups.size() > 4) {
-    std::vector<size_t> sizes = s.group_sizes;
-    std::sort(sizes.rbegin(), sizes.rend());
-    return fmt::format("{} classes of sizes {}", sizes.size(), fmt::join(sizes, ", "));
-  }
-  std::vector<std::string> g;
-  for (size_t i = 0; i < s.groups.size(); ++i) {
-    const size_t n = i < s.group_sizes.size() ? s.group_sizes[i] : s.groups[i].size();
-    if (n <= 3)
-      g.push_back(fmt::format("{{{}}}", fmt::join(s.groups[i], ", ")));
-    else
-      g.push_back(fmt::format("{{{} candidates, e.g. {}}}", n, s.groups[i].front()));
-  }
-  return fmt::format("{}", fmt::join(g, " "));
+report::LearnStepView step_view(const search::LearnStep& s) {
+  report::LearnStepView v;
+  v.index = s.index;
+  v.purpose = std::string(search::to_string(s.purpose));
+  v.case_id = s.case_id;
+  v.origin = s.origin;
+  v.kernels = s.kernels;
+  v.blocks = s.blocks;
+  v.confirms = s.confirms;
+  v.group_sizes = s.group_sizes;
+  v.groups = s.groups;
+  v.oracle_status = std::string(oracle::to_string(s.status));
+  v.oracle_note = s.oracle_note;
+  v.oracle_seconds = s.oracle_seconds;
+  v.device_seconds = s.device_seconds;
+  v.dropped_count = s.dropped_count;
+  v.survivor_count = s.survivor_count;
+  v.survivors = s.survivors;
+  return v;
+}
+
+report::LearnView result_view(const search::LearnResult& r, const std::string& device) {
+  report::LearnView v;
+  v.device = device;
+  v.not_applicable = r.not_applicable;
+  for (const auto& c : r.skipped) v.skipped.push_back({c.case_id, c.reason});
+  v.skipped_count = r.skipped_count;
+  v.outcome = std::string(search::to_string(r.outcome));
+  v.reason = r.reason;
+  v.survivors = r.survivors;
+  v.intervals = r.intervals;
+  v.scope = r.scope;
+  for (const auto& n : r.nearest) v.nearest.push_back({n.name, n.cases_refuted, n.blocks_misplaced, n.first_case, n.where});
+  v.equivalence = r.equivalence;
+  for (const auto& p : r.open_pairs) v.open_pairs.push_back({p.a, p.b, p.why});
+  v.open_pair_count = r.open_pair_count;
+  if (r.confirmation)
+    for (const auto& n : r.confirmation->neighbours)
+      if (n.verdict == search::NeighbourVerdict::NotSeparated) v.not_separated.push_back({n.name, n.differences, n.detail});
+  for (const auto& m : r.mechanisms)
+    v.mechanisms.push_back({m.mechanism, std::string(search::to_string(m.state)), m.state == search::Settledness::Settled,
+                            m.values, m.settled_by});
+  v.steps = r.steps.size();
+  v.oracle_runs = r.oracle_runs;
+  v.oracle_seconds = r.oracle_seconds;
+  v.device_seconds = r.device_seconds;
+  v.synthesis_seconds = r.synthesis_seconds;
+  v.open_question = r.open_question;
+  return v;
 }
 
 struct Learn : Command {
@@ -61,10 +94,9 @@ struct Learn : Command {
     opt.synthesize = !no_synthesis;
     opt.bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
     if (!json)
-      fmt::print("learn on {} with oracle {}: {} {}, {} corpus cases, {} repetition(s) per run\n", dev.name,
-                 opt.oracle_spec, hs.size(),
-                 opt.space == search::LearnSpace::Compositions ? "compositions (every valid one)" : "hypotheses",
-                 corpus.size(), opt.repetitions);
+      fmt::print("{}", report::learn_header_text(dev.name, opt.oracle_spec, hs.size(),
+                                                 opt.space == search::LearnSpace::Compositions, corpus.size(),
+                                                 opt.repetitions));
     // Progress on a terminal only: one line on stderr, rewritten, cleared before each step's report.
     const bool tty = isatty(STDERR_FILENO) != 0;
     auto progress = [&](const std::string& text) {
@@ -73,20 +105,7 @@ struct Learn : Command {
     progress("learn: choosing the first case...");
     auto print_step = [&](const search::LearnStep& s) {
       progress("");
-      if (!json) {
-        fmt::print("step {} ({}): {} ({} kernels, {} blocks) from {}\n", s.index, search::to_string(s.purpose), s.case_id,
-                   s.kernels, s.blocks, s.origin);
-        if (!s.confirms.empty())
-          fmt::print("  chosen to separate the survivor from {} neighbour(s): {}{}\n", s.confirms.size(),
-                     fmt::join(s.confirms.begin(), s.confirms.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(4, s.confirms.size())), ", "),
-                     s.confirms.size() > 4 ? ", ..." : "");
-        fmt::print("  predictions split the {} consistent candidate(s) into {}\n",
-                   std::accumulate(s.group_sizes.begin(), s.group_sizes.end(), size_t{0}), groups_text(s));
-        fmt::print("  oracle: {}{}; {:.3f} s wall, {:.1f} s of device time\n", oracle::to_string(s.status),
-                   s.oracle_note.empty() ? "" : " (" + s.oracle_note + ")", s.oracle_seconds, s.device_seconds);
-        fmt::print("  dropped {}; {} consistent{}\n", s.dropped_count, s.survivor_count,
-                   s.survivor_count <= 6 ? fmt::format(": {}", fmt::join(s.survivors, ", ")) : "");
-      }
+      if (!json) fmt::print("{}", report::learn_step_text(step_view(s)));
       progress(fmt::format("learn: step {} done, {} consistent; choosing the next case...", s.index, s.survivor_count));
     };
     search::LearnResult r = search::learn(hs, dev, corpus, opt, print_step);
@@ -113,70 +132,10 @@ struct Learn : Command {
       j["written"] = written;
       print_json(j);
     } else {
-      if (r.not_applicable.size() <= 3)
-        for (const auto& n : r.not_applicable) fmt::print("set aside (not applicable to {}): {}\n", dev.name, n);
-      else
-        fmt::print("set aside {} candidates not applicable to {} (first: {})\n", r.not_applicable.size(), dev.name,
-                   r.not_applicable.front());
-      fmt::print("\n{}: {}\n", search::to_string(r.outcome),
-                 r.survivors.empty()          ? std::string("no candidate fits")
-                 : r.survivors.size() <= 8 ? fmt::format("{}", fmt::join(r.survivors, ", "))
-                                         : fmt::format("{} consistent candidates", r.survivors.size()));
-      if (!r.reason.empty()) fmt::print("{}\n", r.reason);
-      if (!r.intervals.empty()) {
-        fmt::print("thresholds (the values every observation allows):\n");
-        for (const auto& iv : r.intervals)
-          fmt::print("  {:<30} {} ({} of the device's steps of {})\n", iv.option.key, iv.range_text(), iv.cuts(),
-                     iv.granularity);
-      }
-      if (!r.scope.empty()) fmt::print("scope: {}\n", r.scope);
-      if (!r.nearest.empty()) {
-        fmt::print("nearest (fewest observed cases refuted, then fewest blocks misplaced):\n");
-        for (const auto& n : r.nearest)
-          fmt::print("  {}: {} case(s), {} block(s); first fails {} ({})\n", n.name, n.cases_refuted,
-                     n.blocks_misplaced, n.first_case, n.where);
-      }
-      if (r.equivalence.size() > 1 || (r.equivalence.size() == 1 && r.equivalence[0].size() > 1)) {
-        fmt::print("consistent set, grouped (members of a group proved equivalent on {}):\n", dev.name);
-        // A run without corpus or synthesis can leave thousands of groups: the terminal gets the first
-        // few, --json and --out every one.
-        constexpr size_t kShownGroups = 20;
-        for (size_t i = 0; i < r.equivalence.size() && i < kShownGroups; ++i) {
-          const auto& g = r.equivalence[i];
-          fmt::print("  {}{}\n", fmt::join(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(g.size(), 6)), ", "),
-                     g.size() > 6 ? fmt::format(", ... ({} in all)", g.size()) : "");
-        }
-        if (r.equivalence.size() > kShownGroups)
-          fmt::print("  ... {} more groups (--json or --out lists every one)\n", r.equivalence.size() - kShownGroups);
-      }
-      if (!r.open_pairs.empty()) {
-        constexpr size_t kShownPairs = 20;
-        fmt::print("undecided pairs (no case splits them):\n");
-        for (size_t i = 0; i < r.open_pairs.size() && i < kShownPairs; ++i)
-          fmt::print("  {} / {}: {}\n", r.open_pairs[i].a, r.open_pairs[i].b, r.open_pairs[i].why);
-        if (r.open_pair_count > kShownPairs)
-          fmt::print("  ... {} more pairs (--json lists {})\n", r.open_pair_count - kShownPairs, r.open_pairs.size());
-      }
-      if (r.confirmation) {
-        size_t shown = 0;
-        for (const auto& n : r.confirmation->neighbours)
-          if (n.verdict == search::NeighbourVerdict::NotSeparated && shown++ < 12)
-            fmt::print("  not yet separated from {} ({}): {}\n", n.name, fmt::join(n.differences, "; "), n.detail);
-      }
-      if (!r.mechanisms.empty()) {
-        fmt::print("mechanisms:\n");
-        for (const auto& m : r.mechanisms)
-          fmt::print("  {:<30} {:<8} {}\n", m.mechanism, search::to_string(m.state),
-                     m.state == search::Settledness::Settled
-                         ? fmt::format("{}{}", fmt::join(m.values, " = "),
-                                       m.settled_by.empty() ? "" : " (settled by " + m.settled_by + ")")
-                         : fmt::format("still one of: {}", fmt::join(m.values, ", ")));
-      }
-      fmt::print("{} step(s), {} oracle run(s), {:.3f} s oracle wall time, {:.1f} s device time, {:.1f} s synthesis\n",
-                 r.steps.size(), r.oracle_runs, r.oracle_seconds, r.device_seconds, r.synthesis_seconds);
-      if (!written.empty()) fmt::print("wrote {} file(s) to {}\n", written.size(), out_dir);
-      if (r.open_question)
-        fmt::print("open question (case {}):\n{}\n", r.open_question->id, r.open_question->to_json().dump(1));
+      report::LearnView v = result_view(r, dev.name);
+      v.written = written.size();
+      v.out_dir = out_dir;
+      fmt::print("{}", report::learn_result_text(v));
     }
     switch (r.outcome) {
       case search::LearnOutcome::Identified:

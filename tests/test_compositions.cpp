@@ -5,14 +5,42 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <stdexcept>
+#include <string_view>
 
 #include "helpers.hpp"
 #include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/options.hpp"
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
 
 using namespace tbcheck;
 using tbcheck::test::hyp;
+
+namespace {
+
+const model::MechanismSpace& space_of(std::string_view mechanism) {
+  for (const auto& m : model::mechanism_space())
+    if (m.mechanism == mechanism) return m;
+  throw std::logic_error("no mechanism " + std::string(mechanism));
+}
+
+}  // namespace
+
+TEST_CASE("the composition space takes each mechanism's values from its descriptor", "[compositions]") {
+  const auto& all = model::all_compositions();
+  for (const auto& m : model::mechanism_space()) {
+    std::set<std::string> seen;
+    for (const auto& h : all) seen.insert(h.to_json()[std::string(m.mechanism)].dump());
+    std::set<std::string> expected;
+    for (const auto& v : m.values) {
+      expected.insert(v.dump());
+      if (m.enumeration != model::Enumeration::Every) break;  // the default only
+    }
+    INFO(m.mechanism);
+    CHECK(seen == expected);
+  }
+}
 
 TEST_CASE("the composition space is every valid combination, shipped ones under their names", "[compositions]") {
   const auto& all = model::all_compositions();
@@ -36,19 +64,20 @@ TEST_CASE("the composition space is every valid combination, shipped ones under 
   const auto with_clusters = model::compositions_for(model::builtin_device("h100-sxm-assumed-gpcs", "test", "device"));
   for (const auto& row : model::option_table()) {
     if (row.value == "<int>" || row.value == "true") continue;
-    if (row.mechanism == "cluster_gpc" || row.mechanism == "cluster_spread") {
+    const auto& space = space_of(row.mechanism);
+    if (space.enumeration == model::Enumeration::WhereNeedsMet) {  // the cluster options
       INFO(row.mechanism << ": " << row.value);
       CHECK(std::any_of(with_clusters.begin(), with_clusters.end(), [&](const model::Hypothesis& h) {
         return h.to_json()[std::string(row.mechanism)] == std::string(row.value);
       }));
       continue;
     }
-    if (row.mechanism == "retirement") {  // fixed at all-then-dispatch in the space (compositions.cpp says why)
-      INFO(row.value);
+    if (space.enumeration == model::Enumeration::HeldAtDefault) {  // the retirement reading
+      INFO(row.mechanism << ": " << row.value);
       const bool in_space = std::any_of(all.begin(), all.end(), [&](const model::Hypothesis& h) {
-        return h.to_json()["retirement"] == std::string(row.value);
+        return h.to_json()[std::string(row.mechanism)] == std::string(row.value);
       });
-      CHECK(in_space == (row.value == "all-then-dispatch"));
+      CHECK(in_space == (model::json(std::string(row.value)) == space.values.front()));
       continue;
     }
     const bool used = std::any_of(all.begin(), all.end(), [&](const model::Hypothesis& h) {
@@ -71,20 +100,10 @@ TEST_CASE("the space leaves out exactly the combinations a hypothesis file is re
   const auto fields = model::mechanism_fields();
   std::vector<std::vector<model::json>> values;
   for (const auto& f : fields) {
-    std::vector<model::json> v;
-    for (const auto& t : model::threshold_set())
-      if (t.mechanism == f) v = t.values;
-    if (v.empty())
-      for (const auto& row : model::option_table()) {
-        if (row.mechanism != f) continue;
-        if (f == "cluster_gpc" || f == "cluster_spread" || f == "retirement") {  // fixed at their defaults
-          if (v.empty()) v.emplace_back(std::string(row.value));
-        } else {
-          v.emplace_back(std::string(row.value));
-        }
-      }
-    REQUIRE(!v.empty());
-    values.push_back(v);
+    const auto& m = space_of(f);
+    // Held mechanisms at their defaults, as the space has them.
+    values.push_back(m.enumeration == model::Enumeration::Every ? m.values : std::vector<model::json>{m.values.front()});
+    REQUIRE(!values.back().empty());
   }
   std::mt19937 rng(17);
   int accepted = 0, refused = 0;
@@ -120,7 +139,7 @@ TEST_CASE("cluster options grow the space only on a device with clusters and a G
   bool per_pb = false;
   for (size_t i = all.size(); i < more.size(); i += 97) CHECK(more[i].name == model::composition_name(more[i]));
   for (size_t i = all.size(); i < more.size(); ++i) {
-    CHECK(more[i].selection != model::Selection::GpcPriority);
+    CHECK_FALSE(model::is_fermi(more[i].selection));
     per_pb = per_pb || more[i].warps == model::Warps::PbStrictRR;
   }
   CHECK(per_pb);

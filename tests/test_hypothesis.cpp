@@ -425,3 +425,17 @@ TEST_CASE("hypothesis: a file cannot take a shipped hypothesis's name with other
   CHECK(model::resolve_hypotheses(tbcheck::test::source_path("corpus/hypotheses/alg1.json")).at(0).name == "alg1");
   CHECK(model::resolve_hypotheses(t.write("mine.json", R"({"name": "mine", "base": "most-room"})")).at(0).name == "mine");
 }
+
+TEST_CASE("docs/design.md's option table is the one the mechanism descriptors generate", "[hypothesis][docs]") {
+  std::ifstream in(test::source_path("docs/design.md"));
+  REQUIRE(in);
+  std::string line, table;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("| mechanism (JSON field) |", 0) == 0) inside = true;
+    if (inside && line.rfind("|", 0) != 0) break;
+    if (inside) table += line + "\n";
+  }
+  INFO("regenerate with: build/cli/tbcheck hypotheses --options --markdown (and paste it over the table)");
+  CHECK(table == option_table_markdown());
+}

@@ -474,6 +474,27 @@ TEST_CASE("learn refuses an oracle that cannot play the device before any step, 
   }
 }
 
+TEST_CASE("learn skips and counts the cases an oracle cannot run instead of stopping", "[reliability][cli]") {
+  // sim:fermi has no TPC masks: the masked case splits fermi from its twin that ignores masks, but the
+  // oracle cannot run it. It is set aside, not a step, and the run ends as undecided (exit 1), not with exit 2.
+  Tmp t;
+  const std::string twin = t.write("fermi-masks-ignored.json", R"({"name": "fermi-masks-ignored", "base": "fermi", "partition": "ignore"})");
+  const std::string args = "learn --device quadro6000 --oracle sim:fermi --no-synthesis --hypotheses fermi," + twin +
+                           " --corpus corpus/synth/synth-rtx3090-alg1-vs-alg1-partition-ignore.json";
+  auto text = run_tbcheck(args);
+  INFO(text.out);
+  CHECK(text.exit_code == 1);
+  CHECK(has(text.out, "skipped 1 case(s) the oracle cannot run (not steps; first: synth-rtx3090-alg1-vs-alg1-partition-ignore: "));
+  CHECK_FALSE(has(text.out, "step 1"));
+  CHECK(has(text.out, "undecided: fermi, fermi-masks-ignored"));
+  auto j = run_tbcheck(args + " --json");
+  REQUIRE(j.exit_code == 1);
+  const auto doc = nlohmann::json::parse(j.out.substr(j.out.find('{')));
+  CHECK(doc["skipped_count"] == 1);
+  CHECK(doc["skipped"][0]["case"] == "synth-rtx3090-alg1-vs-alg1-partition-ignore");
+  CHECK(doc["steps"].empty());
+}
+
 TEST_CASE("errors name the flag the user typed", "[reliability][cli]") {
   Tmp t;
   const std::string f = t.write("c.json", small_case("c"));

@@ -14,52 +14,53 @@
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/resources.hpp"
+#include "tbcheck/model/thresholds.hpp"
 
 namespace tbcheck::model {
 
 const std::vector<ThresholdChoices>& threshold_set() {
-  static const std::vector<ThresholdChoices> set = {
-      {"registers_ignore_at_or_below", {json(), json(32)}},  // seed 002 Section III-C2 (32 registers)
-      {"smem_ignore_below", {json(), json(3072)}},           // seed 002 Section III-C2 (3 KB)
-      {"skip_on_multiple_of_4", {json(false), json(true)}},  // seed 000 Mechanism 2.2
-  };
+  static const std::vector<ThresholdChoices> set = [] {
+    std::vector<ThresholdChoices> out;
+    for (const auto& m : mechanism_space()) {
+      const auto& opts = threshold_options();
+      const bool threshold = std::any_of(opts.begin(), opts.end(), [&](const auto& o) { return o.key == m.mechanism; });
+      if (threshold || m.values.front().is_boolean()) out.push_back({std::string(m.mechanism), m.values});
+    }
+    return out;
+  }();
   return set;
 }
 
 std::vector<std::string> mechanism_fields() {
   std::vector<std::string> out;
-  for (const auto& row : option_table())
-    if (std::find(out.begin(), out.end(), row.mechanism) == out.end()) out.emplace_back(row.mechanism);
+  for (const auto& m : mechanism_space()) out.emplace_back(m.mechanism);
   return out;
 }
 
 namespace {
 
-// Mechanisms held at their default (first) option in all_compositions: the cluster ones, which only a
-// device with thread block clusters and a GPC map can exercise (compositions_for varies them there), and
-// the retirement reading, which no recorded case decides and which would double the space.
-bool held_at_default(const std::string& field) {
-  return field == "cluster_gpc" || field == "cluster_spread" || field == "retirement";
-}
-
-// The values of one mechanism field in the enumerated space.
-std::vector<json> values_of(const std::string& field) {
-  if (held_at_default(field))
-    for (const auto& row : option_table())
-      if (row.mechanism == field) return {json(std::string(row.value))};
-  for (const auto& t : threshold_set())
-    if (t.mechanism == field) return t.values;
-  std::vector<json> out;
-  for (const auto& row : option_table())
-    if (row.mechanism == field) {
-      // A threshold or flag the set above does not know: only "off", so the space stays valid.
-      if (row.value == "<int>") return {json()};
-      if (row.value == "true") return {json(false)};
-      out.emplace_back(std::string(row.value));
+// The values of each mechanism in all_compositions, in the descriptor order: every value, or only the
+// default where the descriptor holds it there (model/hypothesis.hpp, Enumeration).
+std::vector<std::vector<json>> space_values() {
+  std::vector<std::vector<json>> out;
+  for (const auto& m : mechanism_space()) {
+    switch (m.enumeration) {
+      case Enumeration::Every: out.push_back(m.values); break;
+      case Enumeration::HeldAtDefault:
+      case Enumeration::WhereNeedsMet: out.push_back({m.values.front()}); break;
     }
+  }
   return out;
 }
 
+bool device_meets(OptionNeeds n, const Device& d) {
+  switch (n) {
+    case OptionNeeds::Nothing: return true;
+    case OptionNeeds::GpcMap: return !d.gpc_of_tpc.empty();
+    case OptionNeeds::ClustersAndGpcMap: return d.has_clusters() && !d.gpc_of_tpc.empty();
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -82,8 +83,7 @@ std::string composition_name(const Hypothesis& h) {
 const std::vector<Hypothesis>& all_compositions() {
   static const std::vector<Hypothesis> all = [] {
     const auto fields = mechanism_fields();
-    std::vector<std::vector<json>> values;
-    for (const auto& f : fields) values.push_back(values_of(f));
+    const std::vector<std::vector<json>> values = space_values();
     std::vector<Hypothesis> out;
     if (fields.empty()) return out;
     // An odometer over the fields that sets only the fields whose value changed; combination_error
@@ -117,25 +117,36 @@ const std::vector<Hypothesis>& all_compositions() {
 
 std::vector<Hypothesis> compositions_for(const Device& d) {
   std::vector<Hypothesis> out = all_compositions();
-  if (!d.has_clusters() || d.gpc_of_tpc.empty()) return out;
-  // Every other cluster option, on the compositions the cluster rule is defined for (every generic selection:
+  // The mechanisms all_compositions holds at their default until a device has what they need: every
+  // combination of their values, on the compositions the cluster rule is defined for (every generic selection:
   // cluster_unsupported_options; the alg1 family included).
+  std::vector<const MechanismSpace*> varied;
+  for (const auto& m : mechanism_space()) {
+    switch (m.enumeration) {
+      case Enumeration::Every:
+      case Enumeration::HeldAtDefault: break;
+      case Enumeration::WhereNeedsMet:
+        if (device_meets(m.needs, d)) varied.push_back(&m);
+        break;
+    }
+  }
+  if (varied.empty()) return out;
   const size_t n = out.size();
-  out.reserve(n * 4);
   for (size_t i = 0; i < n; ++i) {
     if (!cluster_unsupported_options(out[i]).empty()) continue;
-    for (const auto& g : option_table()) {
-      if (g.mechanism != "cluster_gpc") continue;
-      for (const auto& sp : option_table()) {
-        if (sp.mechanism != "cluster_spread") continue;
-        Hypothesis h = out[i];
-        set_option(h, "cluster_gpc", std::string(g.value));
-        set_option(h, "cluster_spread", std::string(sp.value));
-        if (h.same_options(out[i])) continue;
+    // An odometer over the varied mechanisms, the first outermost.
+    std::vector<size_t> idx(varied.size(), 0);
+    while (true) {
+      Hypothesis h = out[i];
+      for (size_t v = 0; v < varied.size(); ++v) set_option(h, varied[v]->mechanism, varied[v]->values[idx[v]]);
+      if (!h.same_options(out[i])) {
         h.name = composition_name(h);
         h.file = "composition:" + h.name;
         out.push_back(std::move(h));
       }
+      size_t v = varied.size();
+      while (v > 0 && ++idx[v - 1] == varied[v - 1]->values.size()) idx[--v] = 0;
+      if (v == 0) break;
     }
   }
   return out;

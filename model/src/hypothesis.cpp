@@ -16,6 +16,7 @@
 
 #include "tbcheck/model/builtin.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/options.hpp"
 #include "tbcheck/model/thresholds.hpp"
 
 namespace tbcheck::model {
@@ -32,6 +33,7 @@ struct Choice {
   std::string_view name;
   std::string_view cites;
   std::string_view meaning;
+  OptionNeeds needs = OptionNeeds::Nothing;  // what a device must have for the option to act there
 };
 
 constexpr Choice<Selection> kSelectionChoices[] = {
@@ -43,7 +45,8 @@ constexpr Choice<Selection> kSelectionChoices[] = {
      "a first wave of min(blocks, residency x SMs) picks: the GPC of highest priority (residency x its SMs; lowest "
      "index on ties) gets one block on every SM while more blocks than SMs remain, else one block on its next SM "
      "in %smid order, and loses that many; later blocks go to SMs in the order blocks complete; 2-D grids are "
-     "picked along U/n multirows; needs the device's GPC map"},
+     "picked along U/n multirows; needs the device's GPC map",
+     OptionNeeds::GpcMap},
 };
 constexpr Choice<Order> kOrderChoices[] = {
     {Order::Natural, "natural", "textbook order", "SMs scanned 0, 1, 2, ..., N-1"},
@@ -177,7 +180,8 @@ static_assert(in_enum_order(kSelectionChoices) && in_enum_order(kOrderChoices) &
 
 // An enumerated mechanism: a JSON field, the Hypothesis member it sets, its values, and its column in
 // the hypotheses table. `required`: a file without a base must give it ("issue" came later and
-// defaults to single, so files written before it stay valid).
+// defaults to single, so files written before it stay valid). `enumeration` and `needs`: how the
+// composition space takes it (model/compositions.hpp).
 template <typename E, size_t N>
 struct EnumMechanism {
   std::string_view key;
@@ -185,6 +189,8 @@ struct EnumMechanism {
   const Choice<E> (&choices)[N];
   std::string_view column;
   bool required = true;
+  Enumeration enumeration = Enumeration::Every;
+  OptionNeeds needs = OptionNeeds::Nothing;
 };
 // A flag that qualifies another mechanism (shown in its column with `suffix` when on).
 struct FlagMechanism {
@@ -203,6 +209,7 @@ struct ThresholdMechanism {
   std::string_view column, suffix_format;
   ThresholdSide side;
   ThresholdQuantity quantity;
+  std::vector<int> samples;  // the values the composition space takes besides off: the ones the papers name
 };
 
 // Every mechanism, in the hypothesis-file order: option_table, parse, to_json, same_options and the
@@ -218,12 +225,12 @@ const auto kMechanisms = std::make_tuple(
     ThresholdMechanism{"registers_ignore_at_or_below", &Hypothesis::registers_ignore_at_or_below, 1024,
                        "seed 002 Section III-C2 (32-register threshold)",
                        "registers neither checked nor allocated when regs per thread <= the value", "registers",
-                       " (ignored <= {})", ThresholdSide::AtOrBelow, ThresholdQuantity::RegsPerThread},
+                       " (ignored <= {})", ThresholdSide::AtOrBelow, ThresholdQuantity::RegsPerThread, {32}},
     EnumMechanism<Smem, std::size(kSmemChoices)>{"smem", &Hypothesis::smem, kSmemChoices, "smem"},
     ThresholdMechanism{"smem_ignore_below", &Hypothesis::smem_ignore_below, 1 << 24,
                        "seed 002 Section III-C2 (3 KB threshold)",
                        "shared memory neither checked nor allocated when S (rounded, reserved included) is below the value",
-                       "smem", " (ignored < {} B)", ThresholdSide::Below, ThresholdQuantity::SmemPerBlock},
+                       "smem", " (ignored < {} B)", ThresholdSide::Below, ThresholdQuantity::SmemPerBlock, {3072}},
     EnumMechanism<SmemConfig, std::size(kSmemConfigChoices)>{"smem_config", &Hypothesis::smem_config,
                                                              kSmemConfigChoices, "smem config"},
     EnumMechanism<Local, std::size(kLocalChoices)>{"local", &Hypothesis::local, kLocalChoices, "local"},
@@ -235,11 +242,15 @@ const auto kMechanisms = std::make_tuple(
     EnumMechanism<Partition, std::size(kPartitionChoices)>{"partition", &Hypothesis::partition, kPartitionChoices,
                                                            "partition", false},
     EnumMechanism<ClusterGpc, std::size(kClusterGpcChoices)>{"cluster_gpc", &Hypothesis::cluster_gpc,
-                                                             kClusterGpcChoices, "cluster gpc", false},
+                                                             kClusterGpcChoices, "cluster gpc", false,
+                                                             Enumeration::WhereNeedsMet, OptionNeeds::ClustersAndGpcMap},
     EnumMechanism<ClusterSpread, std::size(kClusterSpreadChoices)>{"cluster_spread", &Hypothesis::cluster_spread,
-                                                                   kClusterSpreadChoices, "cluster spread", false},
+                                                                   kClusterSpreadChoices, "cluster spread", false,
+                                                                   Enumeration::WhereNeedsMet,
+                                                                   OptionNeeds::ClustersAndGpcMap},
     EnumMechanism<Retirement, std::size(kRetirementChoices)>{"retirement", &Hypothesis::retirement, kRetirementChoices,
-                                                             "retirement", false});
+                                                             "retirement", false,
+                                                             Enumeration::HeldAtDefault});
 
 template <class F>
 void for_each_mechanism(F&& f) {
@@ -265,12 +276,101 @@ const std::vector<OptionInfo>& option_table() {
       } else if constexpr (std::is_same_v<M, ThresholdMechanism>) {
         out.push_back({m.key, "<int>", m.cites, m.meaning});
       } else {
-        for (const auto& c : m.choices) out.push_back({m.key, c.name, c.cites, c.meaning});
+        for (const auto& c : m.choices)
+          out.push_back({m.key, c.name, c.cites, c.meaning, c.needs == OptionNeeds::Nothing ? m.needs : c.needs});
       }
     });
     return out;
   }();
   return table;
+}
+
+std::string_view to_string(OptionNeeds n) {
+  switch (n) {
+    case OptionNeeds::Nothing: return "nothing";
+    case OptionNeeds::GpcMap: return "a GPC map";
+    case OptionNeeds::ClustersAndGpcMap: return "thread block clusters and a GPC map";
+  }
+  return "?";
+}
+
+std::string_view to_string(Enumeration e) {
+  switch (e) {
+    case Enumeration::Every: return "every value";
+    case Enumeration::HeldAtDefault: return "held at the default";
+    case Enumeration::WhereNeedsMet: return "the default; every value where the device has what it needs";
+  }
+  return "?";
+}
+
+const std::vector<MechanismSpace>& mechanism_space() {
+  static const std::vector<MechanismSpace> space = [] {
+    std::vector<MechanismSpace> out;
+    for_each_mechanism([&](const auto& m) {
+      using M = std::decay_t<decltype(m)>;
+      MechanismSpace s;
+      s.mechanism = m.key;
+      if constexpr (std::is_same_v<M, FlagMechanism>) {
+        s.values = {json(false), json(true)};
+      } else if constexpr (std::is_same_v<M, ThresholdMechanism>) {
+        s.values = {json()};
+        for (int v : m.samples) s.values.emplace_back(v);
+      } else {
+        s.enumeration = m.enumeration;
+        s.needs = m.needs;
+        for (const auto& c : m.choices) s.values.emplace_back(std::string(c.name));
+      }
+      out.push_back(std::move(s));
+    });
+    return out;
+  }();
+  return space;
+}
+
+std::string option_table_markdown() {
+  // One row per option; a mechanism's name, and the values the composition space takes of it, only on its
+  // first row. An option that needs something of a device says so on its own row.
+  std::string out =
+      "| mechanism (JSON field) | option | meaning | source | composition space |\n| --- | --- | --- | --- | --- |\n";
+  auto cell = [](std::string_view text) {
+    std::string s(text);
+    for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
+    return s;
+  };
+  std::string_view last;
+  for (const auto& r : option_table()) {
+    const MechanismSpace* space = nullptr;
+    for (const auto& m : mechanism_space())
+      if (m.mechanism == r.mechanism) space = &m;
+    std::string key;
+    if (r.mechanism != last) {
+      key = fmt::format("`{}`", r.mechanism);
+      for_each_mechanism([&](const auto& m) {
+        using M = std::decay_t<decltype(m)>;
+        if constexpr (!std::is_same_v<M, FlagMechanism> && !std::is_same_v<M, ThresholdMechanism>)
+          if (m.key == r.mechanism && !m.required) key += fmt::format(" (optional, default `{}`)", m.choices[0].name);
+      });
+      last = r.mechanism;
+    }
+    std::string value = r.value == "<int>" ? "integer or null" : fmt::format("`{}`", r.value);
+    std::string taken;
+    if (space && !key.empty()) {
+      std::vector<std::string> vs;
+      for (const auto& v : space->values) vs.push_back(v.dump());
+      switch (space->enumeration) {
+        case Enumeration::Every: taken = fmt::format("{}", fmt::join(vs, ", ")); break;
+        case Enumeration::HeldAtDefault: taken = fmt::format("held at {}", vs.front()); break;
+        case Enumeration::WhereNeedsMet:
+          taken = fmt::format("{}; all of {} where the device has {}", vs.front(), fmt::join(vs, ", "),
+                              to_string(space->needs));
+          break;
+      }
+    }
+    if (r.needs != OptionNeeds::Nothing && (!space || space->needs != r.needs))
+      taken += fmt::format("{}needs {}", taken.empty() ? "" : "; ", to_string(r.needs));
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", key, value, cell(r.meaning), cell(r.cites), cell(taken));
+  }
+  return out;
 }
 
 const std::vector<std::string_view>& mechanism_keys() {
@@ -399,15 +499,15 @@ std::optional<CombinationError> combination_error(const Hypothesis& h) {
   // gpc-priority places blocks by the GPC map (seed 003 Section 4.1), so an SM scan order has no part in
   // it, and paired issue belongs to the generic dispatcher; a device without a GPC map is
   // rejected when the hypothesis meets it (model/src/fermi.cpp).
-  if (h.selection == Selection::GpcPriority && h.order != Order::Natural)
+  if (is_fermi(h.selection) && h.order != Order::Natural)
     return CombinationError{"order", fmt::format("selection 'gpc-priority' orders SMs by their GPCs (seed 003 Section "
                                                  "4.1); the order must be 'natural', not '{}'",
                                                  to_string(h.order))};
-  if (h.selection == Selection::GpcPriority && h.issue != Issue::Single)
+  if (is_fermi(h.selection) && h.issue != Issue::Single)
     return CombinationError{"issue", fmt::format("selection 'gpc-priority' places every block by the Fermi wave or "
                                                  "completion order; the issue must be 'single', not '{}'",
                                                  to_string(h.issue))};
-  if (h.selection == Selection::GpcPriority && h.retirement != Retirement::AllThenDispatch)
+  if (is_fermi(h.selection) && h.retirement != Retirement::AllThenDispatch)
     return CombinationError{"retirement", fmt::format("selection 'gpc-priority' already queues completions in "
                                                       "dispatch order (seed 003 Section 3) and plans its waves "
                                                       "between instants; the retirement must be "

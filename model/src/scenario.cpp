@@ -218,6 +218,15 @@ Scenario scenario_from_json(const json& j, const std::string& where) {
   return s;
 }
 
+std::optional<Scenario> try_scenario_from_json(const json& j, const std::string& where, std::string* why) {
+  try {
+    return scenario_from_json(j, where);
+  } catch (const InputError& e) {  // the loader's own refusal, returned as a value
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
+}
+
 Scenario load_scenario_file(const std::string& path) {
   json j = read_json_file(path);
   // A scenario file may be a full corpus case; only the scenario part matters here, but unknown

@@ -6,25 +6,15 @@
 #include <optional>
 
 #include "tbcheck/model/controls.hpp"
+#include "tbcheck/model/options.hpp"
 
 namespace tbcheck::search::detail {
 
-namespace {
-
-int levels_of(const model::Device& d) {
-  return d.stream_priorities ? d.stream_priorities->least - d.stream_priorities->greatest + 1 : 1;
-}
-
-}  // namespace
-
 bool priority_exercised(const model::Device& d, model::Priority a, model::Priority b) {
-  if (a == b) return false;
-  const bool two_level_vs_strict = (a == model::Priority::TwoLevel && b == model::Priority::Strict) ||
-                                   (a == model::Priority::Strict && b == model::Priority::TwoLevel);
-  return levels_of(d) >= (two_level_vs_strict ? 3 : 2);
+  return model::priority_on(a, d) != model::priority_on(b, d);
 }
 
-bool partition_exercised(const model::Device& d) { return d.tpcs() >= 2; }
+bool partition_exercised(const model::Device& d) { return model::masks_act_on(d); }
 
 std::vector<smt::ParamBounds> control_variants(const model::Hypothesis& h1, const model::Hypothesis& h2,
                                                const model::Device& d, int kernels, const smt::ParamBounds& params,

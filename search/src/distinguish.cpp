@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/options.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/lemma_cache.hpp"
 #include "tbcheck/smt/synthesis.hpp"
@@ -113,31 +114,17 @@ std::string_view to_string(Finder f) {
 
 bool same_machine_on(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& d,
                      int max_blocks_per_kernel) {
-  model::Hypothesis a = h1, b = h2;
-  // Orders that scan the SMs of `d` as the natural order does (a switch: a new order must say).
-  auto natural_on_d = [&](model::Order o) {
-    switch (o) {
-      case model::Order::Natural: return true;
-      case model::Order::EvenFirst: return d.sms <= 2;  // 0, 1 either way
-    }
-    return false;
-  };
-  if (natural_on_d(a.order) && natural_on_d(b.order)) a.order = b.order = model::Order::Natural;
+  // The options as they act on `d` (model/options.hpp), then what the bounded structures cannot exercise.
+  model::Hypothesis a = model::effective_options(h1, d), b = model::effective_options(h2, d);
   // The issue rule acts only on pair leaders, which exist only in kernels of >= 2 x SMs + 5 blocks.
   bool leaders = false;
   for (int n = 1; n <= max_blocks_per_kernel && !leaders; ++n)
     for (int i = 0; i < n && !leaders; ++i) leaders = a.leads_pair(d, n, i) || b.leads_pair(d, n, i);
   if (!leaders) a.issue = b.issue = model::Issue::Single;
-  // The controls: priorities need a device range with enough levels, masks a second TPC.
-  if (!detail::priority_exercised(d, a.priority, b.priority)) a.priority = b.priority;
-  if (!detail::partition_exercised(d)) a.partition = b.partition;
   // The structures asked on `d` launch no clusters (clustered ones: cluster_witness.cpp), so the cluster
   // mechanisms never act there.
   a.cluster_gpc = b.cluster_gpc;
   a.cluster_spread = b.cluster_spread;
-  // pb-any with one register pool per SM, where the state check proves it (docs/learn.md).
-  if (model::pb_any_acts_as_sm(a, d)) a.warps = model::Warps::Sm;
-  if (model::pb_any_acts_as_sm(b, d)) b.warps = model::Warps::Sm;
   return a.same_options(b);
 }
 

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "tbcheck/model/error.hpp"
 #include "tbcheck/model/simulator.hpp"
 
 namespace tbcheck::search {
@@ -20,20 +19,14 @@ std::vector<NearMiss> nearest_misses(const std::vector<model::Hypothesis>& pool,
     for (size_t c = 0; c < seen.size(); ++c) {
       const model::Scenario& s = *seen[c].scenario;
       const model::Observation& o = *seen[c].observation;
-      model::Schedule sch;
-      bool runs = true;
-      try {
-        sch = model::simulate(s, h);
-      } catch (const model::InputError&) {
-        runs = false;
-      }
+      const std::optional<model::Schedule> predicted = model::try_simulate(s, h);
       int misplaced = 0;
       std::string where;
-      if (!runs) {
+      if (!predicted) {
         misplaced = s.total_blocks();
         where = "predicts the case cannot run";
       } else {
-        for (const auto& k : sch.kernels) {
+        for (const auto& k : predicted->kernels) {
           const auto sms = o.sm_of_block.find(k.name);
           const auto starts = o.start_of_block.find(k.name);
           for (size_t b = 0; b < k.blocks.size(); ++b) {

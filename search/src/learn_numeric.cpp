@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include "tbcheck/model/compare.hpp"
-#include "tbcheck/model/error.hpp"
 #include "tbcheck/model/simulator.hpp"
 
 namespace tbcheck::search {
@@ -98,13 +97,10 @@ std::optional<ThresholdFit> fit_thresholds(const model::Hypothesis& h, const mod
       hi[i] = static_cast<int>(t.local[i].size());
     }
     for_each_combination(std::vector<int>(n, 0), hi, [&](const std::vector<int>& k) {
-      bool ok = false;
-      try {
-        const auto s = model::simulate(*c.scenario, with_local_cuts(h, t.local, k));
-        ok = model::compare_recording(*c.observation, *c.scenario, s, model::Level::Exact).verdict == model::Verdict::Pass;
-      } catch (const model::InputError&) {
-        ok = false;  // predicts the case cannot run, and it ran
-      }
+      // No schedule: it predicts the case cannot run, and it ran.
+      const auto s = model::try_simulate(*c.scenario, with_local_cuts(h, t.local, k));
+      const bool ok =
+          s && model::compare_recording(*c.observation, *c.scenario, *s, model::Level::Exact).verdict == model::Verdict::Pass;
       t.fits.push_back(ok ? 1 : 0);
       return true;
     });
@@ -208,18 +204,16 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
       std::vector<int> l = lo, u = hi;
       if (above) l[which] = local_cut(cut, axis, local[which]);
       else u[which] = local_cut(cut - 1, axis, local[which]);
-      bool uniform = true;
-      try {
-        for_each_combination(l, u, [&](const std::vector<int>& k) {
-          auto sch = model::simulate(s, with_local_cuts(h, local, k));
-          if (!side[above]) side[above] = std::move(sch);
-          else if (!same_placements(*side[above], sch)) uniform = false;
-          return uniform;
-        });
-      } catch (const model::InputError&) {
-        return std::nullopt;
-      }
-      if (!uniform) return std::nullopt;
+      bool uniform = true, runs = true;
+      for_each_combination(l, u, [&](const std::vector<int>& k) {
+        auto sch = model::try_simulate(s, with_local_cuts(h, local, k));
+        runs = sch.has_value();
+        if (!runs) return false;
+        if (!side[above]) side[above] = std::move(*sch);
+        else if (!same_placements(*side[above], *sch)) uniform = false;
+        return uniform;
+      });
+      if (!runs || !uniform) return std::nullopt;
     }
     if (same_placements(*side[0], *side[1])) return std::nullopt;
     return BoundaryCase{s, std::move(*side[0]), std::move(*side[1]), tries};
@@ -227,14 +221,11 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
   auto scenario = [&](const model::json& kernels) -> std::optional<model::Scenario> {
     model::json j = base;
     j["kernels"] = kernels;
-    try {
-      auto s = model::scenario_from_json(j, "boundary case");
-      s.device = d;
-      s.device_builtin = true;
-      return s;
-    } catch (const model::InputError&) {
-      return std::nullopt;  // a shape the device cannot run (threads, registers, shared memory)
-    }
+    auto s = model::try_scenario_from_json(j, "boundary case");
+    if (!s) return std::nullopt;  // a shape the device cannot run (threads, registers, shared memory)
+    s->device = d;
+    s->device_builtin = true;
+    return s;
   };
   std::vector<int> threads;
   for (int t : {32, 64, 128, 256, 512, 1024})
@@ -319,14 +310,11 @@ std::optional<model::Scenario> lift_above_thresholds(const model::Scenario& s, c
     }
   }
   if (!changed) return std::nullopt;
-  try {
-    auto out = model::scenario_from_json(j, "lifted case");
-    out.device = d;
-    out.device_builtin = s.device_builtin;
-    return out;
-  } catch (const model::InputError&) {
-    return std::nullopt;
-  }
+  auto out = model::try_scenario_from_json(j, "lifted case");
+  if (!out) return std::nullopt;
+  out->device = d;
+  out->device_builtin = s.device_builtin;
+  return out;
 }
 
 }  // namespace tbcheck::search

@@ -17,6 +17,7 @@
 #include "tbcheck/model/cluster.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/fermi.hpp"
+#include "tbcheck/model/options.hpp"
 
 namespace tbcheck::smt {
 
@@ -423,7 +424,7 @@ std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hyp
                                             SharedTerms* shared) {
   if (!has_releases(s)) return encode_grouped(s, h, d, tag, shared);
   check_encodable(h);
-  if (h.selection == model::Selection::GpcPriority)  // as the simulator refuses it
+  if (model::is_fermi(h.selection))  // as the simulator refuses it
     throw Unsupported("release times: the gpc-priority encoding (seed 003) plans waves from time 0 and has no "
                       "launch instants yet, as the simulator");
   for (size_t k = 0; k < s.cluster.size(); ++k)
@@ -482,7 +483,7 @@ std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hyp
     ps.priority.push_back(k < s.priority.size() ? s.priority[k] : std::nullopt);
     ps.tpcs.push_back(k < s.tpcs.size() ? s.tpcs[k] : std::vector<int>{});
   }
-  if (h.selection == model::Selection::GpcPriority) {
+  if (model::is_fermi(h.selection)) {
     bool masked = false;
     for (size_t k = 0; k < ps.tpcs.size(); ++k)
       for (int sm = 0; sm < s.device.sms; ++sm) masked = masked || !model::sm_allowed(ps.tpcs[k], s.device, sm, h.partition);

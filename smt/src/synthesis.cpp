@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tbcheck/model/controls.hpp"
+#include "tbcheck/model/options.hpp"
 
 namespace tbcheck::smt {
 
@@ -123,8 +124,7 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
       ++clustered;
       tail = k + 1 == blocks.size() && (*cl)[1] == 1 && (*cl)[2] == 1 ? (*cl)[0] : 0;
     }
-  const bool any_block = h1.selection == model::Selection::GpcPriority ||
-                         h2.selection == model::Selection::GpcPriority || reorders(h1) || reorders(h2) ||
+  const bool any_block = model::is_fermi(h1.selection) || model::is_fermi(h2.selection) || reorders(h1) || reorders(h2) ||
                          clustered > 1 || tail == 0;
   z3::context c;
   SymbolicScenario s = SymbolicScenario::make_symbolic(c, dev, blocks, o.bounds, "p", o.sort);

@@ -77,6 +77,11 @@ struct Hypothesis {
   bool same_options(const Hypothesis& o) const;
 };
 
+// What an option needs of a device before it can act there: nothing, a GPC map (gpc-priority), or thread
+// block clusters and a GPC map (the cluster mechanisms).
+enum class OptionNeeds { Nothing, GpcMap, ClustersAndGpcMap };
+std::string_view to_string(OptionNeeds);
+
 // One row per option of every mechanism (enumerated values, the skip flag's "true", a threshold's
 // "<int>"), derived from the mechanism descriptors in hypothesis.cpp: the registry of pluggable units.
 struct OptionInfo {
@@ -84,8 +89,29 @@ struct OptionInfo {
   std::string_view value;      // JSON value
   std::string_view cites;      // paper section it comes from
   std::string_view meaning;
+  OptionNeeds needs = OptionNeeds::Nothing;
 };
 const std::vector<OptionInfo>& option_table();
+
+// How the composition space (model/compositions.hpp) takes a mechanism: every value of `values`; only the
+// first (the default) because no recorded case decides it and it would double the space; or the first,
+// and every value on a device that has what the mechanism `needs`.
+enum class Enumeration { Every, HeldAtDefault, WhereNeedsMet };
+std::string_view to_string(Enumeration);
+struct MechanismSpace {
+  std::string_view mechanism;  // JSON field
+  Enumeration enumeration = Enumeration::Every;
+  OptionNeeds needs = OptionNeeds::Nothing;  // of the mechanism as a whole
+  // The JSON values the space enumerates, the default or off first: every option name; false and true for
+  // a flag; null and the sample values a paper names for a threshold.
+  std::vector<json> values;
+};
+// One per mechanism, in the hypothesis-file order, from the same descriptors as option_table().
+const std::vector<MechanismSpace>& mechanism_space();
+
+// The option table of docs/design.md ("Mechanisms and hypotheses"), generated from the descriptors:
+// `tbcheck hypotheses --options --markdown` prints it and a test keeps the document in step.
+std::string option_table_markdown();
 
 // The JSON fields of the mechanisms, in the hypothesis-file order.
 const std::vector<std::string_view>& mechanism_keys();

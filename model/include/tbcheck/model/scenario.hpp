@@ -63,6 +63,10 @@ extern const std::vector<std::string> kCaseKeys;
 // Reads device + kernels from an object (other keys are the caller's business) and checks every
 // kernel against the device limits (threads, regs, smem, blocks, duration) with named reasons.
 Scenario scenario_from_json(const json& j, const std::string& where);
+// scenario_from_json without the exception, for scenarios search builds as JSON (a corpus case retargeted
+// to another device, a lifted or boundary case), where "the device cannot run it" is an answer: nullopt,
+// with `why` (when given) set to the message the InputError would carry.
+std::optional<Scenario> try_scenario_from_json(const json& j, const std::string& where, std::string* why = nullptr);
 Scenario load_scenario_file(const std::string& path);
 
 }  // namespace tbcheck::model

@@ -131,6 +131,12 @@ struct OpenPair {
 
 inline constexpr size_t kListedOpenPairs = 100;
 
+// A case the oracle cannot run (sim:fermi and a kernel with a TPC mask, say): set aside, not a step.
+struct SkippedCase {
+  std::string case_id, reason;
+};
+inline constexpr size_t kListedSkipped = 100;
+
 // When none fits: a candidate near the device, what it gets wrong over every observed case (learn_nearest.cpp).
 struct NearMiss {
   std::string name;
@@ -156,6 +162,9 @@ struct LearnResult {
   std::vector<MechanismStatus> mechanisms;
   std::vector<std::string> not_applicable;  // "<name>: <reason>": cannot run on the device at all
   std::vector<LearnStep> steps;
+  // Cases the oracle could not run, in the order they came up: the first kListedSkipped, and how many in all.
+  std::vector<SkippedCase> skipped;
+  size_t skipped_count = 0;
   int oracle_runs = 0;  // repetitions summed over steps
   double oracle_seconds = 0, device_seconds = 0, synthesis_seconds = 0;
   // Per threshold option of the survivor (model::threshold_options() order): the values every observation

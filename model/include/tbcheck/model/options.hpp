@@ -1,0 +1,34 @@
+// What options mean on one device: the predicates search, smt and the CLI ask instead of comparing an option
+// with a named value, and effective_options, the one normaliser of "the options as they act on this device".
+#pragma once
+#include "tbcheck/model/device.hpp"
+#include "tbcheck/model/hypothesis.hpp"
+
+namespace tbcheck::model {
+
+// Selection gpc-priority: the Fermi wave and completion order (model/fermi.hpp), not the generic dispatcher.
+bool is_fermi(Selection s);
+// Whether the selection ranks SMs by the capacity value (most-room); the others ask only whether a block
+// fits, which capacity blocks and literal answer alike (resources.cpp sm_capacity).
+bool ranks_by_capacity(Selection s);
+// Whether `o` scans the SMs of `d` as the natural order does (the simulator's sm_order, compared).
+bool order_is_natural_on(Order o, const Device& d);
+// The issue rule as it acts on d: paired-cc8 is paired or single by the compute capability, the device's
+// own rule single without pairs and paired with passes of one decision.
+Issue issue_on(Issue i, const Device& d);
+// Stream priority levels the device's range has (1 without a range).
+int priority_levels(const Device& d);
+// The priority rule as it acts on d: two-level is strict where the range has two levels, and every rule
+// is ignore with one level.
+Priority priority_on(Priority p, const Device& d);
+// Whether a TPC mask can confine a kernel on d: it needs a second TPC.
+bool masks_act_on(const Device& d);
+
+// h with every option that cannot matter on d set to one value, so that hypotheses differing only there
+// compare equal with same_options (no solver needed): the order (order_is_natural_on), the issue rule
+// (issue_on), the capacity rule where the selection does not rank by it, the priority rule (priority_on),
+// the partition rule where masks cannot act, and pb-any where it acts as sm (pb_any_acts_as_sm). The
+// descriptive fields (name, source, description, file) are cleared.
+Hypothesis effective_options(Hypothesis h, const Device& d);
+
+}  // namespace tbcheck::model

@@ -1,0 +1,290 @@
+// Learn's confirmation: a survivor is accepted only once it predicted the cases that separate it from its
+// neighbours in the composition space, and its thresholds are bracketed by boundary cases (learn_numeric.hpp).
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tbcheck/model/compare.hpp"
+#include "tbcheck/model/options.hpp"
+#include "tbcheck/search/check.hpp"
+#include "learn_internal.hpp"
+
+namespace tbcheck::search::learn_detail {
+
+bool Learner::confirm(bool& stop) {
+  auto groups = groups_of_alive();
+  const std::vector<size_t>& group = groups.begin()->second;
+  const size_t rep = group.front();
+  const model::Hypothesis& h = hs_[rep];
+  if (confirming_ != rep) {
+    confirming_ = rep;
+    nbr_synth_tried_.clear();
+    nbrs_.clear();
+    nchecks_.clear();
+    // With thresholds off the enumerated values, a neighbour is another choice of the other options with the
+    // survivor's thresholds (its own values are the intervals' business), and it is separated only when no
+    // threshold values make it fit what was seen.
+    refit_neighbours_ = thresholds_off_space(h);
+    std::vector<model::Hypothesis> candidates_near;
+    if (refit_neighbours_) {
+      // The space's neighbours are its compositions near h's other options (h itself is off the space's values).
+      model::Hypothesis base = h;
+      for (const auto& opt : model::threshold_options()) model::set_threshold(base, opt, std::nullopt);
+      candidates_near = model::neighbours(base, o_.neighbour_distance);
+      candidates_near.push_back(base);  // changes only thresholds: dropped below
+    } else {
+      candidates_near = model::neighbours(h, o_.neighbour_distance);
+    }
+    if (refit_neighbours_) {
+      std::vector<model::Hypothesis> moved;
+      for (auto n : candidates_near) {
+        for (const auto& opt : model::threshold_options()) model::set_threshold(n, opt, model::threshold_of(h, opt));
+        if (n.same_options(h)) continue;
+        bool seen_before = false;
+        for (const auto& m : moved) seen_before = seen_before || m.same_options(n);
+        if (seen_before) continue;
+        n.name = model::composition_name(n);
+        moved.push_back(std::move(n));
+      }
+      candidates_near = std::move(moved);
+    }
+    for (auto& n : candidates_near) {
+      if (not_applicable(n)) continue;  // cannot describe this device (as candidates are set aside)
+      NeighbourCheck c;
+      c.name = n.name;
+      c.differences = option_differences(h, n);
+      // A neighbour that is itself a consistent candidate is in the group (one group is left).
+      for (size_t i : group)
+        if (hs_[i].same_options(n) && i != rep) {
+          c.verdict = NeighbourVerdict::Equivalent;
+          c.detail = proof_.count(i) ? proof_[i] : "in the consistent set's equivalence group";
+        }
+      if (c.verdict != NeighbourVerdict::Equivalent && machine_key(n, device_) == machine_key(h, device_)) {
+        c.verdict = NeighbourVerdict::Equivalent;
+        c.detail = why_one_machine(h, n, device_);
+      }
+      nbrs_.push_back(std::move(n));
+      nchecks_.push_back(std::move(c));
+    }
+  }
+  // What the observations so far say about each neighbour still open.
+  for (size_t k = 0; k < nbrs_.size(); ++k) {
+    if (nchecks_[k].verdict != NeighbourVerdict::NotSeparated) continue;
+    if (refit_neighbours_) {
+      if (auto fit = fit_thresholds(nbrs_[k], device_, seen())) {
+        nbrs_[k] = std::move(fit->fitted);  // the confirming cases are chosen against thresholds that fit
+        continue;
+      }
+      nchecks_[k].verdict = NeighbourVerdict::Separated;
+      nchecks_[k].case_id = "every threshold value (the observed cases together)";
+    }
+    for (const auto& ob : history_) {
+      const CaseEntry& c = cases_[ob.case_index];
+      const std::optional<model::Schedule> s = model::try_simulate(c.scenario, nbrs_[k]);
+      // No schedule: it predicts the observed case cannot run.
+      if (!s || model::compare_recording(ob.obs, c.scenario, *s, model::Level::Exact).verdict != model::Verdict::Pass) {
+        nchecks_[k].verdict = NeighbourVerdict::Separated;
+        nchecks_[k].case_id = c.id;
+        break;
+      }
+    }
+  }
+  auto finish = [&] {
+    Confirmation cf;
+    cf.survivor = h.name;
+    cf.cases_agreed = static_cast<int>(history_.size());
+    cf.neighbours = nchecks_;
+    // A threshold's neighbouring values are neighbours too: one not separated leaves the answer unconfirmed.
+    std::vector<std::string> numeric_open;
+    if (auto fit = fit_thresholds(h, device_, seen())) {
+      res_.intervals = fit->intervals;
+      for (size_t x = 0; x < res_.intervals.size(); ++x)
+        if (res_.intervals[x].cuts() > 1)
+          numeric_open.push_back(fmt::format("{} ({})", res_.intervals[x].text(),
+                                             bracket_notes_.size() > x && !bracket_notes_[x].empty()
+                                                 ? bracket_notes_[x]
+                                                 : std::string(o_.confirm ? "step budget spent" : "confirmation off")));
+    }
+    const bool complete = cf.not_separated().empty() && numeric_open.empty();
+    res_.outcome = !complete ? LearnOutcome::Unconfirmed
+                   : group.size() == 1 ? LearnOutcome::Identified
+                                       : LearnOutcome::Equivalent;
+    res_.reason = cf.summary();
+    if (!numeric_open.empty())
+      res_.reason += fmt::format("; thresholds not bracketed to the device's granularity: {}", fmt::join(numeric_open, "; "));
+    res_.confirmation = std::move(cf);
+    res_.scope = scope_of(res_.intervals);
+    stop = true;
+    return true;
+  };
+  if (!o_.confirm) return finish();
+  std::vector<size_t> open;
+  for (size_t k = 0; k < nbrs_.size(); ++k)
+    if (nchecks_[k].verdict == NeighbourVerdict::NotSeparated) open.push_back(k);
+  if (open.empty()) return finish();
+
+  // The unused corpus case that separates the survivor from the most open neighbours (then the cheapest).
+  std::optional<size_t> best;
+  std::vector<size_t> best_cover;
+  int64_t best_cost = 0;
+  for (size_t ci = 0; ci < cases_.size(); ++ci) {
+    CaseEntry& c = cases_[ci];
+    if (c.used) continue;
+    const int mine = c.classify(hs_, rep);
+    if (mine < 0) continue;
+    const model::Schedule& ms = c.schedule[static_cast<size_t>(mine)];
+    std::vector<size_t> cover;
+    for (size_t k : open) {
+      const std::optional<model::Schedule> s = model::try_simulate(c.scenario, nbrs_[k]);
+      if (!s || !same_placements(*s, ms)) cover.push_back(k);  // no schedule: predicts it cannot run
+    }
+    if (cover.empty()) continue;
+    if (!best || cover.size() > best_cover.size() || (cover.size() == best_cover.size() && ms.makespan() < best_cost)) {
+      best = ci;
+      best_cover = std::move(cover);
+      best_cost = ms.makespan();
+    }
+  }
+  if (!best && o_.synthesize) {
+    // No corpus case: a synthesized witness against one open neighbour at a time, within the budget.
+    for (size_t k : open) {
+      if (confirm_synth_used_ >= o_.confirm_synthesis_pairs || synthesis_left() <= 0) break;
+      if (nbr_synth_tried_.count(k)) continue;
+      nbr_synth_tried_.insert(k);
+      ++confirm_synth_used_;
+      PairResult pr = synthesize(h, nbrs_[k]);
+      if (pr.outcome == PairOutcome::Inseparable) {
+        nchecks_[k].verdict = NeighbourVerdict::Equivalent;
+        nchecks_[k].detail = "Z3: inseparable (" + pr.reason + ")";
+        continue;
+      }
+      if (pr.outcome != PairOutcome::Separated || !pr.witness) {
+        nchecks_[k].detail = fmt::format("Z3: {}{}", to_string(pr.outcome), pr.reason.empty() ? "" : " (" + pr.reason + ")");
+        continue;
+      }
+      best = add_case(*pr.witness, fmt::format("synthesized ({} vs {}; {})", h.name, nbrs_[k].name, pr.route));
+      best_cover = {k};
+      break;
+    }
+  }
+  if (!best) {
+    for (size_t k : open)
+      if (nchecks_[k].detail.empty())
+        nchecks_[k].detail = o_.synthesize ? "no corpus case separates them; synthesis budget spent"
+                                           : "no corpus case separates them (synthesis off)";
+    return finish();
+  }
+  std::vector<std::string> names;
+  for (size_t k : best_cover) names.push_back(nbrs_[k].name);
+  const Ran ran = run_case(*best, StepPurpose::Confirm, names);
+  if (ran == Ran::NoDevice || alive_.empty()) {
+    stop = true;
+    return true;
+  }
+  if (ran == Ran::NoObservation || ran == Ran::Skipped)
+    for (size_t k : best_cover)
+      nchecks_[k].detail = "the confirming case " + cases_[*best].id +
+                           (ran == Ran::Skipped ? " cannot run on the oracle" : " gave no observation");
+  return false;
+}
+
+std::vector<SeenCase> Learner::seen() const {
+  std::vector<SeenCase> out;
+  for (const auto& ob : history_) out.push_back({&cases_[ob.case_index].scenario, &ob.obs});
+  return out;
+}
+
+bool Learner::refit(size_t i) {
+  auto fit = fit_thresholds(hs_[i], device_, seen());
+  if (!fit) return false;
+  if (!fit->fitted.same_options(hs_[i])) {
+    hs_[i] = std::move(fit->fitted);
+    hs_[i].name = model::composition_name(hs_[i]);
+    for (auto& c : cases_)
+      if (!c.cls.empty()) c.cls[i] = kNotSimulated;
+    values_[i] = field_values(hs_[i], fields_);
+    canon_values_[i] = field_values(model::effective_options(hs_[i], device_), fields_);
+  }
+  return true;
+}
+
+bool Learner::bracket() {
+  auto groups = groups_of_alive();
+  if (groups.size() != 1) return false;
+  const std::vector<size_t>& group = groups.begin()->second;
+  const size_t rep = group.front();
+  for (size_t i : group) refittable_[i] = 1;
+  if (bracketed_ == rep) return false;
+  const auto& opts = model::threshold_options();
+  if (bracketing_ != rep) {
+    bracketing_ = rep;
+    own_cut_.assign(opts.size(), -1);
+    bracket_notes_.assign(opts.size(), "");
+    bracket_case_.assign(opts.size(), "");
+    bracket_blind_ = 0;
+  }
+  auto fit = fit_thresholds(hs_[rep], device_, seen());
+  if (!fit || bracket_blind_ >= kBracketBlind || step_ >= o_.max_steps) {
+    if (fit && bracket_blind_ >= kBracketBlind)
+      for (size_t x = 0; x < opts.size(); ++x)
+        if (fit->intervals[x].cuts() > 1) bracket_notes_[x] = "the boundary cases gave no observation";
+    bracketed_ = rep;
+    return false;
+  }
+  // An option with no boundary case now may get one once another is narrower (a case must be read the same
+  // whatever the other thresholds are), so an option is given up only when no option has a case.
+  std::vector<size_t> stuck;
+  for (size_t x = 0; x < opts.size(); ++x) {
+    const auto& iv = fit->intervals[x];
+    if (iv.cuts() <= 1 || !bracket_notes_[x].empty()) continue;
+    // The values next to the survivor's own threshold first (a threshold the space named is then confirmed in
+    // a step or two), then halving what is left.
+    if (own_cut_[x] < 0) own_cut_[x] = model::cut_of(opts[x], model::threshold_of(hs_[rep], opts[x]), iv.values);
+    const int own = own_cut_[x];
+    std::vector<int> cuts;
+    if (own >= iv.lo_cut && own <= iv.hi_cut) {
+      if (own < iv.hi_cut) cuts.push_back(own + 1);
+      if (own > iv.lo_cut) cuts.push_back(own);
+    }
+    cuts.push_back((iv.lo_cut + iv.hi_cut + 1) / 2);
+    for (int m : cuts) {
+      auto bc = boundary_case(hs_[rep], device_, fit->intervals, x, m);
+      if (!bc) continue;
+      const int value = iv.values[static_cast<size_t>(m) - 1];
+      model::Case c;
+      c.id = fmt::format("boundary-{}-{}", opts[x].key, value);
+      c.scenario = std::move(bc->scenario);
+      const size_t ci = add_case(c, fmt::format("boundary case: does {} ignore {} {}? (now {}; {} shapes tried)",
+                                                opts[x].key, value, model::unit_of(opts[x].quantity),
+                                                iv.range_text(), bc->tries));
+      bracket_case_[x] = c.id;
+      const Ran ran = run_case(ci, StepPurpose::Bracket, {});
+      bracket_blind_ = ran == Ran::NoObservation || ran == Ran::Skipped ? bracket_blind_ + 1 : 0;
+      return ran != Ran::NoDevice;
+    }
+    stuck.push_back(x);
+  }
+  for (size_t x : stuck)
+    bracket_notes_[x] = fmt::format("no boundary case in learn's family separates the values of {} on {} under {}",
+                                    fit->intervals[x].range_text(), device_.name, hs_[rep].name);
+  bracketed_ = rep;
+  return false;
+}
+
+std::string Learner::scope_of(const std::vector<model::ThresholdInterval>& intervals) const {
+  std::vector<std::string> iv;
+  bool all_one = true;
+  for (const auto& i : intervals) {
+    iv.push_back(fmt::format("{} {} ({} step(s))", i.option.key, i.range_text(), i.cuts()));
+    all_one = all_one && i.cuts() == 1;
+  }
+  return fmt::format("among {} candidates ({}), each threshold the interval of values every observation allows, in "
+                     "steps of the granularity the device can tell apart: {}; confirmation covered {} neighbours (one "
+                     "or two option changes){}",
+                     res_.candidates, res_.space == LearnSpace::Compositions ? "every valid composition" : "the given list",
+                     fmt::join(iv, ", "), res_.confirmation ? res_.confirmation->neighbours.size() : 0,
+                     all_one ? " and each threshold's neighbouring values" : ", not the values inside a wider interval");
+}
+
+}  // namespace tbcheck::search::learn_detail

@@ -1,0 +1,169 @@
+// Internal to learn: the case pool, the candidate bookkeeping and the Learner whose steps the learn_*.cpp
+// files implement, one concept each (pool, split, step, confirm, result; learn.cpp runs the loop).
+#pragma once
+#include <functional>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/simulator.hpp"
+#include "tbcheck/search/learn.hpp"
+#include "tbcheck/search/learn_numeric.hpp"
+#include "tbcheck/search/lemma_cache.hpp"
+
+namespace tbcheck::search::learn_detail {
+
+constexpr int kNotSimulated = -1, kCannotRun = -2;
+// Scenarios the PB-hole search may simulate per pair: covers the strict round-robin witnesses on the
+// 4-PB devices with room to spare (docs/learn.md gives the tries they took).
+constexpr int kPbHoleTries = 3000;
+// Threshold refits learn tries when every candidate is refuted, before saying none fits: each simulates the
+// cases seen once per combination of their kernels' cuts.
+constexpr int kRescueFits = 300;
+// When none fits: candidates replayed over every observed case (those refuted last), and the nearest listed.
+constexpr size_t kNearestPool = 200, kNearestListed = 5;
+// Boundary cases in a row without an observation before bracketing stops.
+constexpr int kBracketBlind = 3;
+
+// One case, the schedules its candidates predict, shared by the candidates predicting the same placements:
+// a candidate is simulated at most once per case, and a class is compared with an observation once
+// (learn_pool.cpp).
+struct CaseEntry {
+  CaseEntry(std::string i, std::string o, model::Scenario s) : id(std::move(i)), origin(std::move(o)), scenario(std::move(s)) {}
+  std::string id, origin;
+  model::Scenario scenario;
+  bool used = false;
+  std::vector<int> cls;                   // per candidate: kNotSimulated, kCannotRun or a class
+  std::vector<model::Schedule> schedule;  // per class
+  std::unordered_map<size_t, std::vector<int>> by_hash;
+
+  int classify(const std::vector<model::Hypothesis>& hs, size_t i);
+};
+
+struct SplitScore {
+  size_t largest = 0, groups = 0;
+  int64_t cost = 0;  // longest predicted makespan: oracle time
+};
+
+// How `members` fall apart on case `c` (classes counted; kCannotRun is a class of its own).
+SplitScore score_of(CaseEntry& c, const std::vector<model::Hypothesis>& hs, const std::vector<size_t>& members);
+
+// Whether a threshold of h is off the enumerated values (threshold_set): found by refitting or bracketing.
+bool thresholds_off_space(const model::Hypothesis& h);
+// One key per machine: the options as they act on d (model::effective_options).
+std::string machine_key(const model::Hypothesis& h, const model::Device& d);
+// Why two hypotheses with one machine_key act alike on d.
+std::string why_one_machine(const model::Hypothesis& a, const model::Hypothesis& b, const model::Device& d);
+// h's value of each mechanism field, as written ("off": no threshold).
+std::vector<std::string> field_values(const model::Hypothesis& h, const std::vector<std::string>& fields);
+
+struct UnionFind {
+  std::vector<size_t> parent;
+  explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  size_t find(size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void unite(size_t a, size_t b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  }
+};
+
+template <class T>
+std::vector<T> first_n(const std::vector<T>& v, size_t n) {
+  return std::vector<T>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size())));
+}
+
+struct Observed {
+  size_t case_index;
+  model::Observation obs;
+};
+
+class Learner {
+ public:
+  // learn.cpp: refuses what cannot be learned from (InputError names the flag), sets aside candidates that
+  // cannot run on the device, and groups those that are one machine there.
+  Learner(const std::vector<model::Hypothesis>& candidates, const model::Device& device,
+          const std::vector<model::Case>& corpus, const LearnOptions& o,
+          const std::function<void(const LearnStep&)>& on_step);
+
+  LearnResult run();
+
+ private:
+  // Observed: candidates judged. NoObservation: nobody dropped (timeout, no majority, ...). Skipped: the oracle
+  // cannot run the case, which is set aside and counted, not a step. NoDevice: the oracle cannot run at all.
+  enum class Ran { Observed, NoObservation, Skipped, NoDevice };
+
+  // learn.cpp
+  std::optional<std::string> not_applicable(const model::Hypothesis& h) const;  // why h cannot place one block
+  std::set<std::string> values_left(size_t f, bool as_acting = true) const;
+  double synthesis_left() const { return o_.synthesis_budget_s - res_.synthesis_seconds; }
+  size_t add_case(const model::Case& w, std::string origin);
+  std::map<size_t, std::vector<size_t>> groups_of_alive();
+  void finish_undecided();
+  // learn_split.cpp: the case that splits the consistent set best, from the pool or synthesized.
+  std::optional<model::Case> quick_witness(const model::Hypothesis& a, const model::Hypothesis& b);
+  std::optional<model::Case> lifted_witness(const model::Hypothesis& a, const model::Hypothesis& b);
+  PairResult synthesize(const model::Hypothesis& a, const model::Hypothesis& b);
+  std::optional<size_t> best_split();
+  bool split_by_synthesis(size_t& chosen);
+  // learn_step.cpp: one case on the oracle, and who it drops.
+  Ran run_case(size_t ci, StepPurpose purpose, const std::vector<std::string>& confirms);
+  // learn_confirm.cpp. Confirmation of the one group left: true when finished (outcome set), false when a step
+  // changed the set. Thresholds (learn_numeric.hpp): the cases seen so far; h's thresholds refitted to them
+  // (false: none fit); one boundary case for the last group's representative (false: its thresholds are as
+  // bracketed as they get).
+  bool confirm(bool& stop);
+  std::vector<SeenCase> seen() const;
+  bool refit(size_t i);
+  bool bracket();
+  std::string scope_of(const std::vector<model::ThresholdInterval>& intervals) const;
+
+  const model::Device& device_;
+  model::Scenario probe_;
+  LearnOptions o_;
+  std::function<void(const LearnStep&)> on_step_;
+  std::vector<model::Hypothesis> hs_;
+  std::vector<size_t> alive_;
+  std::vector<CaseEntry> cases_;
+  std::vector<Observed> history_;
+  UnionFind uf_;
+  std::map<size_t, std::string> proof_;  // why a candidate joined its group
+  std::map<std::pair<size_t, size_t>, PairResult> tried_;
+  LemmaCache lemmas_;
+  std::vector<std::string> fields_;
+  std::vector<std::vector<std::string>> values_, canon_values_;  // per candidate, per field
+  std::vector<std::string> settled_by_;
+  std::vector<bool> was_settled_;
+  int unstable_in_a_row_ = 0, unsupported_in_a_row_ = 0, step_ = 0;
+  LearnResult res_;
+  // Confirmation state, per representative.
+  std::optional<size_t> confirming_;
+  std::vector<model::Hypothesis> nbrs_;
+  std::vector<NeighbourCheck> nchecks_;
+  std::set<size_t> nbr_synth_tried_;
+  bool refit_neighbours_ = false;
+  int confirm_synth_used_ = 0;
+  int witnesses_ = 0;
+  // Thresholds: candidates whose thresholds are refitted rather than dropped when a prediction fails (the last
+  // group while bracketing, and those rescued when every candidate was refuted); when each was dropped; the
+  // bracketing state of the representative.
+  std::vector<char> refittable_, refit_failed_;
+  std::vector<int> dropped_at_;
+  int rescue_fits_ = 0;
+  std::optional<size_t> bracketing_, bracketed_;
+  std::vector<int> own_cut_;                // per threshold option: the survivor's cut when bracketing began
+  std::vector<std::string> bracket_notes_;  // per threshold option: why it is not bracketed further
+  std::vector<std::string> bracket_case_;   // per threshold option: the last boundary case run for it
+  int bracket_blind_ = 0;                   // boundary cases in a row that gave no observation
+};
+
+}  // namespace tbcheck::search::learn_detail
