@@ -1,5 +1,5 @@
 // How many synthesized cases rest on tied retirements: each case's two hypotheses re-simulated under the
-// other reading of the retirement mechanism (search::tie_robust); counts per folder, and the cases whose SMs move.
+// other reading (search::tie_robust), and those that move judged over every order (every_order_separates).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -23,30 +23,40 @@ void learn_confirmation(const std::string& device) {
   const model::Device& d = model::builtin_device(device, "--learn", "device");
   const model::Hypothesis& alg1 = *model::find_builtin_hypothesis("alg1");
   search::DistinguishBounds b;
-  int pairs = 0, witnesses = 0, before = 0, after = 0;
+  int pairs = 0, witnesses = 0, before = 0, after = 0, every_order = 0;
   for (const auto& n : model::neighbours(alg1, 1)) {
     if (model::option_distance(alg1, n) != 1) continue;
     ++pairs;
-    bool moved = false, still = false;
+    bool moved = false;
+    search::WitnessTies ties = search::WitnessTies::Robust;
+    std::string detail;
     if (search::differ_in_warp_placement(alg1, n)) {
       auto w = search::pb_hole_search(alg1, n, d, 3000);
       if (!w) continue;
       moved = !search::tie_robust(w->scenario, {alg1, n}).robust();
       const search::RobustWitness r = search::robust_witness(w->scenario, alg1, n, b.params.max_duration);
-      still = !search::tie_robust(r.scenario, {alg1, n}).robust();
+      ties = r.ties;
+      detail = r.orders.detail;
     } else {
       const search::PairResult r = search::distinguish_pair(alg1, n, d, b);
       if (r.outcome != search::PairOutcome::Separated || !r.witness) continue;
-      moved = r.ties == search::WitnessTies::Staggered || r.ties == search::WitnessTies::Dependent;
-      still = !search::tie_robust(r.witness->scenario, {alg1, n}).robust();
+      moved = r.ties == search::WitnessTies::Staggered || r.ties == search::WitnessTies::EveryOrder ||
+              r.ties == search::WitnessTies::Dependent;
+      ties = r.ties;
+      if (r.ties == search::WitnessTies::Dependent)
+        detail = search::every_order_separates(r.witness->scenario, alg1, n).detail;
     }
     ++witnesses;
     before += moved;
-    after += still;
-    if (moved) std::printf("  alg1 / %s: %s\n", n.name.c_str(), still ? "still tie-dependent" : "staggered");
+    after += ties == search::WitnessTies::Dependent;
+    every_order += ties == search::WitnessTies::EveryOrder;
+    if (moved)
+      std::printf("  alg1 / %s: %s%s%s\n", n.name.c_str(), std::string(search::to_string(ties)).c_str(),
+                  detail.empty() ? "" : ": ", detail.c_str());
   }
-  std::printf("learn confirmation on %s: %d neighbours of alg1, %d witnessed; tie-dependent as found %d, after robust_witness %d\n",
-              device.c_str(), pairs, witnesses, before, after);
+  std::printf("learn confirmation on %s: %d neighbours of alg1, %d witnessed; tie-dependent as found %d, after "
+              "robust_witness %d (%d separated under every order)\n",
+              device.c_str(), pairs, witnesses, before, after, every_order);
 }
 
 int bench(int argc, char** argv) {
@@ -70,16 +80,19 @@ int bench(int argc, char** argv) {
   }
   if (paths.empty())
     for (const char* p : {"/corpus/synth", "/corpus/synth-cluster"}) paths.push_back(std::string(TBCHECK_SOURCE_DIR) + p);
-  int total = 0, sms = 0;
+  int total = 0, sms = 0, dependent = 0;
   for (const auto& p : paths) {
     const search::TieCount c = search::count_tie_dependent(search::tie_subjects(p, dirs));
-    std::printf("%s: %d cases, %d whose SMs move under the other reading of tied retirements, %d whose starts only move\n",
-                p.c_str(), c.cases, c.sms_move, c.starts_move);
+    std::printf("%s: %d cases, %d whose SMs move under the other reading of tied retirements (%d of them separated "
+                "under every order), %d whose starts only move\n",
+                p.c_str(), c.cases, c.sms_move, c.every_order, c.starts_move);
     for (const auto& d : c.dependent) std::printf("  %s\n", d.c_str());
     total += c.cases;
     sms += c.sms_move;
+    dependent += c.tie_dependent();
   }
-  std::printf("tie-dependent (SMs move): %d of %d\n", sms, total);
+  std::printf("SMs move: %d of %d; tie-dependent (not separated under every order): %d of %d\n", sms, total, dependent,
+              total);
   return 0;
 }
 

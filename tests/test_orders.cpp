@@ -2,6 +2,8 @@
 // retirements within a tick under trace-driven timing, the bound that gives `unknown`, and the timing names.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "helpers.hpp"
 #include "tbcheck/model/compare.hpp"
 #include "tbcheck/model/simulator.hpp"
@@ -121,6 +123,34 @@ TEST_CASE("trace timing tries the orders of retirements within one tick and name
   const model::CaseResult f = model::evaluate(apart, hyp("alg1"), trace);
   CHECK(f.at(model::Level::Exact) == model::Verdict::Fail);
   CHECK_THAT(f.first_failure(model::Level::Exact), Catch::Contains("K block 2: predicted SM 0, observed SM 1"));
+}
+
+TEST_CASE("orders of a tie group that keep the retirements a first difference waited for are not simulated again") {
+  // Eight one-per-SM blocks of k1; seven end together at 1, the one on SM 7 at 5. The recording has k2's
+  // block on SM 7 from 1, which no order of the seven gives: k2 goes where the first of them retires, so
+  // each first choice settles every order that begins with it (7! orders, about 8 simulations).
+  const model::Scenario s = test::scenario(R"({"device": )" + test::mini_device(8) + R"(, "kernels": [
+    {"name": "k1", "blocks": 8, "threads": 1024, "regs": 32, "smem": 0, "duration": 1},
+    {"name": "k2", "blocks": 1, "threads": 1024, "regs": 32, "smem": 0, "duration": 1}]})");
+  model::Observation o = recording_of(model::simulate(s, hyp("alg1")));
+  const auto& sms = o.sm_of_block.at("k1");
+  const size_t on7 = static_cast<size_t>(std::find(sms.begin(), sms.end(), 7) - sms.begin());
+  REQUIRE(on7 < sms.size());
+  o.end_of_block.at("k1")[on7] = 5;
+  o.sm_of_block.at("k2") = {7};
+  o.start_of_block.at("k2") = {1};
+  o.end_of_block.at("k2") = {2};
+  model::JudgeOptions trace;
+  trace.timing = model::Timing::Trace;
+  trace.max_orders = 100;
+  const model::CaseResult r = model::evaluate(case_of(s, o), hyp("alg1"), trace);
+  CHECK(r.at(model::Level::Exact) == model::Verdict::Fail);
+  CHECK_THAT(r.first_failure(model::Level::Exact), Catch::Contains("k2 block 0: predicted SM") && Catch::Contains("pruned"));
+  // The same recording with k2 on SM 3: the order whose first retirement is SM 3's reproduces it.
+  o.sm_of_block.at("k2") = {3};
+  const model::CaseResult p = model::evaluate(case_of(s, o), hyp("alg1"), trace);
+  CHECK(p.at(model::Level::Exact) == model::Verdict::Pass);
+  CHECK_THAT(p.order(model::Level::Exact), Catch::Contains("in the order k1["));
 }
 
 TEST_CASE("trace timing falls back to model durations where the recording has no block ends") {

@@ -69,15 +69,53 @@ TEST_CASE("the shipped synthesized witnesses that rest on tied retirements say s
     INFO(folder);
     const auto subjects = search::tie_subjects(test::source_path(folder), dirs);
     CHECK(subjects.size() > 5);
-    int marked = 0;
+    int marked = 0, every_order = 0;
     for (const auto& e : std::filesystem::directory_iterator(test::source_path(folder))) {
       const model::json j = model::read_json_file(e.path().string());
-      marked += j.contains("tied_retirements") && j.at("tied_retirements").at("witness") == "tie-dependent";
+      if (!j.contains("tied_retirements")) continue;
+      const model::json& t = j.at("tied_retirements");
+      marked += t.at("witness") == "tie-dependent";
+      if (t.at("witness") == "separated-under-every-order") {
+        ++every_order;
+        CHECK(t.at("judge").at("timing") == "trace");
+        CHECK(t.at("every_order").at("result") == "separated");
+      }
     }
-    // Every case whose predicted SMs move under the other reading is marked, and no other.
+    // Every case whose predicted SMs move under the other reading is marked: separated under every order
+    // where every_order_separates proves it, tie-dependent otherwise; no other case is.
     const search::TieCount c = search::count_tie_dependent(subjects);
-    CHECK(c.sms_move == marked);
+    CHECK(c.tie_dependent() == marked);
+    CHECK(c.every_order == every_order);
   }
+}
+
+TEST_CASE("every_order_separates proves a lifted witness whose blocks end together on every SM", "[ties]") {
+  // Every block of k1 ends at one instant on many SMs, so the readings move blocks and durations cannot
+  // stagger them; yet no order of either side's retirements reproduces the other side's recording.
+  const model::Case w = model::load_cases(test::source_path("corpus/synth/synth-rtx3090-alg1-vs-alg1-no-tpc-config.json")).front();
+  const model::Hypothesis& a = test::hyp("alg1");
+  const model::Hypothesis& b = test::hyp("alg1-no-tpc-config");
+  REQUIRE_FALSE(search::tie_robust(w.scenario, {a, b}).robust());
+  const search::OrderCheck o = search::every_order_separates(w.scenario, a, b);
+  CHECK(o.result == search::OrderSeparation::Separated);
+  CHECK(o.orders_tried >= 4);  // at least each side's two recordings judged against the other
+  CHECK(o.to_json().at("result") == "separated");
+  const model::json j = search::tied_retirements_json(w.scenario, a, b, search::WitnessTies::EveryOrder, false);
+  CHECK(j.at("witness") == "separated-under-every-order");
+  CHECK(j.at("judge").at("timing") == "trace");
+  CHECK(j.at("judge").at("resolution").at("tick") == 1);
+  // A bound of one simulation per judgement cannot decide it: unknown, never separated.
+  const search::OrderCheck bounded = search::every_order_separates(w.scenario, a, b, 1);
+  CHECK(bounded.result == search::OrderSeparation::Unknown);
+  CHECK_THAT(bounded.detail, Catch::Contains("bound reached"));
+}
+
+TEST_CASE("a pair only the readings of tied retirements separate is reproduced under some order", "[ties]") {
+  const model::Scenario s = test::tied_retirements_scenario();
+  const model::Hypothesis& a = test::hyp("alg1");
+  const search::OrderCheck o = search::every_order_separates(s, a, search::other_reading(a));
+  CHECK(o.result == search::OrderSeparation::Reproduced);
+  CHECK_THAT(o.detail, Catch::Contains("reproduces"));
 }
 
 TEST_CASE("tie_subjects names the file and field of a hypothesis it cannot find", "[ties][errors]") {

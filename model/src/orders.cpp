@@ -43,6 +43,33 @@ bool for_each_extension(int n, const std::function<bool(int, int)>& must_precede
   return rec();
 }
 
+// The same enumeration where f settles whole prefixes: f returns how many leading positions of its order
+// decided its outcome (every extension of that prefix is skipped), or -1 to stop (then false is returned).
+bool for_each_extension_settled(int n, const std::function<bool(int, int)>& must_precede,
+                                const std::function<int(const std::vector<int>&)>& f) {
+  std::vector<int> order;
+  std::vector<char> used(static_cast<size_t>(n), 0);
+  // The length of the prefix whose extensions are all settled, or -1.
+  std::function<int()> rec = [&]() -> int {
+    const int depth = static_cast<int>(order.size());
+    if (depth == n) return f(order);
+    for (int i = 0; i < n; ++i) {
+      if (used[static_cast<size_t>(i)]) continue;
+      bool free = true;
+      for (int p = 0; p < n && free; ++p) free = used[static_cast<size_t>(p)] || p == i || !must_precede(p, i);
+      if (!free) continue;
+      used[static_cast<size_t>(i)] = 1;
+      order.push_back(i);
+      const int settled = rec();
+      order.pop_back();
+      used[static_cast<size_t>(i)] = 0;
+      if (settled < 0 || settled <= depth) return settled;
+    }
+    return depth;
+  };
+  return rec() >= 0;
+}
+
 bool is_identity(const std::vector<int>& p) {
   for (size_t i = 0; i < p.size(); ++i)
     if (p[i] != static_cast<int>(i)) return false;
@@ -160,6 +187,32 @@ class OrderSearch {
     for (const auto& g : groups_)
       default_.push_back(g.ends.front() == g.ends.back() ? std::vector<int>{} : identity(g.members.size()));
     for (size_t g = 0; g < groups_.size(); ++g) set_choice(g, default_[g]);
+    // The start-order reading of equal ends: one at a time in the order the blocks started (then case
+    // order, the order the dispatcher serves blocks of one instant in).
+    for (const auto& g : groups_) {
+      std::vector<int> order = identity(g.members.size());
+      auto start = [&](int m) {
+        const auto [k, b] = g.members[static_cast<size_t>(m)];
+        return std::make_tuple(o_.start_of_block.at(s.kernels[static_cast<size_t>(k)].name)[static_cast<size_t>(b)], k, b);
+      };
+      std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return start(x) < start(y); });
+      by_start_.push_back(g.ends.front() == g.ends.back() ? order : std::vector<int>{});
+    }
+  }
+
+  // Every group of equal ends retired one at a time in start order: the simulator's other reading, tried
+  // right after its own so that a start-order recording is not searched for among every combination.
+  void visit_start_order() {
+    bool differs = false;
+    for (size_t g = 0; g < groups_.size(); ++g)
+      if (!by_start_[g].empty() && by_start_[g] != default_[g]) {
+        set_choice(g, by_start_[g]);
+        differs = true;
+      }
+    if (differs && budget()) {
+      if (std::optional<Schedule> sch = simulate_trace()) consider(judge(*sch));
+    }
+    for (size_t g = 0; g < groups_.size(); ++g) set_choice(g, default_[g]);
   }
 
   static std::vector<int> identity(size_t n) {
@@ -194,7 +247,8 @@ class OrderSearch {
     if (!sch) return;
     Judged j = judge(*sch);
     consider(j);
-    if (timing_ == Timing::Trace && !passed_) descend(0, j);
+    if (timing_ == Timing::Trace && !passed_ && !stopped_) visit_start_order();
+    if (timing_ == Timing::Trace && !passed_ && !stopped_) descend(0, j);
   }
 
   bool budget() {
@@ -241,26 +295,41 @@ class OrderSearch {
       return;
     }
     const TieGroup& g = groups_[gi];
-    auto option = [&](const std::vector<int>& ext) {
+    const int n = static_cast<int>(g.members.size());
+    // The retirements of the group an order's first difference did not wait for: the p-th retires at
+    // scale * ends[p] + p, so every order that keeps the ones before it keeps that difference.
+    auto settled = [&](const Judged& j) {
+      for (int p = 0; p < n; ++p)
+        if (scale_ * g.ends[static_cast<size_t>(p)] + p > j.t_star) return p;
+      return n;
+    };
+    auto option = [&](const std::vector<int>& ext) -> int {
+      int keep = n;
       if (ext == default_[gi]) {
         descend(gi + 1, here);
+        keep = settled(here);
       } else {
-        if (!budget()) return false;
+        if (!budget()) return -1;
         set_choice(gi, ext);
         std::optional<Schedule> sch = simulate_trace();
-        if (!sch) return false;
+        if (!sch) return -1;
         Judged j = judge(*sch);
         consider(j);
         if (!passed_) descend(gi + 1, j);
         set_choice(gi, default_[gi]);
+        keep = settled(j);
       }
-      return !passed_ && !stopped_;
+      if (keep < n) pruned_ = true;
+      return passed_ || stopped_ ? -1 : keep;
     };
-    // Equal ends may also have retired together; then every order a tick leaves open, one at a time.
-    if (g.ends.front() == g.ends.back() && !option({})) return;
-    for_each_extension(
-        static_cast<int>(g.members.size()),
-        [&](int a, int b) { return a < b && g.ends[static_cast<size_t>(b)] - g.ends[static_cast<size_t>(a)] >= tick_; },
+    // Equal ends may also have retired together, or one at a time in the order they started (the two
+    // readings of the retirement mechanism); then every order a tick leaves open, one at a time.
+    if (g.ends.front() == g.ends.back()) {
+      if (option({}) < 0) return;
+      if (!is_identity(by_start_[gi]) && option(by_start_[gi]) < 0) return;
+    }
+    for_each_extension_settled(
+        n, [&](int a, int b) { return a < b && g.ends[static_cast<size_t>(b)] - g.ends[static_cast<size_t>(a)] >= tick_; },
         option);
   }
 
@@ -396,6 +465,7 @@ class OrderSearch {
   std::vector<std::vector<std::pair<int, int>>> group_of_;  // [kernel][block] -> (group, member) or (-1, 0)
   // Per group: the chosen order of members (empty: together), member -> position, and the default.
   std::vector<std::vector<int>> choice_, rank_, default_;
+  std::vector<std::vector<int>> by_start_;  // per group of equal ends: its members in start order (else empty)
   int64_t scale_ = 1;                                       // model instants per recorded unit (trace)
   std::vector<int> launch_;                                 // chosen launch order (case list indices)
   std::vector<int> case_index_;                             // scenario kernel -> case kernel

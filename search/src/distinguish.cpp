@@ -652,9 +652,7 @@ model::json case_json(const PairResult& r, const DistinguishBounds& b, const mod
                  {"undecided_smaller_structures", r.unknown_structures}};
   j["predictions"] = {{h1.name, s1.to_json()}, {h2.name, s2.to_json()}};
   // Whether the predictions hold when blocks ending together retire one at a time (search/ties.hpp).
-  j["tied_retirements"] = {{"witness", to_string(r.ties)},
-                           {"check", tie_robust(r.witness->scenario, {h1, h2}).to_json()}};
-  if (r.ties_beyond_max_duration) j["tied_retirements"]["beyond_max_duration"] = true;
+  j["tied_retirements"] = tied_retirements_json(r.witness->scenario, h1, h2, r.ties, r.ties_beyond_max_duration);
   return j;
 }
 

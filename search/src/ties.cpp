@@ -30,10 +30,24 @@ std::string_view to_string(WitnessTies t) {
   switch (t) {
     case WitnessTies::Robust: return "robust";
     case WitnessTies::Staggered: return "staggered";
+    case WitnessTies::EveryOrder: return "separated-under-every-order";
     case WitnessTies::Dependent: return "tie-dependent";
     case WitnessTies::Compared: return "readings-compared";
   }
   return "?";
+}
+
+std::string_view to_string(OrderSeparation o) {
+  switch (o) {
+    case OrderSeparation::Separated: return "separated";
+    case OrderSeparation::Reproduced: return "reproduced";
+    case OrderSeparation::Unknown: return "unknown";
+  }
+  return "?";
+}
+
+model::json OrderCheck::to_json() const {
+  return {{"result", to_string(result)}, {"detail", detail}, {"orders_tried", orders_tried}};
 }
 
 model::json TieCheck::to_json() const {
@@ -84,7 +98,88 @@ TieEffect effect_on(const model::Scenario& s, const model::Hypothesis& h, std::s
   return e;
 }
 
+// A schedule as a recording of every block's SM, start and end, equal times unordered.
+model::Case recording_of(const model::Scenario& s, const model::Schedule& sch, const std::string& id) {
+  model::Case c;
+  c.id = id;
+  c.source = "synthesized";
+  c.scenario = s;
+  model::Observation o;
+  o.kind = model::ObservationKind::Synthetic;
+  for (const auto& k : sch.kernels) {
+    auto& sms = o.sm_of_block[k.name];
+    auto& starts = o.start_of_block[k.name];
+    auto& ends = o.end_of_block[k.name];
+    for (const auto& b : k.blocks) {
+      sms.push_back(b.sm);
+      starts.push_back(static_cast<int>(b.start));
+      ends.push_back(static_cast<int>(b.end));
+    }
+  }
+  o.resolution = model::Resolution{1, 0};
+  c.observation = std::move(o);
+  return c;
+}
+
 }  // namespace
+
+OrderCheck every_order_separates(const model::Scenario& s, const model::Hypothesis& a, const model::Hypothesis& b,
+                                 int64_t max_orders) {
+  OrderCheck r;
+  model::JudgeOptions opts;
+  opts.timing = model::Timing::Trace;
+  opts.max_orders = max_orders;
+  auto unknown = [&](std::string why) {
+    r.result = OrderSeparation::Unknown;
+    r.detail = std::move(why);
+    return r;
+  };
+  std::string undecided;  // the first judgement that reached the bound
+  for (const auto& [x, y] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
+    // The readings x has: its own, and the other one where it has a meaning (gpc-priority has one).
+    std::vector<model::Hypothesis> readings = {*x};
+    if (!model::combination_error(other_reading(*x))) readings.push_back(other_reading(*x));
+    for (const auto& xr : readings) {
+      auto sch = model::try_simulate(s, xr);
+      if (!sch) return unknown(fmt::format("{} cannot run the witness", xr.name));
+      const std::string what = fmt::format("{}'s recording ({})", x->name, to_string(xr.retirement));
+      const model::Case c = recording_of(s, *sch, what);
+      // The side that made the recording must pass it, or the judge cannot tell the sides apart by it.
+      const model::CaseResult own = model::evaluate(c, *x, opts);
+      r.orders_tried += own.orders_tried;
+      if (own.timing != model::Timing::Trace)
+        return unknown(fmt::format("{} is not judged under trace timing (a gpc-priority dispatcher)", x->name));
+      if (own.at(model::Level::Exact) != model::Verdict::Pass) {
+        if (undecided.empty())
+          undecided = fmt::format("{} does not pass {}: {}", x->name, what, own.first_failure(model::Level::Exact));
+        continue;
+      }
+      const model::CaseResult other = model::evaluate(c, *y, opts);
+      r.orders_tried += other.orders_tried;
+      if (other.timing != model::Timing::Trace)
+        return unknown(fmt::format("{} is not judged under trace timing (a gpc-priority dispatcher)", y->name));
+      switch (other.at(model::Level::Exact)) {
+        case model::Verdict::Fail: break;
+        case model::Verdict::Pass:
+          r.result = OrderSeparation::Reproduced;
+          r.detail = fmt::format("{} reproduces {} under the order: {}", y->name, what,
+                                 other.order(model::Level::Exact).empty() ? "as listed" : other.order(model::Level::Exact));
+          return r;
+        case model::Verdict::Unknown:  // the other recordings may still show a reproduction
+          if (undecided.empty())
+            undecided = fmt::format("{} against {}: {}", y->name, what, other.exact ? other.exact->detail : other.reason);
+          break;
+        case model::Verdict::Unsupported: return unknown(fmt::format("{} cannot run the witness: {}", y->name, other.reason));
+      }
+    }
+  }
+  if (!undecided.empty()) return unknown(std::move(undecided));
+  r.result = OrderSeparation::Separated;
+  r.detail = fmt::format("each side's recording under either reading is refuted for the other side under every "
+                         "admissible order of its retirements ({} simulations)",
+                         r.orders_tried);
+  return r;
+}
 
 TieCheck tie_robust(const model::Scenario& s, const std::vector<model::Hypothesis>& hs) {
   TieCheck c;
@@ -142,8 +237,22 @@ RobustWitness robust_witness(const model::Scenario& witness, const model::Hypoth
     r.beyond_max_duration = *std::max_element(v.begin(), v.end()) > max_duration;
     return r;
   }
-  r.ties = WitnessTies::Dependent;
+  r.orders = every_order_separates(witness, a, b);
+  r.ties = r.orders.result == OrderSeparation::Separated ? WitnessTies::EveryOrder : WitnessTies::Dependent;
   return r;
+}
+
+model::json tied_retirements_json(const model::Scenario& witness, const model::Hypothesis& a, const model::Hypothesis& b,
+                                  WitnessTies ties, bool beyond_max_duration) {
+  model::json j = {{"witness", to_string(ties)}, {"check", tie_robust(witness, {a, b}).to_json()}};
+  if (beyond_max_duration) j["beyond_max_duration"] = true;
+  if (ties == WitnessTies::EveryOrder || ties == WitnessTies::Dependent)
+    j["every_order"] = every_order_separates(witness, a, b).to_json();
+  if (ties == WitnessTies::EveryOrder) {    // What a recording must be judged with for the proof to apply: retirements whose recorded ends are
+    // less than a tick apart searched (trace timing), the tick the check assumed (equal ends).
+    j["judge"] = {{"timing", to_string(model::Timing::Trace)}, {"resolution", model::Resolution{1, 0}.to_json()}};
+  }
+  return j;
 }
 
 std::vector<TieSubject> tie_subjects(const std::string& path, const std::vector<std::string>& hypothesis_dirs) {
@@ -200,10 +309,18 @@ TieCount count_tie_dependent(const std::vector<TieSubject>& subjects) {
     switch (r.effect) {
       case TieEffect::None: break;
       case TieEffect::StartsMove: ++c.starts_move; break;
-      case TieEffect::SmsMove:
+      case TieEffect::SmsMove: {
         ++c.sms_move;
-        c.dependent.push_back(fmt::format("{}: {}: {}", t.id, r.hypothesis, r.detail));
+        const OrderCheck o = t.hypotheses.size() == 2 ? every_order_separates(t.scenario, t.hypotheses[0], t.hypotheses[1])
+                                                      : OrderCheck{OrderSeparation::Unknown, "not a pair", 0};
+        if (o.result == OrderSeparation::Separated) {
+          ++c.every_order;
+        } else {
+          c.dependent.push_back(fmt::format("{}: {}: {}; every order: {}: {}", t.id, r.hypothesis, r.detail,
+                                            to_string(o.result), o.detail));
+        }
         break;
+      }
     }
   }
   return c;
