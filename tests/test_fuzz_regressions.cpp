@@ -75,3 +75,29 @@ TEST_CASE("the examiner importers read a text in memory as they read its file", 
   }
 }
 
+// fuzz_examiner_config, crash-955584ff: a benchmark's "filename" (or the config's "name") of another JSON type
+// made nlohmann throw type_error (302) out of import_config: import-examiner --config ended in exit 3.
+TEST_CASE("an examiner config field of the wrong JSON type is an InputError naming it", "[fuzz][examiner]") {
+  examiner::ImportOptions o;
+  o.device = builtin_device("rtx3090", "test", "device");
+  const std::string crash = read_input_file(tbcheck::test::source_path("fuzz/seeds/fuzz_examiner_config/filename-a-number.json"), "");
+  try {
+    examiner::import_config_text(crash, "crash.json", o);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.where() == "crash.json");
+    CHECK(e.field() == "benchmarks[0].filename");
+  }
+  const std::string named = R"({"name": 5, "benchmarks": [{"filename": "./bin/timer_spin.so", "thread_count": 32,
+      "block_count": 1, "additional_info": 20000000}]})";
+  try {
+    examiner::import_config_text(named, "named.json", o);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "name");
+  }
+  // The same config with a string name loads.
+  std::string ok = named;
+  ok.replace(ok.find("5"), 1, "\"five\"");
+  CHECK(examiner::import_config_text(ok, "named.json", o).scenario.kernels.size() == 1);
+}

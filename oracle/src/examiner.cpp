@@ -463,7 +463,9 @@ model::Case import_config_text(const std::string& text, const std::string& file,
     const json& e = (*bs)[b];
     const std::string at = fmt::format("benchmarks[{}]", b);
     if (!e.is_object()) bad(file, at, "expected an object");
-    const std::string plugin = e.value("filename", "");
+    const auto filename = e.find("filename");
+    if (filename != e.end() && !filename->is_string()) bad(file, at + ".filename", "expected a string (the plugin's path)");
+    const std::string plugin = filename != e.end() ? filename->get<std::string>() : "";
     const std::string label = e.contains("label") && e["label"].is_string() ? e["label"].get<std::string>() : fmt::format("b{}", b + 1);
     std::optional<int> priority;
     if (auto it = e.find("stream_priority"); it != e.end())
@@ -537,6 +539,7 @@ model::Case import_config_text(const std::string& text, const std::string& file,
     if (en.k.tpcs.size() == static_cast<size_t>(o.device.tpcs())) kj.erase("tpcs");
     j["kernels"].push_back(kj);
   }
+  if (cfg.contains("name") && !cfg["name"].is_string()) bad(file, "name", "expected a string");
   const std::string stem = std::filesystem::path(file).stem().string();
   j["id"] = stem;
   j["source"] = fmt::format("cuda_scheduling_examiner config {} ({}), imported with a time unit of {} ms",
