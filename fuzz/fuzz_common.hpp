@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,8 +76,8 @@ inline model::Scenario probe_scenario(const model::Device& d) {
   return s;
 }
 
-// A folder of this process for the targets that read files (importers, campaign folders): RAM-backed where
-// the machine has /dev/shm, removed at exit.
+// A folder of this process for the targets that read files (the campaign folder): RAM-backed where the
+// machine has /dev/shm, removed at exit.
 inline std::filesystem::path& scratch_path() {
   static std::filesystem::path p;
   return p;
@@ -105,11 +104,6 @@ inline std::pair<const model::Device*, double> device_and_unit(size_t size) {
   static const double kUnits[] = {20.0, 1e-300, 1e6, 0.001};
   const auto& devices = model::builtin_devices();
   return {&devices[size % devices.size()], kUnits[(size / devices.size()) % 4]};
-}
-
-inline void write_bytes(const std::filesystem::path& p, const uint8_t* data, size_t size) {
-  std::filesystem::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
 }
 
 // The input cut at a separator line into at most `n` parts (the last takes the rest), so one input can

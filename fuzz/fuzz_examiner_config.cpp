@@ -6,15 +6,15 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tbcheck;
-  const std::string file = (fuzz::scratch_dir() / "config.json").string();
-  fuzz::write_bytes(file, data, size);
   oracle::examiner::ImportOptions o;
   const auto [device, unit] = fuzz::device_and_unit(size);
   o.device = *device;
   o.time_unit_ms = unit;
   model::Case c;
   try {
-    c = oracle::examiner::import_config(file, o);
+    // In memory, as the export is read back below: no file per input; the file checks (read_input_file's)
+    // stay on import_config's path.
+    c = oracle::examiner::import_config_text(std::string(reinterpret_cast<const char*>(data), size), "config.json", o);
   } catch (const model::InputError&) {
     return 0;
   }
@@ -27,11 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const model::InputError&) {
     return 0;  // a field the plugin cannot express, refused by name
   }
-  const std::string back = (fuzz::scratch_dir() / "exported.json").string();
-  const std::string text = cfg.dump();
-  fuzz::write_bytes(back, reinterpret_cast<const uint8_t*>(text.data()), text.size());
   try {
-    const model::Case again = oracle::examiner::import_config(back, o);
+    const model::Case again = oracle::examiner::import_config_text(cfg.dump(), "exported.json", o);
     if (again.scenario.kernels.size() != c.scenario.kernels.size()) std::abort();
   } catch (const model::InputError& e) {
     std::fprintf(stderr, "the exported config is refused by the importer: %s\n", e.what());

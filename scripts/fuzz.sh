@@ -3,6 +3,8 @@
 # Usage: scripts/fuzz.sh [seconds per target, default 60; 0: no time limit] [targets...]; prints exec counts,
 # exits non-zero on a crash. FUZZ_RUNS=N stops each target after N executions instead (volume runs,
 # scripts/long.sh). fuzz_cli and fuzz_cli_bounded (the command line) count an exit 3 as a crash.
+# Beside the wall-clock rate it prints the CPU seconds and executions per CPU second: on a shared machine
+# (or under `nice -n 19`) the wall-clock rate says more about the load than about the target.
 set -u -o pipefail
 
 secs="${1:-60}"
@@ -26,7 +28,7 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DTBCHECK_FUZZ=ON -DTBCHECK_BU
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" || exit 2
 
 failed=0
-printf '%-18s %12s %10s  %s\n' target execs exec/s result
+printf '%-22s %12s %10s %9s %12s  %s\n' target execs exec/s cpu-s exec/cpu-s result
 for t in "${targets[@]}"; do
   work="$build/fuzz-work/$t"            # the growing corpus; fuzz/seeds/ stays small and read-only
   artifacts="$build/fuzz-artifacts/$t/"
@@ -35,26 +37,31 @@ for t in "${targets[@]}"; do
   extra=()
   # The CLI target prints tables and errors on every input (stderr closed for the target; libFuzzer's
   # own reports still appear) and may run the simulator or solver briefly.
-  # Its commands allocate much more than the loaders (Z3 too), so ASan's allocation stacks are kept
-  # short (a crash's own stack stays whole; rerun the saved input for the allocation's).
-  asan="${ASAN_OPTIONS:-}"
+  # Every target parses JSON or runs commands, allocation on allocation: ASan's allocation stacks are kept
+  # short (about 15 % of the loaders' CPU time; a crash's own stack stays whole; rerun the saved input for
+  # the allocation's).
+  asan="malloc_context_size=2${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
   # The bounded one must stay fast: an execution over a second is itself a finding there.
   case "$t" in
-    fuzz_cli) extra=(-close_fd_mask=2 -timeout=120 -rss_limit_mb=4096) && asan="malloc_context_size=2${asan:+:$asan}" ;;
-    fuzz_cli_bounded) extra=(-close_fd_mask=2 -timeout=10 -rss_limit_mb=2048) && asan="malloc_context_size=2${asan:+:$asan}" ;;
+    fuzz_cli) extra=(-close_fd_mask=2 -timeout=120 -rss_limit_mb=4096) ;;
+    fuzz_cli_bounded) extra=(-close_fd_mask=2 -timeout=10 -rss_limit_mb=2048) ;;
   esac
-  ASAN_OPTIONS="$asan" "$build/fuzz/$t" -max_total_time="$secs" -runs="$runs" -print_final_stats=1 -dict="$root/fuzz/tbcheck.dict" "${extra[@]}" \
-    -artifact_prefix="$artifacts" "$work" "$root/fuzz/seeds/$t" >"$log" 2>&1
+  TIMEFORMAT='%R %U %S'
+  { time ASAN_OPTIONS="$asan" "$build/fuzz/$t" -max_total_time="$secs" -runs="$runs" -print_final_stats=1 \
+      -dict="$root/fuzz/tbcheck.dict" "${extra[@]}" -artifact_prefix="$artifacts" "$work" "$root/fuzz/seeds/$t" >"$log" 2>&1 ; } \
+    2>"$log.time"
   rc=$?
   execs="$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)"
   rate="$(awk '/stat::average_exec_per_sec/ {print $2}' "$log" | tail -1)"
+  cpu="$(awk '{printf "%.0f", $2 + $3}' "$log.time")"
+  per_cpu="$(awk -v n="${execs:-0}" '{c = $2 + $3; if (c > 0) printf "%.0f", n / c; else print "?"}' "$log.time")"
   if [ "$rc" -eq 0 ]; then
     result=ok
   else
     result="CRASH (exit $rc; log $log; inputs in $artifacts)"
     failed=1
   fi
-  printf '%-18s %12s %10s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "$result"
+  printf '%-22s %12s %10s %9s %12s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cpu:-?}" "${per_cpu:-?}" "$result"
   if [ "$rc" -ne 0 ]; then
     grep -E 'ERROR|SUMMARY|runtime error|terminate|Test unit written' "$log" | head -20
   fi

@@ -1,15 +1,19 @@
-// Regression tests for crashes the libFuzzer targets (fuzz/, scripts/fuzz.sh) found in model/:
-// each input that once escaped as something other than InputError is replayed here.
+// Regression tests for crashes the libFuzzer targets (fuzz/, scripts/fuzz.sh) found, each input that once
+// escaped as something other than InputError replayed; and the in-memory entries those targets drive.
 #include <catch2/catch.hpp>
 
 #include <string>
 
+#include "helpers.hpp"
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/io.hpp"
 #include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/model/scenario.hpp"
+#include "tbcheck/oracle/examiner.hpp"
 
 using namespace tbcheck::model;
+namespace examiner = tbcheck::oracle::examiner;
 
 // fuzz_device, crash-7de09946: "regs_per_sm": 6E5536 made nlohmann::json throw out_of_range (406,
 // number overflow), which parse_json_text did not turn into an InputError.
@@ -27,4 +31,73 @@ TEST_CASE("a number too large for a double is an InputError", "[fuzz]") {
   CHECK_THROWS_AS(device_from_json(parse_json_text("{\"name\": \"x\", \"sms\": 6E5536}", "fuzz"), "fuzz"), InputError);
   const std::string scenario = "{\"device\": \"rtx3090\", \"kernels\": [{\"blocks\": 1e999}]}";
   CHECK_THROWS_AS(scenario_from_json(parse_json_text(scenario, "fuzz"), "fuzz"), InputError);
+}
+
+// fuzz_examiner_log and fuzz_examiner_config import from memory (no file per input): what they fuzz must be
+// what import-examiner does with the same bytes in a file, cases and refusals alike.
+TEST_CASE("the examiner importers read a text in memory as they read its file", "[fuzz][examiner]") {
+  examiner::ImportOptions o;
+  o.device = builtin_device("rtx3090", "test", "device");
+  auto path = [](const std::string& f) { return tbcheck::test::source_path("tests/data/examiner/" + f); };
+  const std::string s0 = path("pair_stream0.json"), s1 = path("pair_stream1.json");
+  const auto from_files = examiner::import_logs({s0, s1}, o);
+  const auto from_texts = examiner::import_log_texts({{s0, read_input_file(s0, "")}, {s1, read_input_file(s1, "")}}, o);
+  REQUIRE(from_files.size() == 1);
+  REQUIRE(from_texts.size() == 1);
+  CHECK(from_texts[0].to_json() == from_files[0].to_json());
+
+  const std::string bad = path("bad_times.json");
+  std::string file_error, text_error;
+  try {
+    examiner::import_logs({bad}, o);
+  } catch (const InputError& e) {
+    file_error = e.what();
+  }
+  try {
+    examiner::import_log_texts({{bad, read_input_file(bad, "")}}, o);
+  } catch (const InputError& e) {
+    text_error = e.what();
+  }
+  CHECK_THAT(file_error, Catch::Contains("bad_times.json"));
+  CHECK(text_error == file_error);
+  CHECK_THROWS_AS(examiner::import_log_texts({}, o), InputError);
+
+  const std::string config = path("config-priority.json");
+  o.device = builtin_device("tx2", "test", "device");  // a device with a stream priority range
+  o.time_unit_ms = 50;                                  // its times are whole multiples of 50 ms
+  CHECK(examiner::import_config_text(read_input_file(config, ""), config, o).to_json() ==
+        examiner::import_config(config, o).to_json());
+  try {
+    examiner::import_config_text("{\"benchmarks\": [", "mine.json", o);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.where() == "mine.json");
+  }
+}
+
+// fuzz_examiner_config, crash-955584ff: a benchmark's "filename" (or the config's "name") of another JSON type
+// made nlohmann throw type_error (302) out of import_config: import-examiner --config ended in exit 3.
+TEST_CASE("an examiner config field of the wrong JSON type is an InputError naming it", "[fuzz][examiner]") {
+  examiner::ImportOptions o;
+  o.device = builtin_device("rtx3090", "test", "device");
+  const std::string crash = read_input_file(tbcheck::test::source_path("fuzz/seeds/fuzz_examiner_config/filename-a-number.json"), "");
+  try {
+    examiner::import_config_text(crash, "crash.json", o);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.where() == "crash.json");
+    CHECK(e.field() == "benchmarks[0].filename");
+  }
+  const std::string named = R"({"name": 5, "benchmarks": [{"filename": "./bin/timer_spin.so", "thread_count": 32,
+      "block_count": 1, "additional_info": 20000000}]})";
+  try {
+    examiner::import_config_text(named, "named.json", o);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "name");
+  }
+  // The same config with a string name loads.
+  std::string ok = named;
+  ok.replace(ok.find("5"), 1, "\"five\"");
+  CHECK(examiner::import_config_text(ok, "named.json", o).scenario.kernels.size() == 1);
 }

@@ -107,8 +107,7 @@ LoggedKernel read_kernel(const json& e, const std::string& file, const std::stri
   return k;
 }
 
-Log read_log(const std::string& path, int file_index) {
-  const json j = model::read_json_file(path);
+Log read_log(const json& j, const std::string& path, int file_index) {
   if (!j.is_object()) bad(path, "", "an examiner result log is a JSON object");
   Log log;
   log.path = path;
@@ -160,20 +159,16 @@ int64_t seconds_to_units(double seconds_since_origin, uint64_t unit, const std::
   return cuda::ns_to_units(static_cast<uint64_t>(ns), 0, unit);
 }
 
-}  // namespace
-
-std::vector<model::Case> import_logs(const std::vector<std::string>& files, const ImportOptions& o) {
-  if (files.empty()) throw model::InputError("import-examiner", "", "no result logs given");
+// The cases of logs already read (at least one), the first log's path naming the cases.
+std::vector<model::Case> cases_of_logs(const std::vector<Log>& logs, const ImportOptions& o) {
   cuda::CudaOptions co;
   co.time_unit_ms = o.time_unit_ms;
   const uint64_t unit = cuda::unit_ns(co);
-  std::vector<Log> logs;
-  for (size_t f = 0; f < files.size(); ++f) logs.push_back(read_log(files[f], static_cast<int>(f)));
   size_t iterations = logs[0].iterations.size();
   for (const auto& l : logs) iterations = std::min(iterations, l.iterations.size());
   std::vector<std::string> names_of_files;
   for (const auto& l : logs) names_of_files.push_back(l.path);
-  const std::string scenario_name = !logs[0].scenario_name.empty() ? logs[0].scenario_name : file_stem(files[0]);
+  const std::string scenario_name = !logs[0].scenario_name.empty() ? logs[0].scenario_name : file_stem(logs[0].path);
 
   std::vector<model::Case> out;
   for (size_t it = 0; it < iterations; ++it) {
@@ -275,9 +270,26 @@ std::vector<model::Case> import_logs(const std::vector<std::string>& files, cons
                                      it + 1, iterations, o.time_unit_ms, o.regs,
                                      by_launch_time ? "cuda_launch_times" : "the file order", tick,
                                      window)}};
-    out.push_back(model::case_from_json(cj, files[0]));
+    out.push_back(model::case_from_json(cj, logs[0].path));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<model::Case> import_logs(const std::vector<std::string>& files, const ImportOptions& o) {
+  if (files.empty()) throw model::InputError("import-examiner", "", "no result logs given");
+  std::vector<Log> logs;
+  for (size_t f = 0; f < files.size(); ++f) logs.push_back(read_log(model::read_json_file(files[f]), files[f], static_cast<int>(f)));
+  return cases_of_logs(logs, o);
+}
+
+std::vector<model::Case> import_log_texts(const std::vector<LogText>& logs, const ImportOptions& o) {
+  if (logs.empty()) throw model::InputError("import-examiner", "", "no result logs given");
+  std::vector<Log> read;
+  for (size_t f = 0; f < logs.size(); ++f)
+    read.push_back(read_log(model::parse_json_text(logs[f].text, logs[f].path), logs[f].path, static_cast<int>(f)));
+  return cases_of_logs(read, o);
 }
 
 json export_config(const model::Case& c, const ExportOptions& o) {
@@ -403,7 +415,11 @@ std::vector<int> tpcs_from_sm_mask(const std::string& mask, int tpcs, const std:
 }
 
 model::Case import_config(const std::string& file, const ImportOptions& o) {
-  const json cfg = model::read_json_file(file);
+  return import_config_text(model::read_input_file(file, ""), file, o);
+}
+
+model::Case import_config_text(const std::string& text, const std::string& file, const ImportOptions& o) {
+  const json cfg = model::parse_json_text(text, file);
   if (!cfg.is_object()) bad(file, "(top level)", "expected an examiner config object");
   auto bs = cfg.find("benchmarks");
   if (bs == cfg.end() || !bs->is_array() || bs->empty()) bad(file, "benchmarks", "expected a non-empty array");
@@ -447,7 +463,9 @@ model::Case import_config(const std::string& file, const ImportOptions& o) {
     const json& e = (*bs)[b];
     const std::string at = fmt::format("benchmarks[{}]", b);
     if (!e.is_object()) bad(file, at, "expected an object");
-    const std::string plugin = e.value("filename", "");
+    const auto filename = e.find("filename");
+    if (filename != e.end() && !filename->is_string()) bad(file, at + ".filename", "expected a string (the plugin's path)");
+    const std::string plugin = filename != e.end() ? filename->get<std::string>() : "";
     const std::string label = e.contains("label") && e["label"].is_string() ? e["label"].get<std::string>() : fmt::format("b{}", b + 1);
     std::optional<int> priority;
     if (auto it = e.find("stream_priority"); it != e.end())
@@ -521,6 +539,7 @@ model::Case import_config(const std::string& file, const ImportOptions& o) {
     if (en.k.tpcs.size() == static_cast<size_t>(o.device.tpcs())) kj.erase("tpcs");
     j["kernels"].push_back(kj);
   }
+  if (cfg.contains("name") && !cfg["name"].is_string()) bad(file, "name", "expected a string");
   const std::string stem = std::filesystem::path(file).stem().string();
   j["id"] = stem;
   j["source"] = fmt::format("cuda_scheduling_examiner config {} ({}), imported with a time unit of {} ms",

@@ -31,6 +31,15 @@ struct ImportOptions {
 // malformed field is an InputError naming the file, the field path and the reason.
 std::vector<model::Case> import_logs(const std::vector<std::string>& files, const ImportOptions& o);
 
+// A result log already in memory: the path its errors, case ids and source name, and its text.
+struct LogText {
+  std::string path;
+  std::string text;
+};
+// import_logs on texts already read (the fuzz target's entry: no file per input); the same checks of the
+// content, the file checks (a folder, a FIFO, the size limit) being import_logs' own.
+std::vector<model::Case> import_log_texts(const std::vector<LogText>& logs, const ImportOptions& o);
+
 // One examiner config (its "benchmarks": timer_spin or multikernel plugins) as a scenario case
 // without observation: per benchmark one stream, with "stream_priority" as the kernels' priority,
 // "release_time" (seconds) as the first kernel's release, "sm_mask" (libsmctrl's convention: a set
@@ -39,6 +48,8 @@ std::vector<model::Case> import_logs(const std::vector<std::string>& files, cons
 // time units; a multikernel "delay" (relative to the previous kernel's end) or another plugin is an
 // InputError naming the field. Kernels are listed in release order (benchmark order on ties).
 model::Case import_config(const std::string& file, const ImportOptions& o);
+// import_config on a config's text already read; `file` names it in errors and gives the case id.
+model::Case import_config_text(const std::string& text, const std::string& file, const ImportOptions& o);
 
 // The TPCs an examiner/libsmctrl mask string leaves enabled on a device with `tpcs` TPCs.
 std::vector<int> tpcs_from_sm_mask(const std::string& mask, int tpcs, const std::string& file, const std::string& field);
