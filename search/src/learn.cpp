@@ -1347,6 +1347,8 @@ AnswerGrade grade_answer(const LearnResult& r, const model::Hypothesis& truth) {
   return AnswerGrade::Wrong;
 }
 
+std::string acting_key(const model::Hypothesis& h, const model::Device& d) { return machine_key(h, d); }
+
 LearnResult learn(const std::vector<model::Hypothesis>& candidates, const model::Device& device,
                   const std::vector<model::Case>& corpus, const LearnOptions& o,
                   const std::function<void(const LearnStep&)>& on_step) {
