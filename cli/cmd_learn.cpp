@@ -108,7 +108,12 @@ struct Learn : Command {
     if (!out_dir.empty())
       for (const auto& h : r.consistent) {
         const std::string path = (std::filesystem::path(out_dir) / (h.name + ".json")).string();
-        model::write_file_atomic(path, h.to_json().dump(2) + "\n");
+        // Each threshold as the interval the observations allow where it lies in one (model/thresholds.hpp).
+        model::RangedHypothesis rh{h, {}};
+        for (const auto& iv : r.intervals)
+          if (const auto range = model::range_of(iv); range && iv.contains(model::threshold_of(h, iv.option)))
+            rh.ranges[std::string(iv.option.key)] = *range;
+        model::write_file_atomic(path, model::ranged_to_json(rh).dump(2) + "\n");
         written.push_back(path);
       }
     if (!out_dir.empty() && r.open_question) {
