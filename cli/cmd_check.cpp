@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/thresholds.hpp"
 #include "tbcheck/report/table.hpp"
 #include "tbcheck/search/check.hpp"
 
@@ -29,10 +30,12 @@ struct Check : Command {
   }
 
   int run() override {
-    auto mine = with_flag("--hypothesis", "hypothesis", [&] { return model::resolve_hypotheses(hypothesis_spec); });
+    // A file may give thresholds as intervals (model/thresholds.hpp): judged at the interval's upper end, and
+    // each case's prediction checked over the interval's pieces.
+    auto mine = with_flag("--hypothesis", "hypothesis", [&] { return model::resolve_ranged_hypotheses(hypothesis_spec); });
     if (mine.size() != 1)
       throw model::InputError(hypothesis_spec, "hypothesis", fmt::format("check takes one hypothesis, got {}", mine.size()));
-    const model::Hypothesis& h = mine[0];
+    const model::Hypothesis& h = mine[0].h;
     auto against = model::resolve_hypotheses(against_spec);
     const std::vector<std::string> paths =
         corpus_paths.empty() ? require_default_corpus({"corpus/paper", "corpus/synth", "corpus/hw"}, "--corpus") : corpus_paths;
@@ -52,10 +55,35 @@ struct Check : Command {
     search::CheckReport r = search::check_hypothesis(h, cases, against, o, [&](const std::string&) { progress.tick(); });
     // Exit 1 as in validate: a case's expectation contradicted (kExitCodesHelp), not any failure.
     const int rc = r.expectation_mismatches.empty() ? kExitOk : kExitFailed;
+    // Per corpus case with an observation: does its prediction depend on where a threshold lies in its interval?
+    std::vector<std::pair<std::string, model::RangedPrediction>> depends;
+    size_t independent = 0, over = 0;
+    if (!mine[0].ranges.empty())
+      for (const auto& c : cases) {
+        if (!c.observation) continue;
+        auto p = model::predict_over_ranges(c.scenario, mine[0]);
+        if (!p || !p->failure.empty()) continue;  // cannot run: the tallies above say so
+        ++over;
+        if (p->independent()) ++independent;
+        else depends.emplace_back(c.id, std::move(*p));
+      }
+    std::string ranges_text;
+    for (const auto& [key, range] : mine[0].ranges)
+      for (const auto& opt : model::threshold_options())
+        if (opt.key == key) ranges_text += fmt::format("{}{} in {}", ranges_text.empty() ? "" : " and ", key, model::threshold_range_text(opt, range));
 
     if (json) {
       auto j = envelope();
       j.update(r.to_json());
+      if (!mine[0].ranges.empty()) {
+        nlohmann::json dj = nlohmann::json::array();
+        for (const auto& [id, p] : depends) dj.push_back({{"case", id}, {"summary", p.summary()}});
+        j["threshold_intervals"] = {{"ranges", ranges_text},
+                                    {"judged_at", "each interval's upper end"},
+                                    {"cases", over},
+                                    {"independent", independent},
+                                    {"dependent", dj}};
+      }
       j["corpus"]["paths"] = paths;
       print_json(j);
       return rc;
@@ -79,6 +107,12 @@ struct Check : Command {
     for (size_t i = 0; i < shown; ++i)
       fmt::print("  {} ({}): {}\n", r.failures[i].case_id, r.failures[i].level, r.failures[i].detail);
     for (const auto& m : r.expectation_mismatches) fmt::print("  expectation mismatch: {}\n", m);
+    if (!mine[0].ranges.empty()) {
+      fmt::print("Thresholds given as intervals ({}): the tallies judge each interval's upper end; {} of {} cases "
+                 "predict the same placements over the whole interval{}\n",
+                 ranges_text, independent, over, depends.empty() ? " (independent of the value inside)" : "; the others:");
+      for (const auto& [id, p] : depends) fmt::print("  {}: {}\n", id, p.summary());
+    }
     if (r.expectation_mismatches.empty() && !r.failures.empty())
       fmt::print("No case's expectation for {} is contradicted: the {} failure(s) above are findings (exit 0).\n", h.name,
                  r.failures.size());
@@ -110,7 +144,9 @@ struct Check : Command {
 std::unique_ptr<Command> make_check(CLI::App& app) {
   auto c = std::make_unique<Check>();
   c->app = app.add_subcommand("check", "Explain a new hypothesis, validate it on the corpus and separate it from the shipped ones");
-  c->app->add_option("hypothesis", c->hypothesis_spec, "A hypothesis file (or a shipped name)")->required();
+  c->app->add_option("hypothesis", c->hypothesis_spec,
+                     "A hypothesis file (or a shipped name); a threshold may be an interval, \"(7936, 8192]\"")
+      ->required();
   c->app->add_option("--corpus", c->corpus_paths,
                      "Case files or directories (default: corpus/paper, corpus/synth, corpus/hw where present)");
   c->app->add_option(kHypothesisOption, c->against_spec, "Hypotheses to separate it from: names, comma list, 'all' (default) or files");

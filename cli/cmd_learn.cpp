@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cmd_learn_replay.hpp"
 #include "commands.hpp"
 #include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/device.hpp"
@@ -76,6 +77,7 @@ struct Learn : Command {
   search::LearnOptions opt;
   double timeout_s = 2;
   bool no_synthesis = false, json = false;
+  JudgingFlags judging;  // replay oracle only
 
   int run() override {
     const model::Device& dev = model::builtin_device(device_name, "--device", "");
@@ -91,6 +93,15 @@ struct Learn : Command {
       auto cs = model::load_cases(p);
       corpus.insert(corpus.end(), cs.begin(), cs.end());
     }
+    if (is_replay_learning(opt.oracle_spec)) {  // recordings are judged, not run (cmd_learn_replay.cpp)
+      search::ReplayLearnOptions ro;
+      ro.judging = judging.options();
+      ro.space = opt.space;
+      ro.split_sample = opt.split_sample;
+      return learn_from_recordings_command(dev, hs, corpus, opt.oracle_spec, ro, out_dir, json);
+    }
+    if (judging.options().timing != model::Timing::Model)
+      throw model::InputError("--timing", "", "applies to --oracle replay:<recordings> only");
     opt.synthesize = !no_synthesis;
     opt.bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
     if (!json)
@@ -116,7 +127,12 @@ struct Learn : Command {
     if (!out_dir.empty())
       for (const auto& h : r.consistent) {
         const std::string path = (std::filesystem::path(out_dir) / (h.name + ".json")).string();
-        model::write_file_atomic(path, h.to_json().dump(2) + "\n");
+        // Each threshold as the interval the observations allow where it lies in one (model/thresholds.hpp).
+        model::RangedHypothesis rh{h, {}};
+        for (const auto& iv : r.intervals)
+          if (const auto range = model::range_of(iv); range && iv.contains(model::threshold_of(h, iv.option)))
+            rh.ranges[std::string(iv.option.key)] = *range;
+        model::write_file_atomic(path, model::ranged_to_json(rh).dump(2) + "\n");
         written.push_back(path);
       }
     if (!out_dir.empty() && r.open_question) {
@@ -159,7 +175,8 @@ std::unique_ptr<Command> make_learn(CLI::App& app) {
   c->app->add_option("--device", c->device_name, "Built-in device the oracle is")->required();
   c->app->add_option(kHypothesisOption, c->hypothesis_spec,
                      "Restrict to a comma list of names or files, or 'all' shipped (default: every valid composition)");
-  c->app->add_option("--oracle", c->opt.oracle_spec, "Oracle: sim:<hypothesis name or file> or cuda")->required();
+  c->app->add_option("--oracle", c->opt.oracle_spec, "Oracle: sim:<hypothesis name or file>, cuda, or replay:<recordings: folders or files, "
+                     "comma-separated> (judges the space against what a GPU was recorded doing; no GPU)")->required();
   c->app->add_option("--corpus", c->corpus_paths,
                      "Case files or folders to draw splitting cases from (default: corpus, from the repository root)");
   c->app->add_option("--out", c->out_dir, "Write each consistent candidate here as a hypothesis file (created when missing)");
@@ -180,6 +197,7 @@ std::unique_ptr<Command> make_learn(CLI::App& app) {
                      "Neighbours Z3 is asked about when no corpus case separates them (default 12)")
       ->check(integer_in(0, 100000));
   c->app->add_flag("--no-synthesis", c->no_synthesis, "Use corpus cases only");
+  add_judging_options(c->app, c->judging, "replay:<recordings> only: ");
   c->app->add_flag("--json", c->json, "Machine-readable output");
   return c;
 }

@@ -1,5 +1,6 @@
 // `tbcheck predict`: the schedule of a scenario under one or more hypotheses, as a table,
 // as the schedule JSON of docs/design.md, and optionally as an SVG timeline and a Chrome trace.
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -10,6 +11,7 @@
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/model/text.hpp"
+#include "tbcheck/model/thresholds.hpp"
 #include "tbcheck/report/controls.hpp"
 #include "tbcheck/report/svg.hpp"
 #include "tbcheck/report/table.hpp"
@@ -55,7 +57,10 @@ struct Predict : Command {
     // Read as a case, whatever it holds: a collection without --case is named as such, and an observation
     // is checked as validate checks it.
     model::Scenario sc = load_one_case(scenario_path, case_id, "predict").scenario;
-    auto hs = model::resolve_hypotheses(hypothesis_spec);
+    // Thresholds a file gives as intervals (model/thresholds.hpp): the schedule is simulated at each piece.
+    auto ranged = model::resolve_ranged_hypotheses(hypothesis_spec);
+    std::vector<model::Hypothesis> hs;
+    for (const auto& r : ranged) hs.push_back(r.h);
     if (!contested)
       for (const auto& [given, flag] : {std::pair{!evidence_paths.empty(), "--evidence"}, {against_given, "--against"},
                                         {no_synthesis, "--no-synthesis"}, {!settle_out.empty(), "--settle-out"}})
@@ -80,8 +85,10 @@ struct Predict : Command {
     // large under one option) are skipped and said so, as validate does; one named alone is an error.
     std::vector<model::Schedule> schedules;
     std::vector<model::Hypothesis> ran;
+    std::vector<std::optional<model::RangedPrediction>> over_ranges;  // per hypothesis that ran
     std::vector<std::string> skipped;
-    for (const auto& h : hs) {
+    for (size_t hi = 0; hi < hs.size(); ++hi) {
+      const auto& h = hs[hi];
       try {
         model::check_feasible(sc, h, scenario_path);
         schedules.push_back(model::simulate(sc, h));
@@ -91,7 +98,13 @@ struct Predict : Command {
         continue;
       }
       ran.push_back(h);
+      over_ranges.push_back(model::predict_over_ranges(sc, ranged[hi]));
     }
+    // A prediction that depends on where a threshold lies inside its interval is not one schedule: every
+    // outcome is shown with its sub-intervals, and the exit code is 1.
+    const bool undetermined = std::any_of(over_ranges.begin(), over_ranges.end(), [](const auto& r) {
+      return r && (!r->independent() || !r->failure.empty());
+    });
     if (schedules.empty())
       throw model::InputError(scenario_path, "--hypothesis", fmt::format("no hypothesis can run this scenario: {}",
                                                                          fmt::join(skipped, "; ")));
@@ -146,6 +159,7 @@ struct Predict : Command {
         nlohmann::json j = s.to_json();
         report::annotate_schedule_json(j, sc);  // priorities, partitions, clusters
         j["makespan"] = s.makespan();
+        if (const auto& r = over_ranges[static_cast<size_t>(&s - schedules.data())]) j["threshold_intervals"] = r->to_json();
         if (schedules.size() == 1) out.update(j);
         else out["schedules"].push_back(j);
       }
@@ -154,14 +168,29 @@ struct Predict : Command {
         out["contested"]["evidence_paths"] = evidence_paths;
       }
       print_json(out);
-      return kExitOk;
+      return undetermined ? kExitFailed : kExitOk;
     }
     for (size_t i = 0; i < schedules.size(); ++i) {
       const auto& s = schedules[i];
+      const auto& r = over_ranges[i];
       fmt::print("{}{} on {} ({} SMs): {} blocks, makespan {}\n", i ? "\n" : "", s.hypothesis, sc.device.name, s.sms,
                  sc.total_blocks(), s.makespan());
       for (const auto& k : sc.kernels)
         if (std::string c = report::controls_text(k); !c.empty()) fmt::print("{}: {}\n", k.name, c);
+      if (r) fmt::print("{}\n", r->summary());
+      if (r && r->failure.empty() && !r->independent()) {
+        for (size_t n = 0; n < r->outcomes.size(); ++n) {
+          std::vector<std::string> where;
+          for (size_t x = 0; x < r->options.size(); ++x) {
+            std::vector<std::string> texts;
+            for (const auto& p : r->outcomes[n].pieces[x]) texts.push_back(model::threshold_range_text(r->options[x].option, p));
+            where.push_back(fmt::format("{} in {}", r->options[x].option.key, fmt::join(texts, " or ")));
+          }
+          fmt::print("outcome {} ({}): makespan {}\n{}", n + 1, fmt::join(where, ", "), r->outcomes[n].schedule.makespan(),
+                     schedule_table(r->outcomes[n].schedule).render());
+        }
+        continue;
+      }
       fmt::print("{}", schedule_table(s).render());
     }
     if (contest)
@@ -170,7 +199,7 @@ struct Predict : Command {
     for (const auto& w : written) fmt::print("wrote {} (tbcheck run {} --oracle cuda settles it)\n", w, w);
     if (!svg_path.empty()) fmt::print("wrote {}\n", svg_path);
     if (!trace_path.empty()) fmt::print("wrote {} (open in https://ui.perfetto.dev)\n", trace_path);
-    return kExitOk;
+    return undetermined ? kExitFailed : kExitOk;
   }
 };
 
@@ -182,7 +211,8 @@ std::unique_ptr<Command> make_predict(CLI::App& app) {
   c->app->add_option("scenario", c->scenario_path, "Scenario or corpus-case JSON file")->required();
   c->app->add_option("--case", c->case_id, "The case of a collection file to predict (its id)");
   c->app->add_option(kHypothesisOption, c->hypothesis_spec,
-                     "Shipped hypothesis name, comma list, 'all', or a hypothesis file (default alg1)");
+                     "Shipped hypothesis name, comma list, 'all', or a hypothesis file (default alg1); a file may give a "
+                     "threshold as an interval, \"(7936, 8192]\" (exit 1 when the schedule depends on the value inside)");
   c->app->add_flag("--json", c->json, "Print the schedule JSON");
   c->app->add_option("--svg", c->svg_path,
                      "Write an SVG timeline (SM rows, blocks coloured by kernel); with two hypotheses, a difference "

@@ -111,3 +111,29 @@ TEST_CASE("fitting thresholds keeps the side a boundary observation showed and r
   seen.back().observation = &wrong;
   CHECK_FALSE(search::fit_thresholds(named, d, seen));
 }
+
+TEST_CASE("a two-value boundary case answers both questions next to a threshold in one run", "[learn][numeric]") {
+  const auto& d = model::builtin_device("rtx3090", "test", "device");
+  const model::Hypothesis h = with(hyp("alg1"), std::nullopt, 3072);
+  auto fit = search::fit_thresholds(h, d, {});
+  REQUIRE(fit);
+  const size_t s = index_of("smem_ignore_below");
+  const auto& iv = fit->intervals[s];
+  // 3072 keeps a block of S = 3072 B counted and ignores 2944 B: the questions are those two values.
+  const int m1 = cut_at(iv, 2944), m2 = cut_at(iv, 3072);
+  auto bc = search::boundary_pair_case(h, d, fit->intervals, s, m1, m2);
+  REQUIRE(bc);
+  // Neither ignored, only 2944 B, both: three different placements, whatever the register threshold is.
+  for (std::optional<int> regs : {std::optional<int>(), std::optional<int>(24), std::optional<int>(128)}) {
+    const auto none = model::simulate(bc->scenario, with(h, regs, 2944));
+    const auto lower = model::simulate(bc->scenario, with(h, regs, 3072));
+    const auto both = model::simulate(bc->scenario, with(h, regs, 3073));
+    CHECK(same_placements(none, bc->below));
+    CHECK(same_placements(both, bc->above));
+    CHECK_FALSE(same_placements(none, lower));
+    CHECK_FALSE(same_placements(lower, both));
+    CHECK_FALSE(same_placements(none, both));
+  }
+  // The cuts must be two in order inside the interval.
+  CHECK_FALSE(search::boundary_pair_case(h, d, fit->intervals, s, m2, m1));
+}

@@ -4,6 +4,7 @@
 
 #include "helpers.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/simulator.hpp"
 #include "tbcheck/model/thresholds.hpp"
 
 using namespace tbcheck;
@@ -95,4 +96,106 @@ TEST_CASE("an interval holds exactly the thresholds of its cuts and says so in t
   r.hi_cut = 5;
   CHECK(r.cuts() == 2);
   CHECK(r.range_text() == "at least 64 registers per thread");
+}
+
+TEST_CASE("a threshold interval is read from learn's text or an object and refused with the reason otherwise",
+          "[thresholds][ranges]") {
+  std::string error;
+  auto r = model::threshold_range_from_json(model::json("(7936, 8192]"), error);
+  REQUIRE(r);
+  CHECK(r->lo == 7937);
+  CHECK(r->hi == 8192);
+  CHECK(model::threshold_range_text(option("smem_ignore_below"), *r) == "(7936, 8192]");
+  r = model::threshold_range_from_json(model::json{{"above", 7936}, {"at_most", 8192}}, error);
+  REQUIRE(r);
+  CHECK(r->lo == 7937);
+  CHECK(r->hi == 8192);
+  r = model::threshold_range_from_json(model::json("[72, 79]"), error);
+  REQUIRE(r);
+  CHECK(r->lo == 72);
+  CHECK(r->hi == 79);
+  CHECK(model::threshold_range_text(option("registers_ignore_at_or_below"), *r) == "[72, 79]");
+  CHECK_FALSE(model::threshold_range_from_json(model::json("(7936, 8192"), error));
+  CHECK(error.find("(7936, 8192") != std::string::npos);
+  CHECK_FALSE(model::threshold_range_from_json(model::json{{"above", 7936}}, error));
+  CHECK_FALSE(model::threshold_range_from_json(model::json("(8192, 8192]"), error));
+}
+
+namespace {
+
+// alg1 on rtx3090 with every SM filled by one kernel of shared memory S per block (S = smem + the 1 KB reserve):
+// counted, S = 8064 B holds 12 blocks per SM; ignored, the block limit (16) binds.
+model::Scenario smem_scenario(int smem) {
+  return tbcheck::test::scenario(R"({"device": "rtx3090", "kernels": [
+    {"name": "k1", "blocks": 1312, "threads": 32, "regs": 32, "smem": )" + std::to_string(smem) + R"(, "duration": 1}]})");
+}
+
+model::RangedHypothesis alg1_with_smem_range() {
+  model::RangedHypothesis r{tbcheck::test::hyp("alg1"), {}};
+  r.ranges["smem_ignore_below"] = {7937, 8192};
+  model::set_threshold(r.h, option("smem_ignore_below"), 8192);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a prediction that no kernel quantity inside the interval decides is independent of the value",
+          "[thresholds][ranges]") {
+  const auto p = model::predict_over_ranges(smem_scenario(0), alg1_with_smem_range());
+  REQUIRE(p);
+  CHECK(p->failure.empty());
+  REQUIRE(p->options.size() == 1);
+  CHECK(p->options[0].pieces.size() == 1);
+  CHECK(p->options[0].kernels.empty());
+  CHECK(p->independent());
+  CHECK(p->summary() == "independent of smem_ignore_below in (7936, 8192]");
+}
+
+TEST_CASE("a prediction that a kernel inside the interval decides names it and the sub-intervals of each outcome",
+          "[thresholds][ranges]") {
+  const model::Scenario s = smem_scenario(8064 - 1024);
+  const auto p = model::predict_over_ranges(s, alg1_with_smem_range());
+  REQUIRE(p);
+  CHECK(p->failure.empty());
+  REQUIRE(p->options[0].pieces.size() == 2);
+  REQUIRE(p->outcomes.size() == 2);
+  CHECK_FALSE(p->independent());
+  // The two outcomes are what the threshold at each side of S = 8064 B predicts.
+  auto at = [&](int t) {
+    model::Hypothesis h = tbcheck::test::hyp("alg1");
+    model::set_threshold(h, option("smem_ignore_below"), t);
+    return model::simulate(s, h).makespan();
+  };
+  CHECK(at(8064) != at(8065));
+  CHECK(p->outcomes[0].schedule.makespan() == at(8064));
+  CHECK(p->outcomes[1].schedule.makespan() == at(8065));
+  const std::string text = p->summary();
+  CHECK(text.find("k1 (S = 8064 B)") != std::string::npos);
+  CHECK(text.find("(7936, 8064]") != std::string::npos);
+  CHECK(text.find("(8064, 8192]") != std::string::npos);
+}
+
+TEST_CASE("predict and check read a hypothesis file whose threshold is an interval", "[thresholds][ranges][cli]") {
+  tbcheck::test::TempDir dir("ranges");
+  model::json h = tbcheck::test::hyp("alg1").to_json();
+  h["name"] = "alg1-smem-range";
+  h["smem_ignore_below"] = "(7936, 8192]";
+  const std::string hf = dir.write("h.json", h.dump(1));
+  const std::string dependent = dir.write("dep.json", smem_scenario(8064 - 1024).to_json().dump(1));
+  const std::string independent = dir.write("ind.json", smem_scenario(0).to_json().dump(1));
+  auto r = tbcheck::test::run_tbcheck("predict " + independent + " --hypothesis " + hf);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("independent of smem_ignore_below in (7936, 8192]") != std::string::npos);
+  r = tbcheck::test::run_tbcheck("predict " + dependent + " --hypothesis " + hf);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("depends on smem_ignore_below in (7936, 8192]") != std::string::npos);
+  CHECK(r.out.find("outcome 2 (smem_ignore_below in (8064, 8192])") != std::string::npos);
+  r = tbcheck::test::run_tbcheck("check " + hf + " --synthesize none --corpus corpus/paper/000-wang");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("Thresholds given as intervals (smem_ignore_below in (7936, 8192])") != std::string::npos);
+  h["smem_ignore_below"] = "(7936, 8192";
+  const std::string bad = dir.write("bad.json", h.dump(1));
+  r = tbcheck::test::run_tbcheck("predict " + independent + " --hypothesis " + bad);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("smem_ignore_below") != std::string::npos);
 }

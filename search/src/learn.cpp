@@ -188,6 +188,8 @@ LearnResult Learner::run() {
 
 }  // namespace learn_detail
 
+std::string acting_key(const model::Hypothesis& h, const model::Device& d) { return machine_key(h, d); }
+
 LearnResult learn(const std::vector<model::Hypothesis>& candidates, const model::Device& device,
                   const std::vector<model::Case>& corpus, const LearnOptions& o,
                   const std::function<void(const LearnStep&)>& on_step) {

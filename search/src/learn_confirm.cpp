@@ -248,6 +248,21 @@ bool Learner::bracket() {
       if (own > iv.lo_cut) cuts.push_back(own);
     }
     cuts.push_back((iv.lo_cut + iv.hi_cut + 1) / 2);
+    // Both questions next to the survivor's own threshold in one case when the family has one (learn_numeric.hpp).
+    if (own > iv.lo_cut && own < iv.hi_cut)
+      if (auto bc = boundary_pair_case(hs_[rep], device_, fit->intervals, x, own, own + 1)) {
+        const int v1 = iv.values[static_cast<size_t>(own) - 1], v2 = iv.values[static_cast<size_t>(own)];
+        model::Case c;
+        c.id = fmt::format("boundary-{}-{}-{}", opts[x].key, v1, v2);
+        c.scenario = std::move(bc->scenario);
+        const size_t ci = add_case(c, fmt::format("boundary case: does {} ignore {} {}, and {}? (now {}; {} shapes tried)",
+                                                  opts[x].key, v1, model::unit_of(opts[x].quantity), v2,
+                                                  iv.range_text(), bc->tries));
+        bracket_case_[x] = c.id;
+        const Ran ran = run_case(ci, StepPurpose::Bracket, {});
+        bracket_blind_ = ran == Ran::NoObservation ? bracket_blind_ + 1 : 0;
+        return ran != Ran::NoDevice;
+      }
     for (int m : cuts) {
       auto bc = boundary_case(hs_[rep], device_, fit->intervals, x, m);
       if (!bc) continue;

@@ -288,6 +288,103 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
   return std::nullopt;
 }
 
+std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const model::Device& d,
+                                               const std::vector<model::ThresholdInterval>& intervals, size_t which,
+                                               int m1, int m2) {
+  const auto& opts = model::threshold_options();
+  const size_t n = opts.size();
+  const auto& iv = intervals[which];
+  if (m1 >= m2 || m1 <= iv.lo_cut || m2 > iv.hi_cut) return std::nullopt;
+  const auto& axis = iv.values;
+  const int v1 = axis[static_cast<size_t>(m1) - 1], v2 = axis[static_cast<size_t>(m2) - 1];
+  const auto q = opts[which].quantity;
+  const auto device_values = model::threshold_values(q, d);
+  auto kernel_json = [&](const std::string& name, int blocks, int threads, int v, int duration) {
+    model::Kernel k;
+    k.name = name;
+    k.blocks = blocks;
+    k.threads = threads;
+    k.duration = duration;
+    model::set_quantity(q, k, v, d);
+    return k.to_json();
+  };
+  int tries = 0;
+  // The cut ranges of the three regions over the option's axis; each must predict one schedule whatever the
+  // other thresholds are within their intervals, and the three must differ.
+  const std::pair<int, int> regions[3] = {{iv.lo_cut, m1 - 1}, {m1, m2 - 1}, {m2, iv.hi_cut}};
+  auto separates = [&](const model::Scenario& s) -> std::optional<BoundaryCase> {
+    ++tries;
+    std::vector<std::vector<int>> local(n);
+    std::vector<int> lo(n), hi(n);
+    for (size_t i = 0; i < n; ++i) {
+      local[i] = values_in(s, opts[i]);
+      lo[i] = local_cut(intervals[i].lo_cut, intervals[i].values, local[i]);
+      hi[i] = local_cut(intervals[i].hi_cut, intervals[i].values, local[i]);
+    }
+    std::optional<model::Schedule> side[3];
+    for (int r = 0; r < 3; ++r) {
+      std::vector<int> l = lo, u = hi;
+      l[which] = local_cut(regions[r].first, axis, local[which]);
+      u[which] = local_cut(regions[r].second, axis, local[which]);
+      bool uniform = true;
+      try {
+        for_each_combination(l, u, [&](const std::vector<int>& k) {
+          auto sch = model::simulate(s, with_local_cuts(h, local, k));
+          if (!side[r]) side[r] = std::move(sch);
+          else if (!same_placements(*side[r], sch)) uniform = false;
+          return uniform;
+        });
+      } catch (const model::InputError&) {
+        return std::nullopt;
+      }
+      if (!uniform) return std::nullopt;
+    }
+    for (int a = 0; a < 3; ++a)
+      for (int b = a + 1; b < 3; ++b)
+        if (same_placements(*side[a], *side[b])) return std::nullopt;
+    return BoundaryCase{s, std::move(*side[0]), std::move(*side[2]), tries};
+  };
+  auto scenario = [&](const model::json& kernels) -> std::optional<model::Scenario> {
+    model::json j = {{"device", d.to_json()}, {"kernels", kernels}};
+    try {
+      auto s = model::scenario_from_json(j, "boundary case");
+      s.device = d;
+      s.device_builtin = true;
+      return s;
+    } catch (const model::InputError&) {
+      return std::nullopt;
+    }
+  };
+  std::vector<int> threads;
+  for (int t : {32, 64, 128, 256, 512, 1024})
+    if (t <= d.max_threads_per_block) threads.push_back(t);
+  // boundary_case's family with a probe per value: the two kernels filling every SM, then a filler that each
+  // probe must fit beside.
+  for (int per_sm : {1, 2, 3, 4, 6, 8, 12, 16})
+    for (int t : threads) {
+      if (per_sm * t > d.max_warps_per_sm * 32 * 2) continue;
+      auto s = scenario({kernel_json("probe-low", per_sm * d.sms, t, v1, 1), kernel_json("probe-high", per_sm * d.sms, t, v2, 1)});
+      if (s)
+        if (auto b = separates(*s)) return b;
+    }
+  std::vector<int> fillers;
+  const size_t m = device_values.size();
+  for (size_t at : {m - 1, m - 2, 3 * m / 4, m / 2, m / 4, m / 8})
+    if (at < m) fillers.push_back(device_values[at]);
+  std::sort(fillers.begin(), fillers.end());
+  fillers.erase(std::unique(fillers.begin(), fillers.end()), fillers.end());
+  for (int per_sm : {1, 2})
+    for (int f : fillers)
+      for (int tf : threads)
+        for (int tp : {32, 128}) {
+          auto s = scenario({kernel_json("filler", per_sm * d.sms, tf, f, 2), kernel_json("probe-low", d.sms, tp, v1, 1),
+                             kernel_json("probe-high", d.sms, tp, v2, 1)});
+          if (s)
+            if (auto b = separates(*s)) return b;
+        }
+  return std::nullopt;
+}
+
 std::optional<model::Scenario> lift_above_thresholds(const model::Scenario& s, const model::Hypothesis& a,
                                                      const model::Hypothesis& b) {
   const auto& opts = model::threshold_options();

@@ -1,6 +1,7 @@
 // Thresholds as intervals: on a device a threshold acts only through which of the kernel quantities it
 // compares (registers per thread, rounded shared memory) fall on its ignored side, so what can be learned is an interval.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/scenario.hpp"
+#include "tbcheck/model/schedule.hpp"
 
 namespace tbcheck::model {
 
@@ -58,5 +60,54 @@ struct ThresholdInterval {
   std::string text() const;        // the mechanism, then range_text
   json to_json() const;
 };
+
+// A threshold a hypothesis file gives as an interval of values (read by check and predict): the text learn
+// prints, "(7936, 8192]" or "[72, 79]", or {"above": 7936, "at_most": 8192} / {"at_least": 72, "at_most": 79}.
+// The range is the inclusive [lo, hi] of integer thresholds; nullopt with `error` set when `v` is no such form.
+struct ThresholdRange {
+  int lo = 0, hi = 0;
+};
+std::optional<ThresholdRange> threshold_range_from_json(const json& v, std::string& error);
+// As learn prints it for the option's side: "(lo - 1, hi]" for "below", "[lo, hi]" for "at or below".
+std::string threshold_range_text(const ThresholdOption& o, const ThresholdRange& r);
+// The thresholds a learned interval allows as a range; nullopt when it is open at either end (off, or no upper
+// value on the device), where a file keeps a point.
+std::optional<ThresholdRange> range_of(const ThresholdInterval& iv);
+
+// A hypothesis whose thresholds may be intervals: each such option's field holds the interval's upper end, and
+// `ranges` the intervals by option key (empty: a plain hypothesis).
+struct RangedHypothesis {
+  Hypothesis h;
+  std::map<std::string, ThresholdRange> ranges;
+};
+// A comma list as resolve_hypotheses takes it; a file may give thresholds as intervals. A malformed interval
+// is an InputError naming the file and the field.
+std::vector<RangedHypothesis> resolve_ranged_hypotheses(const std::string& spec);
+// The hypothesis-file object with each ranged threshold written as its interval (what learn --out writes).
+json ranged_to_json(const RangedHypothesis& r);
+
+// What a hypothesis with threshold intervals predicts for s: the range of each ranged option cut into the pieces
+// over which the scenario's kernels fall on the same sides, every combination of pieces simulated once (at the
+// piece's upper end), and combinations with the same placements (SM and start of every block) one outcome.
+struct RangedPrediction {
+  struct Option {
+    ThresholdOption option{};
+    ThresholdRange range;
+    std::vector<ThresholdRange> pieces;
+    std::vector<std::string> kernels;  // the kernels whose quantity lies inside the range: "k1 (S = 8064 B)"
+  };
+  struct Outcome {
+    std::vector<std::vector<ThresholdRange>> pieces;  // per option, the pieces giving this schedule
+    Schedule schedule;
+  };
+  std::vector<Option> options;
+  std::vector<Outcome> outcomes;
+  std::string failure;  // the hypothesis cannot run s at some piece (FeasibilityCheck's reason)
+  bool independent() const { return outcomes.size() == 1; }
+  std::string summary() const;  // "independent of smem_ignore_below in (7936, 8192]" or what it depends on
+  json to_json() const;
+};
+// nullopt when h has no threshold ranges.
+std::optional<RangedPrediction> predict_over_ranges(const Scenario& s, const RangedHypothesis& h);
 
 }  // namespace tbcheck::model

@@ -194,6 +194,10 @@ LearnResult learn(const std::vector<model::Hypothesis>& candidates, const model:
                   const std::vector<model::Case>& corpus, const LearnOptions& o,
                   const std::function<void(const LearnStep&)>& on_step = {});
 
+// Equal for two hypotheses exactly when learn treats them as one machine on `d` (options that cannot matter
+// there set to one value); the key is that canonical composition's JSON.
+std::string acting_key(const model::Hypothesis& h, const model::Device& d);
+
 // How an answer stands against the composition that played the device (sim oracle; for tests and benches):
 // Named: identified or equivalent with the truth among the survivors; NoneFits: none survives; Wrong:
 // identified or equivalent without the truth; Open: unconfirmed, undecided or the oracle failed.

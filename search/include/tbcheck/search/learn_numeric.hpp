@@ -47,6 +47,14 @@ struct BoundaryCase {
 std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const model::Device& d,
                                           const std::vector<model::ThresholdInterval>& intervals, size_t which, int cut);
 
+// One case that asks two neighbouring questions of option `which` at once: whether the device ignores the value of
+// cut `m1` and of cut `m2` (m1 < m2, 1-based as in boundary_case). Every combination the intervals allow predicts
+// one schedule per region (neither ignored, only the first, both), and the three differ: a threshold at a value
+// the space names is bracketed in one step instead of two. `below`/`above` hold the first and last regions'.
+std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const model::Device& d,
+                                               const std::vector<model::ThresholdInterval>& intervals, size_t which,
+                                               int m1, int m2);
+
 // s with every kernel quantity that a threshold of `a` or `b` ignores raised to the least value on s's device
 // that neither ignores: a corpus case that separated two compositions without thresholds often separates
 // them again once both have one (a threshold found by bracketing can hide what the corpus case showed).

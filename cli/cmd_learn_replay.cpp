@@ -1,0 +1,130 @@
+// `tbcheck learn --oracle replay:<recordings>`: reads the recordings, runs search::learn_from_recordings and
+// prints (or writes with --out) what they settle and the campaign that would settle the rest on the GPU.
+#include "cmd_learn_replay.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/io.hpp"
+
+namespace tbcheck::cli {
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= s.size()) {
+    const size_t comma = s.find(',', at);
+    const std::string part = s.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (!part.empty()) out.push_back(part);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_replay_learning(const std::string& oracle_spec) { return oracle_spec.rfind("replay:", 0) == 0; }
+
+int learn_from_recordings_command(const model::Device& dev, const std::vector<model::Hypothesis>& hs,
+                                  const std::vector<model::Case>& corpus, const std::string& oracle_spec,
+                                  const search::ReplayLearnOptions& opt, const std::string& out_dir, bool json) {
+  const auto paths = split_commas(oracle_spec.substr(std::string("replay:").size()));
+  if (paths.empty())
+    throw model::InputError("--oracle", "", "replay: names no recordings (replay:<folder or files, comma-separated>)");
+  std::vector<model::Case> recordings;
+  for (const auto& p : paths) {
+    if (!std::filesystem::exists(p)) throw model::InputError(p, "", "no such file or folder (in --oracle replay:)");
+    auto cs = model::load_cases(p);
+    recordings.insert(recordings.end(), cs.begin(), cs.end());
+  }
+  const search::ReplayLearnResult r = search::learn_from_recordings(hs, dev, recordings, corpus, opt);
+
+  std::vector<std::string> written;
+  if (!out_dir.empty()) {
+    // The campaign as a folder of cases: `campaign plan --cases DIR/campaign` or `run --oracle cuda` takes them.
+    const auto dir = std::filesystem::path(out_dir) / "campaign";
+    std::filesystem::create_directories(dir);
+    for (const auto& c : r.campaign) {
+      const std::string path = (dir / (c.c.id + ".json")).string();
+      model::write_file_atomic(path, c.c.to_json().dump(1) + "\n");
+      written.push_back(path);
+    }
+  }
+  if (json) {
+    auto j = envelope();
+    j["device"] = dev.name;
+    j["oracle"] = oracle_spec;
+    j["timing"] = model::to_string(opt.judging.timing);
+    j.update(r.to_json());
+    j["written"] = written;
+    print_json(j);
+    return r.consistent.empty() ? kExitFailed : kExitOk;
+  }
+  fmt::print("learn on {} from recordings ({}; timing {}): {} candidates in {} groups that act alike on {}\n",
+             dev.name, fmt::join(paths, ", "), model::to_string(opt.judging.timing), r.candidates, r.groups, dev.name);
+  // One line per file: a folder of several devices' recordings skips whole files.
+  for (size_t i = 0; i < r.skipped.size();) {
+    size_t j = i;
+    while (j < r.skipped.size() && r.skipped[j].file == r.skipped[i].file && r.skipped[j].why == r.skipped[i].why) ++j;
+    if (j - i == 1) fmt::print("skipped {}\n", r.skipped[i].message);
+    else fmt::print("skipped {} case(s) ({}), first: {}\n", j - i, search::to_string(r.skipped[i].why), r.skipped[i].message);
+    i = j;
+  }
+  if (!r.not_applicable.empty())
+    fmt::print("set aside {} candidates not applicable to {} (first: {})\n", r.not_applicable.size(), dev.name,
+               r.not_applicable.front());
+  for (const auto& s : r.steps)
+    fmt::print("recording {:>2} {:<32} {:>6} -> {:>6} groups{}\n", s.index, s.case_id, s.groups_before, s.groups_after,
+               s.undecided ? fmt::format(" ({} undecided: kept)", s.undecided) : "");
+  if (r.consistent.empty()) {
+    fmt::print("\nno candidate fits every recording of {}\n", dev.name);
+    return kExitFailed;
+  }
+  fmt::print("\nconsistent with every recording: {} candidates in {} groups\n", r.consistent.size(),
+             r.consistent_groups.size());
+  constexpr size_t kShownGroups = 6;
+  for (size_t i = 0; i < r.consistent_groups.size() && i < kShownGroups; ++i) {
+    const auto& g = r.consistent_groups[i];
+    fmt::print("  {}{}\n", fmt::join(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(g.size(), 3)), ", "),
+               g.size() > 3 ? fmt::format(", ... ({} in all)", g.size()) : "");
+  }
+  if (r.consistent_groups.size() > kShownGroups)
+    fmt::print("  ... {} more groups (--json lists every one)\n", r.consistent_groups.size() - kShownGroups);
+  fmt::print("mechanisms:\n");
+  for (const auto& m : r.mechanisms)
+    fmt::print("  {:<30} {:<8} {}\n", m.mechanism, search::to_string(m.state),
+               m.state == search::Settledness::Settled
+                   ? fmt::format("{}{}", fmt::join(m.values, " = "),
+                                 m.settled_by.empty() ? "" : " (settled by " + m.settled_by + ")")
+                   : fmt::format("still one of: {}", fmt::join(m.values, ", ")));
+  if (!r.intervals.empty()) {
+    fmt::print("thresholds of {} (the values every recording allows):\n", r.intervals_of);
+    for (const auto& iv : r.intervals)
+      fmt::print("  {:<30} {} ({} of the device's steps of {})\n", iv.option.key, iv.range_text(), iv.cuts(),
+                 iv.granularity);
+  }
+  if (r.campaign.empty()) {
+    fmt::print("campaign: none{}\n", r.consistent_groups.size() > 1 ? " (no corpus case splits the groups left)" : "");
+  } else {
+    fmt::print("campaign to settle the rest on {} (smallest first; classes over {} of the {} groups):\n", dev.name,
+               r.campaign_sample, r.consistent_groups.size());
+    for (const auto& c : r.campaign)
+      fmt::print("  {} ({} kernels, {} blocks; classes {}) from {}\n", c.c.id, c.c.scenario.kernels.size(),
+                 c.c.scenario.total_blocks(), fmt::join(c.class_sizes, "/"), c.origin);
+    fmt::print("  after them the largest class of the sample left together: {} group(s)\n", r.unsplit_groups);
+  }
+  fmt::print("{} judgement(s) of a group against a recording\n", r.evaluations);
+  if (!written.empty())
+    fmt::print("wrote {} case file(s) to {} (tbcheck campaign plan --cases {} ...)\n", written.size(),
+               (std::filesystem::path(out_dir) / "campaign").string(),
+               (std::filesystem::path(out_dir) / "campaign").string());
+  return kExitOk;
+}
+
+}  // namespace tbcheck::cli

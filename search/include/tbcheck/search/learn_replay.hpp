@@ -1,0 +1,75 @@
+// `learn --oracle replay:<recordings>`: the version space judged against what a real GPU was recorded doing,
+// without a GPU: which compositions fit, which mechanisms the recordings settle, and the cases that would settle the rest.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tbcheck/model/compare.hpp"
+#include "tbcheck/model/device.hpp"
+#include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/model/observation.hpp"
+#include "tbcheck/model/thresholds.hpp"
+#include "tbcheck/search/learn.hpp"
+
+namespace tbcheck::search {
+
+struct ReplayLearnOptions {
+  model::JudgeOptions judging;  // how a candidate is judged against a recording (as validate: model timing)
+  LearnSpace space = LearnSpace::List;
+  size_t split_sample = 96;     // consistent groups a case's split is estimated on (as LearnOptions::split_sample)
+  int campaign_cases = 12;      // at most this many cases in the proposed campaign
+};
+
+// Why a recording took no part: recorded on another device, or nothing recorded to judge against.
+enum class ReplaySkip { OtherDevice, NoRecording };
+std::string_view to_string(ReplaySkip);
+struct SkippedRecording {
+  std::string file, case_id;
+  ReplaySkip why = ReplaySkip::OtherDevice;
+  std::string message;  // "<file>: case <id> was recorded on v100, not rtx3090"
+};
+
+// One recording applied: how many consistent groups it left, in the order the recordings were applied
+// (the one refuting the most of a sample first, as learn chooses its next case).
+struct ReplayStep {
+  int index = 0;
+  std::string case_id, file;
+  size_t groups_before = 0, groups_after = 0;
+  size_t undecided = 0;  // groups the judge could not decide (unknown over the admissible orders): kept
+};
+
+// A case of the proposed campaign: no recording yet; `splits` says how it divides the consistent groups.
+struct CampaignCase {
+  model::Case c;
+  std::string origin;                // "corpus <file>" or "... retargeted from <device>"
+  std::vector<size_t> class_sizes;   // predicted classes over the sample of consistent groups, largest first
+};
+
+// What the recordings say. `consistent` holds every candidate that passes every applied recording; groups
+// are candidates that act alike on the device (learn's one-machine rule), judged once for all their members.
+struct ReplayLearnResult {
+  LearnSpace space = LearnSpace::List;
+  size_t candidates = 0, groups = 0;  // after those not applicable to the device
+  std::vector<std::string> not_applicable;
+  std::vector<SkippedRecording> skipped;
+  std::vector<ReplayStep> steps;
+  std::vector<model::Hypothesis> consistent;
+  std::vector<std::vector<std::string>> consistent_groups;  // names, per group
+  std::vector<MechanismStatus> mechanisms;
+  // The thresholds every recording allows for the first consistent group's representative (empty when none).
+  std::string intervals_of;
+  std::vector<model::ThresholdInterval> intervals;
+  std::vector<CampaignCase> campaign;
+  size_t campaign_sample = 0;      // consistent groups the campaign's splits were computed on
+  size_t unsplit_groups = 0;       // largest predicted class left after the whole campaign (1: every group split)
+  int evaluations = 0;             // candidate-recording judgements made
+  nlohmann::json to_json() const;
+};
+
+// Recordings not on `device` are skipped with a message naming their file; bad input throws model::InputError
+// (no recordings left, no candidate applicable).
+ReplayLearnResult learn_from_recordings(const std::vector<model::Hypothesis>& candidates, const model::Device& device,
+                                        const std::vector<model::Case>& recordings,
+                                        const std::vector<model::Case>& corpus, const ReplayLearnOptions& o);
+
+}  // namespace tbcheck::search

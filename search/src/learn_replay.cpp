@@ -1,0 +1,374 @@
+// Learning from recordings (learn_replay.hpp): every candidate group judged as validate judges it against each
+// recording of the device, then the corpus cases that would split what is left, as a campaign for the GPU.
+#include "tbcheck/search/learn_replay.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/simulator.hpp"
+#include "tbcheck/search/learn_numeric.hpp"
+#include "control_variants.hpp"
+
+namespace tbcheck::search {
+
+std::string_view to_string(ReplaySkip s) {
+  switch (s) {
+    case ReplaySkip::OtherDevice: return "other-device";
+    case ReplaySkip::NoRecording: return "no-recording";
+  }
+  return "?";
+}
+
+nlohmann::json ReplayLearnResult::to_json() const {
+  nlohmann::json sk = nlohmann::json::array();
+  for (const auto& s : skipped)
+    sk.push_back({{"file", s.file}, {"case", s.case_id}, {"why", to_string(s.why)}, {"message", s.message}});
+  nlohmann::json st = nlohmann::json::array();
+  for (const auto& s : steps)
+    st.push_back({{"step", s.index},
+                  {"case", s.case_id},
+                  {"file", s.file},
+                  {"groups_before", s.groups_before},
+                  {"groups_after", s.groups_after},
+                  {"undecided", s.undecided}});
+  nlohmann::json mech = nlohmann::json::array();
+  for (const auto& m : mechanisms)
+    mech.push_back({{"mechanism", m.mechanism},
+                    {"state", to_string(m.state)},
+                    {"values", m.values},
+                    {"settled_by", m.settled_by.empty() ? nlohmann::json() : nlohmann::json(m.settled_by)}});
+  nlohmann::json iv = nlohmann::json::array();
+  for (const auto& i : intervals) iv.push_back(i.to_json());
+  nlohmann::json camp = nlohmann::json::array();
+  for (const auto& c : campaign)
+    camp.push_back({{"case", c.c.id},
+                    {"origin", c.origin},
+                    {"kernels", c.c.scenario.kernels.size()},
+                    {"blocks", c.c.scenario.total_blocks()},
+                    {"class_sizes", c.class_sizes}});
+  std::vector<std::string> names;
+  for (const auto& h : consistent) names.push_back(h.name);
+  return {{"space", to_string(space)},
+          {"candidates", candidates},
+          {"groups", groups},
+          {"not_applicable", not_applicable},
+          {"skipped", sk},
+          {"recordings_applied", st},
+          {"consistent", names},
+          {"consistent_groups", consistent_groups},
+          {"mechanisms", mech},
+          {"thresholds_of", intervals_of},
+          {"thresholds", iv},
+          {"campaign", camp},
+          {"campaign_sample", campaign_sample},
+          {"unsplit_groups", unsplit_groups},
+          {"evaluations", evaluations}};
+}
+
+namespace {
+
+std::string file_of(const model::Case& c) { return c.file.empty() ? c.id : c.file; }
+
+// The groups' representatives spread evenly over `alive`, at most n of them.
+std::vector<size_t> spread(const std::vector<size_t>& alive, size_t n) {
+  if (alive.size() <= n) return alive;
+  std::vector<size_t> out;
+  for (size_t k = 0; k < n; ++k) out.push_back(alive[k * alive.size() / n]);
+  return out;
+}
+
+// A mechanism field's value as written in a hypothesis-file object ("off": no threshold).
+std::string field_text(const nlohmann::json& j, const std::string& f) {
+  const auto& x = j.contains(f) ? j[f] : nlohmann::json();
+  return x.is_string() ? x.get<std::string>() : x.is_null() ? "off" : x.dump();
+}
+
+class ReplayLearner {
+ public:
+  ReplayLearner(const std::vector<model::Hypothesis>& candidates, const model::Device& d,
+                const std::vector<model::Case>& recordings, const ReplayLearnOptions& o)
+      : d_(d), o_(o) {
+    res_.space = o.space;
+    for (const auto& c : recordings) {
+      if (!c.observation || !c.observation->has_recording()) {
+        res_.skipped.push_back({file_of(c), c.id, ReplaySkip::NoRecording,
+                                fmt::format("{}: case {} has no recorded schedule (sm_of_block / start_of_block)",
+                                            file_of(c), c.id)});
+        continue;
+      }
+      if (c.scenario.device.name != d.name) {
+        res_.skipped.push_back({file_of(c), c.id, ReplaySkip::OtherDevice,
+                                fmt::format("{}: case {} was recorded on {}, not {}", file_of(c), c.id,
+                                            c.scenario.device.name, d.name)});
+        continue;
+      }
+      recs_.push_back(&c);
+    }
+    if (recs_.empty())
+      throw model::InputError("--oracle", "",
+                              fmt::format("no recording of {} to learn from ({} skipped{})", d.name, res_.skipped.size(),
+                                          res_.skipped.empty() ? "" : ", first: " + res_.skipped.front().message));
+    // As learn sets candidates aside: one that cannot place a small block on the device does not describe it.
+    const model::json probe_j = {{"device", d.to_json()},
+                                 {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32},
+                                               {"smem", 0}, {"duration", 1}}}}};
+    const model::Scenario probe = model::scenario_from_json(probe_j, "learn probe");
+    std::map<std::string, size_t> by_key;
+    for (const auto& h : candidates) {
+      if (o.space == LearnSpace::Compositions && h.priority != model::Priority::Ignore &&
+          !detail::priority_exercised(d, h.priority, model::Priority::Ignore))
+        continue;
+      model::FeasibilityCheck why;
+      if (!model::try_simulate(probe, h, &why)) {
+        res_.not_applicable.push_back(fmt::format("{}: {}", h.name, why.reason));
+        continue;
+      }
+      hs_.push_back(h);
+      const std::string key = acting_key(h, d);
+      auto [it, fresh] = by_key.emplace(key, groups_.size());
+      if (fresh) {
+        groups_.push_back({});
+        acting_.push_back(nlohmann::json::parse(key));
+      }
+      groups_[it->second].push_back(hs_.size() - 1);
+    }
+    if (hs_.empty()) throw model::InputError("--hypotheses", "", "none of the hypotheses applies to " + d.name);
+    res_.candidates = hs_.size();
+    res_.groups = groups_.size();
+    verdict_.assign(recs_.size(), std::vector<signed char>(groups_.size(), kUnjudged));
+    fields_ = model::mechanism_fields();
+  }
+
+  ReplayLearnResult run(const std::vector<model::Case>& corpus);
+
+ private:
+  static constexpr signed char kUnjudged = -1, kPass = 0, kRefuted = 1, kUndecided = 2;
+
+  // The group's verdict on a recording: its representative judged at Exact, as validate does. A group whose
+  // members act alike on the device shares one verdict.
+  signed char judge(size_t r, size_t g) {
+    signed char& v = verdict_[r][g];
+    if (v != kUnjudged) return v;
+    ++res_.evaluations;
+    const model::CaseResult cr = model::evaluate(*recs_[r], hs_[groups_[g].front()], o_.judging);
+    switch (cr.at(model::Level::Exact)) {
+      case model::Verdict::Pass: return v = kPass;
+      case model::Verdict::Fail: return v = kRefuted;
+      case model::Verdict::Unknown: return v = kUndecided;
+      case model::Verdict::Unsupported:  // predicts the recorded kernels cannot run: the recording refutes it
+        return v = cr.ran ? kUndecided : kRefuted;
+    }
+    return v = kUndecided;
+  }
+
+  std::set<std::string> values_left(size_t f, bool acting) const {
+    std::set<std::string> v;
+    for (size_t g : alive_) {
+      if (acting) {
+        v.insert(field_text(acting_[g], fields_[f]));
+        continue;
+      }
+      for (size_t i : groups_[g]) v.insert(field_text(hs_[i].to_json(), fields_[f]));
+    }
+    return v;
+  }
+
+  void campaign(const std::vector<model::Case>& corpus);
+
+  const model::Device& d_;
+  ReplayLearnOptions o_;
+  std::vector<const model::Case*> recs_;
+  std::vector<model::Hypothesis> hs_;
+  std::vector<std::vector<size_t>> groups_;  // candidate indices, per acting key
+  std::vector<nlohmann::json> acting_;       // per group: the options as they act on the device
+  std::vector<std::vector<signed char>> verdict_;
+  std::vector<size_t> alive_;
+  std::vector<std::string> fields_;
+  ReplayLearnResult res_;
+};
+
+ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
+  alive_.resize(groups_.size());
+  for (size_t g = 0; g < groups_.size(); ++g) alive_[g] = g;
+  std::vector<std::string> settled_by(fields_.size());
+  std::vector<bool> settled(fields_.size());
+  for (size_t f = 0; f < fields_.size(); ++f) settled[f] = values_left(f, true).size() <= 1;
+  // Recordings in learn's order: the one refuting the most of an evenly spread sample of what is left first,
+  // so "settled by" names the recording that decided a mechanism rather than the file order.
+  std::vector<char> used(recs_.size(), 0);
+  for (size_t step = 0; step < recs_.size(); ++step) {
+    const auto sample = spread(alive_, o_.split_sample);
+    size_t best = recs_.size(), best_refuted = 0;
+    for (size_t r = 0; r < recs_.size(); ++r) {
+      if (used[r]) continue;
+      size_t refuted = 0;
+      for (size_t g : sample) refuted += judge(r, g) == kRefuted ? 1 : 0;
+      if (best == recs_.size() || refuted > best_refuted) {
+        best = r;
+        best_refuted = refuted;
+      }
+    }
+    used[best] = 1;
+    ReplayStep st;
+    st.index = static_cast<int>(step) + 1;
+    st.case_id = recs_[best]->id;
+    st.file = file_of(*recs_[best]);
+    st.groups_before = alive_.size();
+    std::vector<size_t> keep;
+    for (size_t g : alive_) {
+      const signed char v = judge(best, g);
+      if (v == kRefuted) continue;
+      if (v == kUndecided) ++st.undecided;
+      keep.push_back(g);
+    }
+    alive_ = std::move(keep);
+    st.groups_after = alive_.size();
+    res_.steps.push_back(st);
+    for (size_t f = 0; f < fields_.size(); ++f) {
+      const bool now = values_left(f, true).size() <= 1;
+      if (now && !settled[f]) settled_by[f] = st.case_id;
+      settled[f] = now;
+    }
+    if (alive_.empty()) break;
+  }
+  for (size_t g : alive_) {
+    std::vector<std::string> names;
+    for (size_t i : groups_[g]) {
+      res_.consistent.push_back(hs_[i]);
+      names.push_back(hs_[i].name);
+    }
+    res_.consistent_groups.push_back(std::move(names));
+  }
+  for (size_t f = 0; f < fields_.size() && !alive_.empty(); ++f) {
+    MechanismStatus m;
+    m.mechanism = fields_[f];
+    const auto written = values_left(f, false);
+    m.values.assign(written.begin(), written.end());
+    m.state = values_left(f, true).size() == 1 ? Settledness::Settled : Settledness::Open;
+    m.settled_by = m.state == Settledness::Settled ? settled_by[f] : "";
+    res_.mechanisms.push_back(std::move(m));
+  }
+  if (!alive_.empty()) {
+    // The first consistent group's thresholds as intervals: what every recording allows around its values.
+    std::vector<SeenCase> seen;
+    for (const auto* c : recs_) seen.push_back({&c->scenario, &*c->observation});
+    const model::Hypothesis& h = hs_[groups_[alive_.front()].front()];
+    if (auto fit = fit_thresholds(h, d_, seen)) {
+      res_.intervals_of = h.name;
+      res_.intervals = fit->intervals;
+      // The threshold rows say what the recordings allow at the device's granularity, not the enumerated values.
+      for (auto& m : res_.mechanisms)
+        for (const auto& iv : res_.intervals)
+          if (iv.option.key == m.mechanism && alive_.size() == 1) {
+            m.values = {iv.range_text()};
+            m.state = iv.cuts() == 1 ? Settledness::Settled : Settledness::Open;
+          }
+    }
+    campaign(corpus);
+  }
+  return std::move(res_);
+}
+
+void ReplayLearner::campaign(const std::vector<model::Case>& corpus) {
+  // learn's splitting-case choice without an oracle: over a sample of the consistent groups, the corpus case
+  // (moved to the device) whose predictions leave the smallest largest class of the classes still unsplit,
+  // then the fewest blocks; repeated on the refined partition until no case refines it.
+  const auto sample = spread(alive_, o_.split_sample);
+  res_.campaign_sample = sample.size();
+  std::vector<int> part(sample.size(), 0);  // class of each sampled group so far
+  auto largest = [](const std::vector<int>& p) {
+    std::map<int, size_t> n;
+    for (int x : p) ++n[x];
+    size_t m = 0;
+    for (const auto& [k, c] : n) m = std::max(m, c);
+    return m;
+  };
+  res_.unsplit_groups = largest(part);
+  if (sample.size() < 2) return;
+  auto cases = device_cases(corpus, d_);
+  // Per case: the class of each sampled group (-1: cannot run), computed once.
+  std::vector<std::vector<int>> cls(cases.size());
+  auto classes_of = [&](size_t ci) -> const std::vector<int>& {
+    auto& out = cls[ci];
+    if (!out.empty()) return out;
+    std::vector<model::Schedule> seen;
+    std::unordered_map<size_t, std::vector<int>> by_size;
+    for (size_t s : sample) {
+      model::FeasibilityCheck why;
+      auto sch = model::try_simulate(cases[ci].scenario, hs_[groups_[s].front()], &why);
+      if (!sch) {
+        out.push_back(-1);
+        continue;
+      }
+      int found = -1;
+      for (int k : by_size[static_cast<size_t>(sch->makespan())])
+        if (same_placements(seen[static_cast<size_t>(k)], *sch)) found = k;
+      if (found < 0) {
+        seen.push_back(std::move(*sch));
+        found = static_cast<int>(seen.size()) - 1;
+        by_size[static_cast<size_t>(seen.back().makespan())].push_back(found);
+      }
+      out.push_back(found);
+    }
+    return out;
+  };
+  std::vector<char> taken(cases.size(), 0);
+  while (static_cast<int>(res_.campaign.size()) < o_.campaign_cases) {
+    size_t best = cases.size(), best_largest = 0;
+    std::vector<int> best_part;
+    for (size_t ci = 0; ci < cases.size(); ++ci) {
+      if (taken[ci]) continue;
+      const auto& c = classes_of(ci);
+      std::map<std::pair<int, int>, int> refined;
+      std::vector<int> np(sample.size());
+      for (size_t s = 0; s < sample.size(); ++s)
+        np[s] = refined.emplace(std::make_pair(part[s], c[s]), static_cast<int>(refined.size())).first->second;
+      if (refined.size() == std::set<int>(part.begin(), part.end()).size()) continue;  // splits nothing left
+      const size_t l = largest(np);
+      if (best == cases.size() || l < best_largest ||
+          (l == best_largest && cases[ci].scenario.total_blocks() < cases[best].scenario.total_blocks())) {
+        best = ci;
+        best_largest = l;
+        best_part = std::move(np);
+      }
+    }
+    if (best == cases.size()) break;
+    taken[best] = 1;
+    part = std::move(best_part);
+    CampaignCase cc;
+    // A case moved from another device gets the device in its id: the file runs there, not where it came from.
+    cc.c.id = cases[best].origin.find(" retargeted from ") == std::string::npos ? cases[best].id
+                                                                              : fmt::format("{}-on-{}", cases[best].id, d_.name);
+    cc.c.source = fmt::format("learn --oracle replay: splits the groups consistent with the recordings of {}", d_.name);
+    cc.c.scenario = cases[best].scenario;
+    cc.origin = cases[best].origin;
+    std::map<int, size_t> n;
+    for (int x : classes_of(best)) ++n[x];
+    for (const auto& [k, c] : n) cc.class_sizes.push_back(c);
+    std::sort(cc.class_sizes.rbegin(), cc.class_sizes.rend());
+    res_.campaign.push_back(std::move(cc));
+    res_.unsplit_groups = best_largest;
+    if (best_largest <= 1) break;
+  }
+  // Smallest first: the GPU runs the cheap cases before the large ones.
+  std::stable_sort(res_.campaign.begin(), res_.campaign.end(), [](const CampaignCase& a, const CampaignCase& b) {
+    return a.c.scenario.total_blocks() < b.c.scenario.total_blocks();
+  });
+}
+
+}  // namespace
+
+ReplayLearnResult learn_from_recordings(const std::vector<model::Hypothesis>& candidates, const model::Device& device,
+                                        const std::vector<model::Case>& recordings,
+                                        const std::vector<model::Case>& corpus, const ReplayLearnOptions& o) {
+  return ReplayLearner(candidates, device, recordings, o).run(corpus);
+}
+
+}  // namespace tbcheck::search
