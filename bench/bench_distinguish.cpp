@@ -1,12 +1,14 @@
-// Distinguish benchmark: every pair of the shipped hypotheses on one device (per-pair Z3 and wall
-// time, route, total), then the same Z3 queries with integer and bit-vector terms, without shared
-// terms, and with Z3's default arithmetic solver, side by side.
+// Distinguish benchmark: every pair of two sets of shipped hypotheses on one device (per-pair Z3 and wall
+// time, route, minimality, totals; with --compare also without the one-kernel enumeration), then the
+// same Z3 queries with integer and bit-vector terms, without shared terms, and Z3's default arithmetic solver.
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,11 +32,17 @@ struct Options {
   int max_kernels = 3;
   unsigned sort_timeout_ms = 5000;  // per query in the sort comparison
   bool pairs = true, sorts = true;
+  bool queries = false;  // per-query instrumentation after the pair table
   int jobs = 2;  // the 2-core machine of the target
-  // the first 11 shipped hypotheses (the 55 first-round pairs); "all" adds alg1-paired and fermi.
-  std::string hypotheses =
+  // The sets whose pairs run, one after the other: the first 11 shipped hypotheses (the 55 first-round
+  // pairs), then the 13 shipped ones that run on rtx3090 (all but fermi, which needs a GPC map: 78 pairs).
+  // --hypotheses replaces both by one list ("all" adds fermi).
+  std::vector<std::string> sets = {
       "round-robin,most-room,olmedo,alg1,alg1-literal,alg1-no-skip,alg1-pb-any,alg1-counted-smem,alg1-no-tpc-config,"
-      "alg1-natural-order,alg1-contiguous-regs";
+      "alg1-natural-order,alg1-contiguous-regs",
+      "round-robin,most-room,olmedo,alg1,alg1-literal,alg1-no-skip,alg1-pb-any,alg1-counted-smem,alg1-no-tpc-config,"
+      "alg1-natural-order,alg1-contiguous-regs,alg1-paired,alg1-priority"};
+  bool compare = false;  // each set also without the one-kernel enumeration (lemmas and Z3 only), side by side
 };
 
 const model::Hypothesis& hyp(const std::string& name) {
@@ -43,26 +51,54 @@ const model::Hypothesis& hyp(const std::string& name) {
   throw std::runtime_error("no shipped hypothesis " + name);
 }
 
-void run_pairs(const Options& o) {
+// Where the Z3 time went: per purpose and answer, count and seconds; then every undecided query.
+void print_queries(const std::vector<search::PairResult>& results) {
+  std::map<std::pair<std::string, std::string>, std::pair<int, double>> by;
+  for (const auto& r : results)
+    for (const auto& q : r.queries) {
+      auto& cell = by[{std::string(search::to_string(q.purpose)), std::string(search::to_string(q.answer))}];
+      ++cell.first;
+      cell.second += q.seconds;
+    }
+  fmt::print("Z3 queries by purpose and answer:\n");
+  for (const auto& [k, v] : by) fmt::print("  {:<8} {:<12} {:>5} queries {:>8.2f} s\n", k.first, k.second, v.first, v.second);
+  fmt::print("undecided queries:\n");
+  for (const auto& r : results)
+    for (const auto& q : r.queries)
+      if (q.answer == search::StructureAnswer::Undecided)
+        fmt::print("  {:<44} {:<8} {:<28} {:>6.2f} s\n", r.h1 + " / " + r.h2, search::to_string(q.purpose), q.structure,
+                   q.seconds);
+  fmt::print("\n");
+}
+
+// One set's pairs: a row per pair, then the totals.
+void run_pairs(const Options& o, const std::string& set, bool enumerate) {
   const model::Device& dev = model::builtin_device(o.device, "--device", "");
   search::DistinguishBounds b;
+  b.enumerate_one_kernel = enumerate;
   b.timeout_ms = o.timeout_ms;
   b.pair_budget_ms = o.budget_ms;
   b.sim_samples = o.samples;
   b.max_kernels = o.max_kernels;
-  const std::vector<model::Hypothesis> hs = model::resolve_hypotheses(o.hypotheses);
+  const std::vector<model::Hypothesis> hs = model::resolve_hypotheses(set);
   fmt::print("all pairs of {} hypotheses on {} (Z3 timeout {} ms per query, budget {} ms per pair, {} simulator samples "
-             "per structure, kernels <= {})\n",
-             hs.size(), dev.name, o.timeout_ms, o.budget_ms, o.samples, o.max_kernels);
+             "per structure, kernels <= {}, one-kernel structures by {})\n",
+             hs.size(), dev.name, o.timeout_ms, o.budget_ms, o.samples, o.max_kernels,
+             enumerate ? "exhaustive simulation over classes" : "lemmas and Z3 only");
   fmt::print("{:<44} {:<11} {:<9} {:>7} {:>7} {:>6} {:>6}  {}\n", "pair", "outcome", "reduced", "kernels", "blocks",
              "z3 s", "wall s", "found by / minimal");
-  double z3 = 0, wall = 0;
+  double z3 = 0, wall = 0, enumeration = 0;
+  int by_enumeration = 0;
   size_t r_count = hs.size() * (hs.size() - 1) / 2;
   int separated = 0, inseparable = 0, unknown = 0, proved = 0;
   auto t0 = std::chrono::steady_clock::now();
+  const std::clock_t cpu0 = std::clock();  // the process's CPU time, all threads: what load on a shared machine leaves
   // Pairs run on o.jobs worker threads; rows print in pair order once all are answered.
-  for (const auto& r : search::distinguish_all(hs, dev, b, o.jobs)) {
+  const std::vector<search::PairResult> results = search::distinguish_all(hs, dev, b, o.jobs);
+  for (const auto& r : results) {
     z3 += r.solver_seconds;
+    enumeration += r.enumeration_seconds;
+    by_enumeration += r.structures_by_enumeration;
     wall += r.wall_seconds;
     bool sep = r.outcome == search::PairOutcome::Separated;
     separated += sep;
@@ -78,9 +114,13 @@ void run_pairs(const Options& o) {
                    : r.reason.substr(0, 90));
   }
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
   fmt::print("total on {}: {} pairs, {} separated ({} proved minimal), {} inseparable within bounds, {} unknown/unsupported; "
-             "Z3 {:.1f} s, pair wall times summed {:.1f} s, elapsed {:.1f} s on {} job(s)\n\n",
-             dev.name, r_count, separated, proved, inseparable, unknown, z3, wall, elapsed, o.jobs);
+             "Z3 {:.1f} s, exhaustive simulation {:.1f} s ({} structures proved), pair wall times summed {:.1f} s, "
+             "elapsed {:.1f} s on {} job(s), CPU {:.1f} s\n\n",
+             dev.name, r_count, separated, proved, inseparable, unknown, z3, enumeration, by_enumeration, wall, elapsed,
+             o.jobs, cpu);
+  if (o.queries) print_queries(results);
 }
 
 // The same queries with integer and with bit-vector terms (and integers without shared terms, the
@@ -147,18 +187,24 @@ int main(int argc, char** argv) {
     else if (a == "--max-kernels") o.max_kernels = std::stoi(next());
     else if (a == "--sort-timeout-ms") o.sort_timeout_ms = static_cast<unsigned>(std::stoul(next()));
     else if (a == "--jobs") o.jobs = std::max(1, std::stoi(next()));
-    else if (a == "--hypotheses") o.hypotheses = next();
+    else if (a == "--hypotheses") o.sets = {next()};
+    else if (a == "--compare") o.compare = true;
     else if (a == "--pairs-only") o.sorts = false;
+    else if (a == "--queries") o.queries = true;
     else if (a == "--sorts-only") o.pairs = false;
     else {
       std::fprintf(stderr,
                    "usage: bench_distinguish [--device NAME] [--timeout-ms N] [--budget-ms N] [--samples N] "
-                   "[--max-kernels N] [--sort-timeout-ms N] [--jobs N] [--hypotheses LIST|all] [--pairs-only | --sorts-only]\n");
+                   "[--max-kernels N] [--sort-timeout-ms N] [--jobs N] [--hypotheses LIST|all] [--pairs-only | --sorts-only] [--queries] [--compare]\n");
       return 2;
     }
   }
   try {
-    if (o.pairs) run_pairs(o);
+    if (o.pairs)
+      for (const auto& set : o.sets) {
+        run_pairs(o, set, true);
+        if (o.compare) run_pairs(o, set, false);
+      }
     if (o.sorts) run_sorts(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_distinguish: %s\n", e.what());

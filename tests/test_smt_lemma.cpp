@@ -75,6 +75,7 @@ TEST_CASE("lemmas prove a witness minimal where the pair queries cannot", "[smt]
   b.timeout_ms = 1;
   b.pair_budget_ms = 1;
   b.lemma_timeout_ms = 60000;
+  b.enumerate_one_kernel = false;  // which would prove them by simulation first (test_distinguish.cpp)
   const auto& full = model::builtin_device("rtx3090", "", "");
   auto with = search::distinguish_pair(test::hyp("most-room"), test::hyp("alg1"), full, b);
   REQUIRE(with.outcome == search::PairOutcome::Separated);

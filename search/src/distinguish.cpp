@@ -17,6 +17,7 @@
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/lemma_cache.hpp"
 #include "tbcheck/smt/synthesis.hpp"
+#include "classes.hpp"
 #include "control_variants.hpp"
 #include "cluster_witness.hpp"
 #include "witness.hpp"
@@ -102,6 +103,25 @@ double since(std::chrono::steady_clock::time_point t0) {
 }
 
 }  // namespace
+
+std::string_view to_string(QueryPurpose p) {
+  switch (p) {
+    case QueryPurpose::Pair: return "pair";
+    case QueryPurpose::Shorter: return "shorter";
+    case QueryPurpose::Lemma: return "lemma";
+    case QueryPurpose::Cluster: return "cluster";
+  }
+  return "?";
+}
+
+std::string_view to_string(StructureAnswer a) {
+  switch (a) {
+    case StructureAnswer::Separates: return "separates";
+    case StructureAnswer::Inseparable: return "inseparable";
+    case StructureAnswer::Undecided: return "undecided";
+  }
+  return "?";
+}
 
 std::string_view to_string(Finder f) {
   switch (f) {
@@ -196,8 +216,8 @@ namespace {
 class PairSearch {
  public:
   PairSearch(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& full,
-             const DistinguishBounds& b, LemmaCache& lemmas)
-      : h1_(h1), h2_(h2), full_(full), b_(b), lemmas_(lemmas), t0_(std::chrono::steady_clock::now()) {
+             const DistinguishBounds& b, LemmaCache& lemmas, detail::OneKernelTables& tables)
+      : h1_(h1), h2_(h2), full_(full), b_(b), lemmas_(lemmas), tables_(tables), t0_(std::chrono::steady_clock::now()) {
     r_.h1 = h1.name;
     r_.h2 = h2.name;
     bounds_text_ = fmt::format("kernels <= {}, blocks <= {} per kernel and {} in all, durations <= {}, warps <= {}",
@@ -259,7 +279,8 @@ class PairSearch {
   }
 
   // Runs one Z3 query within the per-query timeout and what is left of the pair budget.
-  smt::QueryResult query(const model::Device& reduced, const std::vector<int>& st, smt::QueryOptions o) {
+  smt::QueryResult query(const model::Device& reduced, const std::vector<int>& st, smt::QueryOptions o,
+                         QueryPurpose purpose = QueryPurpose::Pair) {
     int64_t left = budget_left_ms();
     if (left <= 0) {
       smt::QueryResult q;
@@ -270,7 +291,19 @@ class PairSearch {
     o.timeout_ms = static_cast<unsigned>(std::min<int64_t>(o.timeout_ms, left));
     smt::QueryResult q = smt::distinguish_structure(h1_, h2_, reduced, st, o);
     z3_seconds_ += q.seconds;
+    note_query(st, reduced, purpose, q);
     return q;
+  }
+
+  void note_query(const std::vector<int>& st, const model::Device& d, QueryPurpose purpose, const smt::QueryResult& q) {
+    StructureAnswer a = StructureAnswer::Undecided;
+    switch (q.outcome) {
+      case smt::QueryOutcome::Found: a = StructureAnswer::Separates; break;
+      case smt::QueryOutcome::None: a = StructureAnswer::Inseparable; break;
+      case smt::QueryOutcome::Unknown:
+      case smt::QueryOutcome::Unsupported: break;
+    }
+    r_.queries.push_back({structure_text(st, d), purpose, a, q.seconds});
   }
 
   // The pair is separated by `found` (checked by the caller): the case, made robust to tied retirements
@@ -342,12 +375,37 @@ class PairSearch {
 
   // The schedule both hypotheses give `st` when lemmas prove it fixed under each (and the two equal).
   std::optional<smt::FixedSchedule> common_fixed(const std::vector<int>& st, const model::Device& reduced) {
+    if (b_.enumerate_one_kernel && st.size() == 1) {
+      // By exhaustion over each hypothesis' one-kernel table where it covers both (classes.hpp): no Z3 time.
+      const auto t = std::chrono::steady_clock::now();
+      const auto e1 = detail::constant_one_kernel_schedule(tables_, h1_, reduced, st.front(), b_.params);
+      const auto e2 = detail::constant_one_kernel_schedule(tables_, h2_, reduced, st.front(), b_.params);
+      r_.enumeration_seconds += since(t);
+      auto decided = [](detail::Constancy c) {
+        switch (c) {
+          case detail::Constancy::Constant:
+          case detail::Constancy::Varies: return true;
+          case detail::Constancy::NotCovered: return false;
+        }
+        return false;
+      };
+      if (decided(e1.outcome) && decided(e2.outcome)) {
+        if (e1.outcome == detail::Constancy::Constant && e2.outcome == detail::Constancy::Constant &&
+            e1.schedule == e2.schedule)
+          return e1.schedule;
+        return std::nullopt;
+      }
+    }
     const smt::QueryOptions o = query_options(b_.lemma_timeout_ms);
     double s1 = 0, s2 = 0;
     auto c1 = lemmas_.constant_schedule(h1_, reduced, st, o, s1);
     auto c2 = c1 ? lemmas_.constant_schedule(h2_, reduced, st, o, s2) : std::nullopt;
     lemma_seconds_ += s1 + s2;
-    if (c1 && c2 && *c1 == *c2) return c1;
+    const bool common = c1 && c2 && *c1 == *c2;
+    if (s1 + s2 > 0)
+      r_.queries.push_back({structure_text(st, reduced), QueryPurpose::Lemma,
+                            common ? StructureAnswer::Inseparable : StructureAnswer::Undecided, s1 + s2});
+    if (common) return c1;
     return std::nullopt;
   }
 
@@ -409,6 +467,24 @@ class PairSearch {
               device_all_unsat = pos == device_first_unknown;
               break;
             }
+          }
+        }
+        if (!found && plain && st.size() == 1 && b_.enumerate_one_kernel) {
+          // One kernel: decided by simulating one representative of every parameter class, a proof
+          // by exhaustion (classes.hpp; the argument in docs/synthesis.md), with or without Z3.
+          const auto t = std::chrono::steady_clock::now();
+          detail::EnumerationResult e = detail::enumerate_one_kernel(h1_, h2_, reduced, st.front(), params, &tables_);
+          r_.enumeration_seconds += since(t);
+          switch (e.outcome) {
+            case detail::Enumerated::Inseparable:
+              ++r_.structures_unsat;
+              ++r_.structures_by_enumeration;
+              continue;
+            case detail::Enumerated::Separates:
+              found = std::move(e.witness);
+              finder = Finder::Simulator;
+              break;
+            case detail::Enumerated::NotCovered: break;
           }
         }
         if (!found && unsupported_.empty() && plain && st.size() == 1 && b_.lemma_timeout_ms > 0) {
@@ -480,7 +556,7 @@ class PairSearch {
         if (!found) {
           smt::QueryOptions o = query_options(b_.timeout_ms);
           o.bounds = st.bounds(b_.params);
-          const smt::QueryResult q = query(d, st.blocks(), o);
+          const smt::QueryResult q = query(d, st.blocks(), o, QueryPurpose::Cluster);
           switch (q.outcome) {
             case smt::QueryOutcome::None: ++r_.structures_unsat; continue;
             case smt::QueryOutcome::Unknown:
@@ -512,7 +588,7 @@ class PairSearch {
   model::Scenario shortest(const model::Device& d, const std::vector<int>& st, smt::QueryOptions o, model::Scenario found) {
     for (int limit = total_duration(found) - 1; limit >= static_cast<int>(st.size()); limit = total_duration(found) - 1) {
       o.max_total_duration = limit;
-      const smt::QueryResult shorter = query(d, st, o);
+      const smt::QueryResult shorter = query(d, st, o, QueryPurpose::Shorter);
       if (shorter.outcome != smt::QueryOutcome::Found) break;
       found = shorter.scenario;
     }
@@ -584,6 +660,7 @@ class PairSearch {
   const model::Device& full_;
   const DistinguishBounds& b_;
   LemmaCache& lemmas_;
+  detail::OneKernelTables& tables_;
   const std::chrono::steady_clock::time_point t0_;
   PairResult r_;
   std::string bounds_text_;
@@ -597,9 +674,10 @@ class PairSearch {
 }  // namespace
 
 PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& full,
-                            const DistinguishBounds& b, LemmaCache* lemmas) {
+                            const DistinguishBounds& b, LemmaCache* lemmas, detail::OneKernelTables* tables) {
   LemmaCache own;
-  return PairSearch(h1, h2, full, b, lemmas ? *lemmas : own).run();
+  detail::OneKernelTables own_tables;
+  return PairSearch(h1, h2, full, b, lemmas ? *lemmas : own, tables ? *tables : own_tables).run();
 }
 
 std::string minimality_text(const PairResult& r) {
@@ -621,8 +699,9 @@ std::vector<PairResult> distinguish_pairs(const std::vector<model::Hypothesis>& 
   std::vector<PairResult> out(pairs.size());
   std::mutex report;  // `done` is never called from two threads at once
   LemmaCache lemmas;  // one per run: a hypothesis' lemma serves all its pairs
+  detail::OneKernelTables tables;  // likewise its one-kernel schedules
   detail::run_on_workers(pairs.size(), jobs, [&](size_t k) {
-    out[k] = distinguish_pair(hs[pairs[k].first], hs[pairs[k].second], full, b, &lemmas);
+    out[k] = distinguish_pair(hs[pairs[k].first], hs[pairs[k].second], full, b, &lemmas, &tables);
     std::lock_guard<std::mutex> lock(report);
     if (done) done(out[k]);
   });

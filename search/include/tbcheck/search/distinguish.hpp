@@ -40,6 +40,9 @@ struct DistinguishBounds {
   // the Z3 time of each (0 turns them off). Longer than a pair query's because one lemma serves every
   // pair of a run; its time counts against the pair that asked first, beyond the pair budget.
   unsigned lemma_timeout_ms = 10000;
+  // One-kernel structures decided by exhaustive simulation over parameter classes (search/src/classes.hpp)
+  // before any lemma or Z3 query; false leaves them to the lemmas and Z3.
+  bool enumerate_one_kernel = true;
 };
 
 enum class PairOutcome { Separated, Inseparable, Unknown, Unsupported };
@@ -49,6 +52,19 @@ std::string_view to_string(PairOutcome);
 // the Z3 query. Either way the witness is re-checked by both simulators before it is used.
 enum class Finder { None, Simulator, Smt };
 std::string_view to_string(Finder);
+
+// What one query about a structure of a pair answered, and why it was asked (instrumentation:
+// bench_distinguish --queries lists where the time of undecided structures goes).
+enum class QueryPurpose { Pair, Shorter, Lemma, Cluster };
+std::string_view to_string(QueryPurpose);
+enum class StructureAnswer { Separates, Inseparable, Undecided };
+std::string_view to_string(StructureAnswer);
+struct QueryTime {
+  std::string structure;  // "[1,1] on rtx3090-1tpc"
+  QueryPurpose purpose = QueryPurpose::Pair;
+  StructureAnswer answer = StructureAnswer::Undecided;
+  double seconds = 0;
+};
 
 struct PairResult {
   std::string h1, h2;
@@ -68,9 +84,12 @@ struct PairResult {
   int structures_unsat = 0;         // structures Z3 proved (or a theorem showed) inseparable
   int structures_by_lemma = 0;      // of those, proved by constant-schedule lemmas (LemmaCache)
   int structures_sampled = 0;       // structures the simulator pre-pass sampled
+  int structures_by_enumeration = 0;  // of structures_unsat, proved by exhaustive simulation over classes
+  double enumeration_seconds = 0;     // spent in that simulation
   // The witness against tied retirements (robust_witness): as found, staggered, or still dependent.
   WitnessTies ties = WitnessTies::Robust;
   bool ties_beyond_max_duration = false;  // staggered to a duration above the bounds' max_duration
+  std::vector<QueryTime> queries;  // every Z3 query this pair asked, in order
 };
 
 // A device with the same per-SM limits and `tpcs` TPCs; a GPC map is kept for those TPCs (GPCs renumbered densely).
@@ -94,10 +113,16 @@ std::optional<model::Scenario> simulator_search(const model::Hypothesis& h1, con
 // Constant-schedule lemmas shared by the pairs of a run (tbcheck/search/lemma_cache.hpp).
 class LemmaCache;
 
-// `lemmas`: shared constant-schedule lemmas (distinguish_all passes one cache to every pair); null: a
-// cache private to this pair.
+// Per-hypothesis schedules of one-kernel structures shared by the pairs of a run (search/src/classes.hpp).
+namespace detail {
+class OneKernelTables;
+}
+
+// `lemmas`, `tables`: shared constant-schedule lemmas and one-kernel schedules (distinguish_all passes
+// one of each to every pair); null: private to this pair.
 PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& full,
-                            const DistinguishBounds& b, LemmaCache* lemmas = nullptr);
+                            const DistinguishBounds& b, LemmaCache* lemmas = nullptr,
+                            detail::OneKernelTables* tables = nullptr);
 
 // Every pair (i < j in list order) of `hs`: distinguish_pair on `jobs` worker threads (each query has
 // its own Z3 context, the simulator is pure), so a 2-core machine answers the pairs in about half the
