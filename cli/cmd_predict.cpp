@@ -45,6 +45,9 @@ report::Table schedule_table(const model::Schedule& s) {
   return t;
 }
 
+// predict --json builds the whole schedule JSON in memory; docs/errors.md states the figure at this limit.
+constexpr int64_t kMaxJsonBlocks = int64_t{1} << 20;
+
 struct Predict : Command {
   std::string scenario_path, case_id, hypothesis_spec = "alg1", svg_path, trace_path, sms_spec, against_spec = "all",
       settle_out;
@@ -69,6 +72,11 @@ struct Predict : Command {
       if (!path->empty() && sc.total_blocks() > report::kMaxDrawnBlocks)
         throw model::InputError(flag, "", fmt::format("the scenario has {} blocks; pictures and traces draw at most {} (2^16)",
                                                       sc.total_blocks(), report::kMaxDrawnBlocks));
+    // The schedule JSON is built whole before it is printed (about half a KB per block): bounded, as pictures are.
+    if (json && sc.total_blocks() * static_cast<int64_t>(hs.size()) > kMaxJsonBlocks)
+      throw model::InputError("--json", "", fmt::format("{} blocks under {} hypothesis(es); the schedule JSON holds at most {} "
+                                                        "(2^20) blocks in all (the table without --json has no such limit)",
+                                                        sc.total_blocks(), hs.size(), kMaxJsonBlocks));
     if (hs.size() > 1 && !trace_path.empty()) throw model::InputError("--trace", "", "a trace takes exactly one hypothesis");
     if (hs.size() > 2 && !svg_path.empty())
       throw model::InputError("--svg", "", "a picture takes one hypothesis, or two for a difference picture");

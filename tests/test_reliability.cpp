@@ -462,6 +462,21 @@ TEST_CASE("pictures and traces refuse a schedule above their stated size before 
   CHECK(run_tbcheck("predict " + fits + " --svg " + (t / "p.svg")).exit_code == 0);
 }
 
+TEST_CASE("predict --json refuses a schedule above its stated size before simulating", "[reliability][cli]") {
+  Tmp t;
+  // 2^20 blocks in all: one hypothesis fits at 2^20 - 2 + 2 blocks, two do not.
+  const std::string at_limit = t.write("limit.json", small_case("limit", (1 << 20) - 2));
+  const std::string one_more = t.write("more.json", small_case("more", (1 << 20) - 1));
+  auto r = run_tbcheck("predict " + one_more + " --json");
+  INFO(r.out);
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.out, "--json: 1048577 blocks under 1 hypothesis(es); the schedule JSON holds at most 1048576"));
+  r = run_tbcheck("predict " + at_limit + " --json -H alg1,most-room");
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.out, "--json: 1048576 blocks under 2 hypothesis(es)"));
+  CHECK(run_tbcheck("predict " + t.write("small.json", small_case("small", 1000)) + " --json -H alg1,most-room").exit_code == 0);
+}
+
 TEST_CASE("learn refuses an oracle that cannot play the device before any step, naming --oracle", "[reliability][cli]") {
   for (const std::string& cmd : {std::string("learn --device rtx3090 --oracle sim:fermi --no-synthesis --corpus corpus/paper"),
                                  std::string("learn --device rtx3090 --oracle sim:nosuch --no-synthesis --corpus corpus/paper")}) {

@@ -199,3 +199,17 @@ TEST_CASE("predict and check read a hypothesis file whose threshold is an interv
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("smem_ignore_below") != std::string::npos);
 }
+
+TEST_CASE("a hypothesis file with a threshold interval cannot take a shipped name or be given twice",
+          "[thresholds][ranges][errors]") {
+  tbcheck::test::TempDir dir("ranges-names");
+  model::json h = tbcheck::test::hyp("alg1").to_json();
+  h["smem_ignore_below"] = "(7936, 8192]";
+  const std::string shipped = dir.write("shipped.json", h.dump(1));
+  CHECK_THROWS_WITH(model::resolve_ranged_hypotheses(shipped),
+                    Catch::Contains("'alg1' is the name of a shipped hypothesis") && Catch::Contains("shipped.json"));
+  h["name"] = "alg1-smem-range";
+  const std::string own = dir.write("own.json", h.dump(1));
+  CHECK(model::resolve_ranged_hypotheses(own).size() == 1);
+  CHECK_THROWS_WITH(model::resolve_ranged_hypotheses(own + "," + own), Catch::Contains("'alg1-smem-range' is given twice"));
+}

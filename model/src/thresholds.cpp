@@ -212,10 +212,20 @@ std::vector<RangedHypothesis> resolve_ranged_hypotheses(const std::string& spec)
       continue;
     }
     r.h = hypothesis_from_json(j, item);
+    // As load_hypothesis_file: results know a hypothesis by its name, and a shipped one has point thresholds.
+    if (find_builtin_hypothesis(r.h.name))
+      throw InputError(item, "name",
+                       fmt::format("'{}' is the name of a shipped hypothesis; a hypothesis file with a threshold interval "
+                                   "takes a name of its own",
+                                   r.h.name));
     r.h.file = item;
     out.push_back(std::move(r));
   }
   if (out.empty()) throw InputError("--hypothesis", "", "no hypothesis given");
+  for (size_t i = 0; i < out.size(); ++i)  // as resolve_hypotheses: duplicate names make result tables ambiguous
+    for (size_t k = i + 1; k < out.size(); ++k)
+      if (out[i].h.name == out[k].h.name)
+        throw InputError("--hypothesis", "", fmt::format("hypothesis '{}' is given twice", out[i].h.name));
   return out;
 }
 

@@ -1,5 +1,5 @@
 // One dispatch decision as Z3 constraints: when block i starts, which SM the generic selection answers
-// (round-robin, most-room; paired issue), and that it waited only while nothing fitted (simulator.cpp's loop).
+// (round-robin, most-room; paired issue), and that it waited only while nothing fitted (model/src/dispatch.cpp's loop).
 #include <stdexcept>
 #include <vector>
 

@@ -31,7 +31,7 @@ struct SmView {
 // The dispatcher unrolled over the blocks in pick order. Each block's decision (dispatch.cpp) asks the
 // state at its start instant (state.cpp), every SM's capacity there (capacity.cpp), the selection
 // (generic_pick, or fermi_pick.cpp), and commits the block's resources (commit.cpp): the order in which
-// model/src/simulator.cpp and model/src/resources.cpp do it.
+// model/src/dispatch.cpp and model/src/resources.cpp do it.
 class Encoder {
  public:
   // Reads the hypothesis' options, each by an exhaustive switch (encoding.cpp).
@@ -130,7 +130,7 @@ class Encoder {
   // kernel: the kernel asking (-1: block i's own; release times ask for other kernels too).
   std::vector<SmCap> capacities(int i, const Instant& t, int lmax, int kernel = -1);
 
-  // ---- dispatch.cpp: one dispatch decision (model/src/simulator.cpp's loop) ----
+  // ---- dispatch.cpp: one dispatch decision (model/src/dispatch.cpp's loop) ----
   void block(int i);
   // Selection and waiting rule of the generic dispatcher (round-robin, most-room; issue paired).
   void generic_pick(int i, const std::vector<SmCap>& caps, const expr& lok);
@@ -142,7 +142,7 @@ class Encoder {
   // ---- release.cpp: release times, when kernels interleave in s_.pick_kernel's order ----
   // Block i's start: an event instant (a retirement, a release, or the previous start) at or after its
   // kernel's release, its kernel the head there, and every head before it (since the previous start)
-  // unable to place a block (simulator.cpp: releases are handled after retirements, before dispatch).
+  // unable to place a block (model/src/simulate.cpp: releases are handled after retirements, before dispatch).
   void release_rules(int i);
   // Some SM takes a block of kernel q at the instant t, given blocks 0..i-1.
   expr fits_kernel(int i, int q, const Instant& t);
