@@ -81,7 +81,7 @@ struct Hypotheses : Command {
     return kExitOk;
   }
   int run_options() {
-    if (markdown) {  // docs/design.md's table (tests/test_hypothesis.cpp keeps the two in step)
+    if (markdown) {  // docs/design.md's table (tests/model/test_hypothesis.cpp keeps the two in step)
       fmt::print("{}", model::option_table_markdown());
       return kExitOk;
     }

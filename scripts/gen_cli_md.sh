@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes docs/cli.md (to standard output) from the built binary's --help, one section per command,
-# so the reference cannot drift: tests/test_docs.cpp fails when docs/cli.md differs from this output.
+# so the reference cannot drift: tests/end_to_end/test_docs.cpp fails when docs/cli.md differs from this output.
 # Usage: scripts/gen_cli_md.sh [build/cli/tbcheck] > docs/cli.md
 set -euo pipefail
 bin="${1:-build/cli/tbcheck}"
@@ -14,7 +14,7 @@ echo "# Command reference"
 echo
 echo "Generated from \`tbcheck --help\` and \`tbcheck <command> --help\` by \`scripts/gen_cli_md.sh\`; do not edit by"
 echo "hand: \`scripts/gen_cli_md.sh build/cli/tbcheck > docs/cli.md\` after changing a command, and"
-echo "\`tests/test_docs.cpp\` checks that it was done. Exit codes everywhere: 0 ok, 1 the command's check failed"
+echo "\`tests/end_to_end/test_docs.cpp\` checks that it was done. Exit codes everywhere: 0 ok, 1 the command's check failed"
 echo "(validate, check: a case's expectation contradicted; learn: nothing identified; run: a failed or unstable run),"
 echo "2 bad input (the message names the file, flag or field and the reason)."
 echo

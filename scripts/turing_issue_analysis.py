@@ -8,7 +8,7 @@ picks is most-room even-first on the blocks placed so far (the SM with the fewes
 earlier SM of the order 0, 2, 4, ..., 1, 3, 5, ...). What the candidates differ in is (a) whether a
 decision places two blocks (a pair) and (b) in what order the blocks of the decisions are handed out,
 i.e. which block index each placement gets. Test8 (three register-limited kernels of M/2 blocks) has no
-grid large enough to pair and is left to `tbcheck validate` (tests/test_issue_paired.cpp).
+grid large enough to pair and is left to `tbcheck validate` (tests/model/test_issue_paired.cpp).
 
 Usage: scripts/turing_issue_analysis.py [--ntbs ../shared/external/ntbs] [--json]
 Prints, per candidate, the recordings it matches exactly and the first one it fails (with the block);

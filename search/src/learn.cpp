@@ -188,7 +188,7 @@ LearnResult Learner::run() {
 
 }  // namespace learn_detail
 
-std::string acting_key(const model::Hypothesis& h, const model::Device& d) { return machine_key(h, d); }
+std::string acting_key(const model::Hypothesis& h, const model::Device& d) { return learn_detail::machine_key(h, d); }
 
 LearnResult learn(const std::vector<model::Hypothesis>& candidates, const model::Device& device,
                   const std::vector<model::Case>& corpus, const LearnOptions& o,

@@ -326,18 +326,16 @@ std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const
       std::vector<int> l = lo, u = hi;
       l[which] = local_cut(regions[r].first, axis, local[which]);
       u[which] = local_cut(regions[r].second, axis, local[which]);
-      bool uniform = true;
-      try {
-        for_each_combination(l, u, [&](const std::vector<int>& k) {
-          auto sch = model::simulate(s, with_local_cuts(h, local, k));
-          if (!side[r]) side[r] = std::move(sch);
-          else if (!same_placements(*side[r], sch)) uniform = false;
-          return uniform;
-        });
-      } catch (const model::InputError&) {
-        return std::nullopt;
-      }
-      if (!uniform) return std::nullopt;
+      bool uniform = true, runs = true;
+      for_each_combination(l, u, [&](const std::vector<int>& k) {
+        auto sch = model::try_simulate(s, with_local_cuts(h, local, k));
+        runs = sch.has_value();
+        if (!runs) return false;
+        if (!side[r]) side[r] = std::move(*sch);
+        else if (!same_placements(*side[r], *sch)) uniform = false;
+        return uniform;
+      });
+      if (!runs || !uniform) return std::nullopt;
     }
     for (int a = 0; a < 3; ++a)
       for (int b = a + 1; b < 3; ++b)
@@ -346,14 +344,11 @@ std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const
   };
   auto scenario = [&](const model::json& kernels) -> std::optional<model::Scenario> {
     model::json j = {{"device", d.to_json()}, {"kernels", kernels}};
-    try {
-      auto s = model::scenario_from_json(j, "boundary case");
-      s.device = d;
-      s.device_builtin = true;
-      return s;
-    } catch (const model::InputError&) {
-      return std::nullopt;
-    }
+    auto s = model::try_scenario_from_json(j, "boundary case");
+    if (!s) return std::nullopt;  // a shape the device cannot run (threads, registers, shared memory)
+    s->device = d;
+    s->device_builtin = true;
+    return s;
   };
   std::vector<int> threads;
   for (int t : {32, 64, 128, 256, 512, 1024})

@@ -2,7 +2,7 @@
 // only assignments that can separate the pair, and none where the device cannot exercise the options.
 #include <catch2/catch.hpp>
 
-#include "../search/src/control_variants.hpp"
+#include "../../search/src/control_variants.hpp"
 #include "helpers.hpp"
 #include "tbcheck/model/controls.hpp"
 

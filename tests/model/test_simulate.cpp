@@ -394,7 +394,7 @@ TEST_CASE("the simulator agrees with a plain reference dispatcher on random scen
     }
     for (const auto& h : builtin_hypotheses()) {
       // gpc-priority is another algorithm (a planned first wave, then completion order; model/src/fermi.cpp),
-      // not a per-block SM choice this reference mirrors; tests/test_fermi.cpp checks it against seed 003.
+      // not a per-block SM choice this reference mirrors; tests/model/test_fermi.cpp checks it against seed 003.
       if (h.selection == Selection::GpcPriority) continue;
       bool feasible = true;
       for (const auto& k : s.kernels) feasible = feasible && infeasibility_reason(k, s.device, h).empty();
@@ -442,8 +442,8 @@ TEST_CASE("release_time: kernels become eligible at their launch instant", "[sim
 }
 
 TEST_CASE("the simulator refuses clusters without a GPC map or under gpc-priority and gpc-priority refuses release times", "[simulator][controls]") {
-  // priority and tpcs are modelled (tests/test_controls.cpp); clusters need a GPC map, and gpc-priority has no
-  // cluster rule (tests/test_cluster.cpp).
+  // priority and tpcs are modelled (tests/model/test_controls.cpp); clusters need a GPC map, and gpc-priority has no
+  // cluster rule (tests/model/test_cluster.cpp).
   auto s = test::scenario(R"({"device": "h100-sxm", "kernels": [{"blocks": 2, "threads": 32, "regs": 32, "duration": 1, "cluster": [2]}]})");
   auto e = test::error_of([&] { simulate(s, test::hyp("alg1")); });
   CHECK(e.field() == "kernels[0].cluster");

@@ -19,7 +19,7 @@ TEST_CASE("SMT encoding conforms to the simulator on random scenarios", "[smt][c
   const int forced = env ? std::atoi(env) : 0;
   for (const auto& h : model::builtin_hypotheses()) {
     INFO(h.name);
-    // gpc-priority needs a device with a GPC map and scenarios of its own: tests/test_smt_fermi.cpp.
+    // gpc-priority needs a device with a GPC map and scenarios of its own: tests/smt/test_fermi_encoding.cpp.
     if (h.selection == model::Selection::GpcPriority) continue;
     const bool pb = h.pb_warps();
     const bool few = h.warps == model::Warps::PbAny || h.registers == model::Registers::PbContiguous;
@@ -53,7 +53,7 @@ TEST_CASE("SMT engine encodes gpc-priority and pb-contiguous", "[smt]") {
   model::Hypothesis gpc = test::hyp("alg1");
   gpc.name = "alg1-gpc-priority";
   gpc.selection = model::Selection::GpcPriority;
-  CHECK_NOTHROW(smt::check_encodable(gpc));  // the GPC map is checked per device: tests/test_smt_fermi.cpp
+  CHECK_NOTHROW(smt::check_encodable(gpc));  // the GPC map is checked per device: tests/smt/test_fermi_encoding.cpp
   CHECK_NOTHROW(smt::check_encodable(test::hyp("alg1-contiguous-regs")));
   CHECK_NOTHROW(smt::check_encodable(test::hyp("alg1")));
 }
@@ -239,7 +239,7 @@ TEST_CASE("SMT encoding of retirement start-order conforms with release times", 
 }
 
 TEST_CASE("SMT encoding tells the two readings of tied retirements apart", "[smt][retirement]") {
-  // tests/test_simulator.cpp's scenario: k2 and k3 end together at 3, where k4 waits.
+  // tests/model/test_simulate.cpp's scenario: k2 and k3 end together at 3, where k4 waits.
   const model::Scenario s = test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [
     {"name": "k1", "blocks": 1, "threads": 1024, "regs": 32, "duration": 1},
     {"name": "k2", "blocks": 1, "threads": 1024, "regs": 32, "duration": 3},

@@ -138,7 +138,7 @@ TEST_CASE("paired issue: last-block synthesis is refused where pair leaders look
   auto none = smt::distinguish_structure(test::hyp("alg1"), test::hyp("alg1-paired"), one_tpc(), {2}, o);
   CHECK(none.outcome == smt::QueryOutcome::None);
   // 9 blocks on 2 SMs has leaders (>= 2 x SMs + 5): the encoding is exact there (conformance test in
-  // test_smt_encoding.cpp), but a first difference may come before the last block, so the last-block
+  // tests/smt/test_encoding.cpp), but a first difference may come before the last block, so the last-block
   // query is refused with the reason rather than answering an UNSAT that proves nothing.
   auto big = smt::distinguish_structure(test::hyp("alg1"), test::hyp("alg1-paired"), one_tpc(), {9}, o);
   CHECK(big.outcome == smt::QueryOutcome::Unsupported);

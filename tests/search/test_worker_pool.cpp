@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "../search/src/worker_pool.hpp"
+#include "../../search/src/worker_pool.hpp"
 
 using tbcheck::search::detail::run_on_workers;
 

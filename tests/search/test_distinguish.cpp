@@ -5,8 +5,8 @@
 
 #include <random>
 
-#include "../search/src/classes.hpp"
-#include "../search/src/witness.hpp"
+#include "../../search/src/classes.hpp"
+#include "../../search/src/witness.hpp"
 #include "helpers.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/distinguish.hpp"

@@ -96,7 +96,7 @@ TEST_CASE("Case 4.2: holes of 11, 11, 11 and 23 KB when kernel 9 arrives", "[pap
 
 // The priority and partition cases pass exactly under the hypotheses their `expect` names
 // (the priority-aware alg1-priority passes, alg1's launch order fails; the TPC-mask case fails when masks
-// are ignored); the cluster cases are tests/test_cluster.cpp's; the Test5 prediction runs with `expect` open.
+// are ignored); the cluster cases are tests/model/test_cluster.cpp's; the Test5 prediction runs with `expect` open.
 // Amert et al.'s Figure 8 (no cut-ahead) passes under both priority options: it holds against a non-blocking
 // reading (docs/controls.md), so its expect names alg1 as passing.
 TEST_CASE("the priority and partition cases pass only under the options that model them", "[paper][controls]") {
@@ -107,7 +107,7 @@ TEST_CASE("the priority and partition cases pass only under the options that mod
   int priority_cases = 0, mask_cases = 0;
   for (const auto& c : cases) {
     INFO(c.id);
-    if (has_clusters(c.scenario)) continue;  // modelled by the cluster options: tests/test_cluster.cpp
+    if (has_clusters(c.scenario)) continue;  // modelled by the cluster options: tests/model/test_cluster.cpp
     REQUIRE_FALSE(c.expect.empty());
     const bool masks = !c.scenario.kernels[0].tpcs.empty();
     (masks ? mask_cases : priority_cases)++;
