@@ -250,8 +250,11 @@ Schedule step_scenario(const Scenario& s, const Hypothesis& h) {
   for (const auto& k : s.kernels) out.kernels.push_back({k.name, std::vector<BlockPlacement>(static_cast<size_t>(k.blocks))});
   Ending ending;
   std::vector<std::pair<int, int>> now_ending;
+  std::vector<Placement> placed;  // reused: place() appends to it
   auto place = [&](int64_t t) {
-    for (const Placement& p : sch.place(t).placements) {
+    placed.clear();
+    sch.place(t, placed);
+    for (const Placement& p : placed) {
       const int64_t end = t + s.kernels[static_cast<size_t>(p.kernel)].duration;
       out.kernels[static_cast<size_t>(p.kernel)].blocks[static_cast<size_t>(p.block)] = {p.sm, t, end};
       ending.push(end, {p.kernel, p.block});

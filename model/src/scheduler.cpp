@@ -93,7 +93,9 @@ struct Scheduler::Impl {
   Device d;
   Hypothesis h;
   Dispatcher disp;  // holds references to d and h: Impl never moves
-  std::vector<std::vector<int>> slot_of;  // per kernel and block: its slot, kNotPlaced or kRetired
+  // Per kernel and block: its slot, kNotPlaced or kRetired. One array per kernel: a flat one for all kernels
+  // costs as many loads per retire() and copies itself as it grows.
+  std::vector<std::vector<int>> slot_of;
   std::map<int, int> last_of_stream;      // the kernel launched last on each stream
   int64_t now = 0;
   int in_flight = 0;
@@ -104,8 +106,24 @@ struct Scheduler::Impl {
     now = t;
   }
   void known_kernel(int k) const {
-    if (k < 0 || k >= disp.kernels())
-      throw InputError(kWhere, "kernel", fmt::format("no kernel {}: {} kernels were launched", k, disp.kernels()));
+    if (k < 0 || k >= disp.kernels()) [[unlikely]]
+      no_kernel(k);
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] void no_kernel(int k) const {
+    throw InputError(kWhere, "kernel", fmt::format("no kernel {}: {} kernels were launched", k, disp.kernels()));
+  }
+  // retire()'s refusals, kept out of its path: the checks there are compares, the messages are built here.
+  [[noreturn, gnu::noinline, gnu::cold]] void bad_retire(int kernel, int block, int64_t t) const {
+    known_kernel(kernel);
+    const size_t n = slot_of[static_cast<size_t>(kernel)].size();
+    if (block < 0 || static_cast<size_t>(block) >= n)
+      throw InputError(kWhere, "block", fmt::format("kernel {} has blocks 0..{}; no block {}", kernel, n - 1, block));
+    const int slot = slot_of[static_cast<size_t>(kernel)][static_cast<size_t>(block)];
+    if (slot == kNotPlaced)
+      throw InputError(kWhere, "block", fmt::format("block {} of kernel {} was never placed", block, kernel));
+    if (slot == kRetired)
+      throw InputError(kWhere, "block", fmt::format("block {} of kernel {} is already retired", block, kernel));
+    throw InputError(kWhere, "now", fmt::format("retire at time {}, before the previous call's time {}", t, now));
   }
 };
 
@@ -162,35 +180,40 @@ Launch Scheduler::launch(const Kernel& k, int64_t now) {
   return out;
 }
 
-PlaceResult Scheduler::place(int64_t now) {
+PlaceStatus Scheduler::place(int64_t now, std::vector<Placement>& out) {
   Impl& m = *impl_;
   m.advance(now, "place");
-  PlaceResult r;
   const std::vector<Dispatched>& placed = m.disp.dispatch(now);
-  r.placements.reserve(placed.size());
+  out.reserve(out.size() + placed.size());
   for (const Dispatched& b : placed) {
     m.slot_of[static_cast<size_t>(b.kernel)][static_cast<size_t>(b.block)] = b.slot;
-    r.placements.push_back({b.kernel, b.block, b.sm});
+    out.push_back({b.kernel, b.block, b.sm});
   }
-  m.in_flight += static_cast<int>(r.placements.size());
-  r.status = !r.placements.empty() ? PlaceStatus::Placed
-             : m.disp.has_eligible() ? PlaceStatus::NoneFits
-                                     : PlaceStatus::NothingEligible;
+  m.in_flight += static_cast<int>(placed.size());
+  return !placed.empty()           ? PlaceStatus::Placed
+         : m.disp.has_eligible() ? PlaceStatus::NoneFits
+                                 : PlaceStatus::NothingEligible;
+}
+
+PlaceResult Scheduler::place(int64_t now) {
+  PlaceResult r;
+  r.status = place(now, r.placements);
   return r;
 }
 
 void Scheduler::retire(int kernel, int block, int64_t now) {
   Impl& m = *impl_;
-  m.known_kernel(kernel);
-  std::vector<int>& slots = m.slot_of[static_cast<size_t>(kernel)];
-  if (block < 0 || block >= static_cast<int>(slots.size()))
-    throw InputError(kWhere, "block", fmt::format("kernel {} has blocks 0..{}; no block {}", kernel, slots.size() - 1, block));
+  // One unsigned compare per range check; any refusal is explained by bad_retire.
+  const auto k = static_cast<size_t>(kernel);
+  if (k >= m.slot_of.size()) [[unlikely]]  // one entry per accepted kernel
+    m.bad_retire(kernel, block, now);
+  std::vector<int>& slots = m.slot_of[k];
+  if (static_cast<size_t>(block) >= slots.size()) [[unlikely]]
+    m.bad_retire(kernel, block, now);
   int& slot = slots[static_cast<size_t>(block)];
-  if (slot == kNotPlaced)
-    throw InputError(kWhere, "block", fmt::format("block {} of kernel {} was never placed", block, kernel));
-  if (slot == kRetired)
-    throw InputError(kWhere, "block", fmt::format("block {} of kernel {} is already retired", block, kernel));
-  m.advance(now, "retire");
+  if (slot < 0 || now < m.now) [[unlikely]]
+    m.bad_retire(kernel, block, now);
+  m.now = now;
   m.disp.retire(slot, kernel);
   slot = kRetired;
   --m.in_flight;

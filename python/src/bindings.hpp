@@ -18,6 +18,10 @@ py::object to_python(const model::json& j);
 model::json from_python(py::handle o, const std::string& where);
 // A path argument: str or any os.PathLike.
 std::string path_argument(py::handle o);
+// A device: a shipped name, a device file, a dict of its JSON, or a Device.
+model::Device device_argument(py::handle o);
+// One hypothesis: a shipped name, a file, a composition name, or a Hypothesis.
+model::Hypothesis hypothesis_argument(py::handle o);
 // Hypotheses as --hypothesis takes them (a comma list, 'all', files, composition names), a Hypothesis, or a
 // list of these.
 std::vector<model::Hypothesis> hypotheses_argument(py::handle o);
@@ -25,5 +29,6 @@ std::vector<model::Hypothesis> hypotheses_argument(py::handle o);
 void bind_errors(py::module_& m);  // tbcheck.InputError
 void bind_model(py::module_& m);   // devices, hypotheses, scenarios, predict, validate
 void bind_search(py::module_& m);  // distinguish
+void bind_scheduler(py::module_& m);  // the stepping Scheduler
 
 }  // namespace tbcheck::python

@@ -27,17 +27,6 @@ bool looks_like_path(const std::string& s) {
   return s.find('/') != std::string::npos || s.ends_with(".json") || std::filesystem::exists(s);
 }
 
-model::Device device_argument(py::handle o) {
-  if (py::isinstance<model::Device>(o)) return o.cast<model::Device>();
-  if (py::isinstance<py::dict>(o)) return model::device_from_json(from_python(o, "device (dict)"), "device (dict)");
-  const std::string s = path_argument(o);
-  // A shipped name first, as scenario files name devices; a path otherwise.
-  for (const auto& d : model::builtin_devices())
-    if (d.name == s) return d;
-  if (looks_like_path(s)) return model::device_from_json(model::read_json_file(s), s);
-  return model::builtin_device(s, "--device", "");  // the CLI's refusal, listing the shipped names
-}
-
 // "alg1+registers=pb+smem_ignore_below=3072": a shipped hypothesis and the changes from it, as
 // learn and check name compositions (model::composition_name). Values are read as JSON scalars.
 model::Hypothesis composition_from_name(const std::string& name) {
@@ -178,6 +167,22 @@ py::object validate(py::handle paths, py::handle hypothesis, const std::string& 
 
 }  // namespace
 
+model::Device device_argument(py::handle o) {
+  if (py::isinstance<model::Device>(o)) return o.cast<model::Device>();
+  if (py::isinstance<py::dict>(o)) return model::device_from_json(from_python(o, "device (dict)"), "device (dict)");
+  const std::string s = path_argument(o);
+  // A shipped name first, as scenario files name devices; a path otherwise.
+  for (const auto& d : model::builtin_devices())
+    if (d.name == s) return d;
+  if (looks_like_path(s)) return model::device_from_json(model::read_json_file(s), s);
+  return model::builtin_device(s, "--device", "");  // the CLI's refusal, listing the shipped names
+}
+
+model::Hypothesis hypothesis_argument(py::handle o) {
+  if (py::isinstance<model::Hypothesis>(o)) return o.cast<model::Hypothesis>();
+  return one_hypothesis(path_argument(o));
+}
+
 std::vector<model::Hypothesis> hypotheses_argument(py::handle o) {
   if (py::isinstance<model::Hypothesis>(o)) return {o.cast<model::Hypothesis>()};
   if (py::isinstance<py::list>(o) || py::isinstance<py::tuple>(o)) {
@@ -279,11 +284,7 @@ void bind_model(py::module_& m) {
       },
       py::arg("device") = py::none(), "Names of every valid composition of mechanism options (on a device: its own)");
   m.def("device", &device_argument, py::arg("device"), "A shipped device by name, or a device file");
-  m.def("hypothesis", [](py::handle spec) {
-        if (py::isinstance<model::Hypothesis>(spec)) return spec.cast<model::Hypothesis>();
-        return one_hypothesis(path_argument(spec));
-      },
-      py::arg("hypothesis"), "One hypothesis: a shipped name, a file, or a composition name ('alg1+registers=pb')");
+  m.def("hypothesis", &hypothesis_argument, py::arg("hypothesis"), "One hypothesis: a shipped name, a file, or a composition name ('alg1+registers=pb')");
   m.def("resolve_hypotheses", &hypotheses_argument, py::arg("hypotheses"),
         "Hypotheses as the CLI's --hypothesis takes them: a comma list, 'all', files, compositions, or a list of these");
   m.def("composition", &composition_from_name, py::arg("name"),

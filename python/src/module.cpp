@@ -8,4 +8,5 @@ PYBIND11_MODULE(_core, m) {
   tbcheck::python::bind_errors(m);
   tbcheck::python::bind_model(m);
   tbcheck::python::bind_search(m);
+  tbcheck::python::bind_scheduler(m);
 }

@@ -2,6 +2,7 @@
 // exactly where and when simulate() did; plus its refusals, its none-fits answer and its bad-input errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <map>
@@ -191,6 +192,52 @@ TEST_CASE("scheduler: none fits now and then fits after a retirement", "[schedul
   CHECK(sch.blocks_left(0) == 0);
   CHECK(sch.in_flight() == 2);
   CHECK(sch.place(2).status == model::PlaceStatus::NothingEligible);
+}
+
+TEST_CASE("scheduler: place into a caller's buffer appends what place() returns", "[scheduler]") {
+  const auto s = test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [
+    {"name": "big", "blocks": 3, "threads": 1024, "regs": 32, "duration": 1},
+    {"name": "small", "blocks": 2, "threads": 32, "regs": 32, "duration": 1}]})");
+  Scheduler by_value(s.device, test::hyp("alg1")), by_buffer(s.device, test::hyp("alg1"));
+  for (Scheduler* sch : {&by_value, &by_buffer})
+    for (const auto& k : s.kernels) REQUIRE(sch->launch(k, 0).accepted());
+  const model::Placement kept{7, 7, 7};
+  std::vector<model::Placement> buffer{kept};
+  const model::PlaceResult r0 = by_value.place(0);
+  CHECK(by_buffer.place(0, buffer) == r0.status);
+  REQUIRE(buffer.size() == r0.placements.size() + 1);
+  CHECK(buffer[0] == kept);
+  CHECK(std::equal(r0.placements.begin(), r0.placements.end(), buffer.begin() + 1));
+  buffer.clear();
+  CHECK(by_buffer.place(1, buffer) == model::PlaceStatus::NoneFits);
+  CHECK(buffer.empty());
+  by_value.retire(0, 0, 2);
+  by_buffer.retire(0, 0, 2);
+  const model::PlaceResult r2 = by_value.place(2);
+  CHECK(by_buffer.place(2, buffer) == model::PlaceStatus::Placed);
+  CHECK(buffer == r2.placements);
+}
+
+TEST_CASE("scheduler: retire refuses a block never placed and a time before the last call", "[scheduler]") {
+  const auto s = test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [
+    {"name": "big", "blocks": 3, "threads": 1024, "regs": 32, "duration": 1}]})");
+  Scheduler sch(s.device, test::hyp("alg1"));
+  REQUIRE(sch.launch(s.kernels[0], 0).accepted());
+  REQUIRE(sch.place(1).placements.size() == 2);
+  auto e = test::error_of([&] { sch.retire(0, 2, 1); });  // the third block waits: never placed
+  CHECK(e.field() == "block");
+  CHECK_THAT(e.reason(), Catch::Contains("block 2 of kernel 0 was never placed"));
+  e = test::error_of([&] { sch.retire(0, -1, 1); });
+  CHECK(e.field() == "block");
+  CHECK_THAT(e.reason(), Catch::Contains("no block -1"));
+  e = test::error_of([&] { sch.retire(-1, 0, 1); });
+  CHECK(e.field() == "kernel");
+  e = test::error_of([&] { sch.retire(0, 0, 0); });
+  CHECK(e.field() == "now");
+  CHECK_THAT(e.reason(), Catch::Contains("retire at time 0, before the previous call's time 1"));
+  CHECK(sch.in_flight() == 2);
+  sch.retire(0, 0, 1);
+  CHECK(sch.in_flight() == 1);
 }
 
 TEST_CASE("scheduler: gpc-priority is refused at construction with its reason", "[scheduler][fermi]") {

@@ -67,6 +67,9 @@ class Scheduler {
   Launch launch(const Kernel& k, int64_t now);
   // Places blocks at `now` until the hypothesis answers "cannot schedule now".
   PlaceResult place(int64_t now);
+  // The same, appending the placements to `out` (a simulator's own buffer, reused from call to call: no
+  // allocation per call once it has grown).
+  PlaceStatus place(int64_t now, std::vector<Placement>& out);
   // A placed block finished at `now`: its resources are free for the next place().
   void retire(int kernel, int block, int64_t now);
 
