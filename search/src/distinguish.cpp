@@ -414,7 +414,7 @@ class PairSearch {
   std::optional<smt::FixedSchedule> known_prefix(const std::vector<int>& st, const model::Device& reduced) {
     if (b_.lemma_timeout_ms == 0) return std::nullopt;
     for (const auto* h : {&h1_, &h2_})
-      if (h->selection == model::Selection::GpcPriority) return std::nullopt;  // looks ahead (seed 003 wave)
+      if (model::is_fermi(h->selection)) return std::nullopt;  // looks ahead (seed 003 wave)
     std::vector<int> prefix = st;
     if (--prefix.back() == 0) prefix.pop_back();
     // One-kernel prefixes only: with two kernels the second one's place depends on whether it fits
