@@ -197,7 +197,7 @@ TieCheck tie_robust(const model::Scenario& s, const std::vector<model::Hypothesi
 
 RobustWitness robust_witness(const model::Scenario& witness, const model::Hypothesis& a, const model::Hypothesis& b,
                              int max_duration) {
-  RobustWitness r{witness, WitnessTies::Robust, false};
+  RobustWitness r{witness, WitnessTies::Robust, false, {}};
   if (a.retirement != b.retirement) {
     r.ties = WitnessTies::Compared;
     return r;
