@@ -66,6 +66,27 @@ bool same_placements(const model::Schedule& a, const model::Schedule& b) {
   return true;
 }
 
+namespace {
+
+// The one schedule every threshold combination in [l, u] predicts for s; none when one cannot run or two differ.
+std::optional<model::Schedule> uniform_schedule(const model::Scenario& s, const model::Hypothesis& h,
+                                                const std::vector<std::vector<int>>& local, const std::vector<int>& l,
+                                                const std::vector<int>& u) {
+  std::optional<model::Schedule> one;
+  bool uniform = true;
+  for_each_combination(l, u, [&](const std::vector<int>& k) {
+    auto sch = model::try_simulate(s, with_local_cuts(h, local, k));
+    if (!sch) return uniform = false;
+    if (!one) one = std::move(*sch);
+    else if (!same_placements(*one, *sch)) uniform = false;
+    return uniform;
+  });
+  if (!uniform) return std::nullopt;
+  return one;
+}
+
+}  // namespace
+
 std::optional<ThresholdFit> fit_thresholds(const model::Hypothesis& h, const model::Device& d,
                                            const std::vector<SeenCase>& seen) {
   const auto& opts = model::threshold_options();
@@ -204,16 +225,8 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
       std::vector<int> l = lo, u = hi;
       if (above) l[which] = local_cut(cut, axis, local[which]);
       else u[which] = local_cut(cut - 1, axis, local[which]);
-      bool uniform = true, runs = true;
-      for_each_combination(l, u, [&](const std::vector<int>& k) {
-        auto sch = model::try_simulate(s, with_local_cuts(h, local, k));
-        runs = sch.has_value();
-        if (!runs) return false;
-        if (!side[above]) side[above] = std::move(*sch);
-        else if (!same_placements(*side[above], *sch)) uniform = false;
-        return uniform;
-      });
-      if (!runs || !uniform) return std::nullopt;
+      side[above] = uniform_schedule(s, h, local, l, u);
+      if (!side[above]) return std::nullopt;
     }
     if (same_placements(*side[0], *side[1])) return std::nullopt;
     return BoundaryCase{s, std::move(*side[0]), std::move(*side[1]), tries};
@@ -326,16 +339,8 @@ std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const
       std::vector<int> l = lo, u = hi;
       l[which] = local_cut(regions[r].first, axis, local[which]);
       u[which] = local_cut(regions[r].second, axis, local[which]);
-      bool uniform = true, runs = true;
-      for_each_combination(l, u, [&](const std::vector<int>& k) {
-        auto sch = model::try_simulate(s, with_local_cuts(h, local, k));
-        runs = sch.has_value();
-        if (!runs) return false;
-        if (!side[r]) side[r] = std::move(*sch);
-        else if (!same_placements(*side[r], *sch)) uniform = false;
-        return uniform;
-      });
-      if (!runs || !uniform) return std::nullopt;
+      side[r] = uniform_schedule(s, h, local, l, u);
+      if (!side[r]) return std::nullopt;
     }
     for (int a = 0; a < 3; ++a)
       for (int b = a + 1; b < 3; ++b)
