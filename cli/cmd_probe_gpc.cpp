@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "tbcheck/model/error.hpp"
@@ -38,12 +39,16 @@ struct ProbeGpc : Command {
       if (!d) throw model::InputError("--base", "", fmt::format("no built-in device matches {}; name one", p.identity.name));
     }
     const auto map = oracle::cuda::gpc_map_from_clusters(p.identity.sms, d->sms_per_tpc, p.sms_of_each_cluster);
+    // The raw measurement first, complete map or not: a GPU run is never lost.
+    const std::string raw = (std::filesystem::path(out_dir) / ("probe-gpc-" + d->name + ".json")).string();
+    model::write_file_atomic(raw, oracle::cuda::gpc_probe_json(p, map).dump(1) + "\n", /*no_overwrite=*/true);
+    fmt::print("raw measurement -> {}\n", raw);
     const model::Device measured = oracle::cuda::device_with_gpc_map(*d, p, map);
     const std::string path = (std::filesystem::path(out_dir) / (measured.name + ".json")).string();
     model::write_file_atomic(path, measured.to_json().dump(2) + "\n", /*no_overwrite=*/true);
-    fmt::print("{}: {} GPCs over {} TPCs (clusters of {}, {} launches) -> {}\n", measured.name,
+    fmt::print("{}: {} GPCs over {} TPCs (clusters of {} blocks, {} launches) -> {}\n", measured.name,
                *std::max_element(map.gpc_of_tpc.begin(), map.gpc_of_tpc.end()) + 1, map.gpc_of_tpc.size(),
-               p.cluster_size, p.launches, path);
+               fmt::join(p.cluster_sizes, ", "), p.launches, path);
     return kExitOk;
   }
 };

@@ -688,8 +688,45 @@ GpcMap gpc_map_from_clusters(int sms, int sms_per_tpc, const std::vector<std::ve
         m.problems.push_back(fmt::format("the SMs of TPC {} fell into different groups", t));
     m.gpc_of_tpc.push_back(g);
   }
+  std::map<int, std::vector<int>> members;
+  for (int sm = 0; sm < sms; ++sm)
+    if (seen[static_cast<size_t>(sm)]) members[root(sm)].push_back(sm);
+  for (auto& [r, g] : members) m.sm_groups.push_back(std::move(g));
   if (!m.problems.empty()) m.status = GpcMapStatus::Incomplete;
   return m;
+}
+
+nlohmann::json raw_records_json(const std::vector<KernelRecord>& recs) {
+  uint64_t origin = 0;
+  for (const auto& k : recs)
+    for (const auto& b : k.blocks)
+      if (b.start_ns != 0 && (origin == 0 || b.start_ns < origin)) origin = b.start_ns;
+  nlohmann::json kernels = nlohmann::json::object();
+  const auto rel = [&](uint64_t ns) -> nlohmann::json { return ns == 0 ? nlohmann::json(nullptr) : nlohmann::json(ns - origin); };
+  for (const auto& k : recs) {
+    nlohmann::json sm = nlohmann::json::array(), start = nlohmann::json::array(), end = nlohmann::json::array();
+    for (const auto& b : k.blocks) {
+      sm.push_back(b.sm_start);
+      start.push_back(rel(b.start_ns));
+      end.push_back(rel(b.end_ns));
+    }
+    kernels[k.name] = {{"sm", sm}, {"start_ns", start}, {"end_ns", end}};
+  }
+  return {{"origin_ns", origin}, {"kernels", kernels}};
+}
+
+nlohmann::json gpc_probe_json(const GpcProbe& probe, const GpcMap& map) {
+  nlohmann::json j;
+  j["gpu"] = {{"name", probe.identity.name}, {"uuid", probe.identity.uuid}, {"cc", probe.identity.cc},
+              {"sms", probe.identity.sms}, {"driver_version", probe.identity.driver_version}};
+  j["cluster_sizes"] = probe.cluster_sizes;
+  j["launches"] = probe.launches;
+  j["map"] = map.status == GpcMapStatus::Complete ? "complete" : "incomplete";
+  j["problems"] = map.problems;
+  j["sm_groups"] = map.sm_groups;
+  j["gpc_of_tpc"] = map.gpc_of_tpc;
+  j["sms_of_each_cluster"] = probe.sms_of_each_cluster;
+  return j;
 }
 
 model::Device device_with_gpc_map(const model::Device& base, const GpcProbe& probe, const GpcMap& map) {
@@ -704,7 +741,7 @@ model::Device device_with_gpc_map(const model::Device& base, const GpcProbe& pro
   d.gpc_source = fmt::format("measured by tbcheck probe-gpc on {} (UUID {}, driver {}): {} launches of clusters of {} "
                              "blocks, one block per SM; SMs sharing a cluster share a GPC",
                              probe.identity.name, probe.identity.uuid, probe.identity.driver_version, probe.launches,
-                             probe.cluster_size);
+                             fmt::join(probe.cluster_sizes, ", "));
   return d;
 }
 

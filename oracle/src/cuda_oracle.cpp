@@ -2,6 +2,7 @@
 // every block's %smid and %globaltimer. Host code only; the kernels and their launches are in kernels/.
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <functional>
@@ -477,6 +478,7 @@ class CudaOracle : public Oracle {
     int64_t tick = 0;  // the finest timer step any usable repetition shows (units)
     nlohmann::json attempts_log = nlohmann::json::array();
     nlohmann::json notes = nlohmann::json::array();
+    nlohmann::json raw = nlohmann::json::array();  // every used repetition, in ns (raw_records_json)
     for (int rep = 0; rep < repetitions; ++rep) {
       for (int attempt = 0;; ++attempt) {
         std::vector<KernelRecord> recs;
@@ -505,6 +507,7 @@ class CudaOracle : public Oracle {
             meta["clusters"][recs[k].name] = {{"cluster_id", ids}, {"cluster_rank", ranks}};
           }
           add_block_sms(plan, recs, block_sms);
+          raw.push_back(raw_records_json(recs));
           std::vector<uint64_t> stamps;
           for (const auto& k : recs)
             for (const auto& b : k.blocks) {
@@ -531,6 +534,7 @@ class CudaOracle : public Oracle {
     }
     meta["attempts"] = attempts_log;
     meta["notes"] = notes;
+    meta["raw_ns"] = raw;
     // Partitions: the SMs each green context really used, against the TPCs the scenario asked for.
     std::vector<GrantedPartition> granted;
     nlohmann::json pj = nlohmann::json::array();
@@ -716,38 +720,44 @@ GpcProbe probe_gpc(const CudaOptions& o) {
     cfg.gridDim = dim3(static_cast<unsigned>(p.identity.sms));
     cfg.blockDim = dim3(128);
     cfg.dynamicSmemBytes = static_cast<size_t>(smem);
-    int size = 0;
-    TBCHECK_CUDA(cudaOccupancyMaxPotentialClusterSize(&size, v->func(), &cfg));
-    if (size < 2) {
+    int largest = 0;
+    TBCHECK_CUDA(cudaOccupancyMaxPotentialClusterSize(&largest, v->func(), &cfg));
+    if (largest < 2) {
       p.status = RunStatus::Unsupported;
-      p.reason = fmt::format("the largest cluster of one-block-per-SM blocks has {} block(s): nothing to group", size);
+      p.reason = fmt::format("the largest cluster of one-block-per-SM blocks has {} block(s): nothing to group", largest);
       return p;
     }
-    p.cluster_size = size;
-    const unsigned clusters = static_cast<unsigned>(p.identity.sms / size + 1) * 2;
-    const unsigned blocks = clusters * static_cast<unsigned>(size);
-    DeviceBuffer records(sizeof(TbcheckProbeRecord) * blocks);
+    // Every size down to 2: an SM left idle by one size (its GPC's SM count is no multiple of it)
+    // is grouped by another.
+    for (int size = largest; size >= 2; --size) p.cluster_sizes.push_back(size);
+    const auto blocks_of = [&](int size) { return static_cast<unsigned>(p.identity.sms / size + 1) * 2u * static_cast<unsigned>(size); };
+    unsigned most_blocks = 0;
+    for (const int size : p.cluster_sizes) most_blocks = std::max(most_blocks, blocks_of(size));
+    DeviceBuffer records(sizeof(TbcheckProbeRecord) * most_blocks);
     DeviceBuffer sink(sizeof(int32_t));
     MappedFlag abort_flag;
-    std::vector<TbcheckProbeRecord> host(blocks);
-    for (int launch = 0; launch < 8; ++launch) {
-      TBCHECK_CUDA(cudaMemset(records.p, 0, sizeof(TbcheckProbeRecord) * blocks));
-      TbcheckProbeArgs args{};
-      args.records = static_cast<TbcheckProbeRecord*>(records.p);
-      args.duration_ns = 2'000'000;  // long enough that clusters of one wave overlap
-      args.abort = abort_flag.device;
-      args.pressure_rounds = 1;
-      args.sink = static_cast<int32_t*>(sink.p);
-      check(static_cast<cudaError_t>(v->launch_cluster(&args, blocks, 1, 128, static_cast<size_t>(smem), nullptr,
-                                                       static_cast<unsigned>(size), 1)),
-            "cluster launch of the GPC probe", __FILE__, __LINE__);
-      TBCHECK_CUDA(cudaDeviceSynchronize());
-      TBCHECK_CUDA(cudaMemcpy(host.data(), records.p, sizeof(TbcheckProbeRecord) * blocks, cudaMemcpyDeviceToHost));
-      std::map<uint32_t, std::vector<int>> by_cluster;
-      for (const auto& r : host)
-        if (r.start_ns != 0) by_cluster[r.cluster_id].push_back(static_cast<int>(r.sm_start));
-      for (auto& [id, sms] : by_cluster) p.sms_of_each_cluster.push_back(std::move(sms));
-      ++p.launches;
+    std::vector<TbcheckProbeRecord> host(most_blocks);
+    for (const int size : p.cluster_sizes) {
+      const unsigned blocks = blocks_of(size);
+      for (int launch = 0; launch < 4; ++launch) {
+        TBCHECK_CUDA(cudaMemset(records.p, 0, sizeof(TbcheckProbeRecord) * blocks));
+        TbcheckProbeArgs args{};
+        args.records = static_cast<TbcheckProbeRecord*>(records.p);
+        args.duration_ns = 2'000'000;  // long enough that clusters of one wave overlap
+        args.abort = abort_flag.device;
+        args.pressure_rounds = 1;
+        args.sink = static_cast<int32_t*>(sink.p);
+        check(static_cast<cudaError_t>(v->launch_cluster(&args, blocks, 1, 128, static_cast<size_t>(smem), nullptr,
+                                                         static_cast<unsigned>(size), 1)),
+              "cluster launch of the GPC probe", __FILE__, __LINE__);
+        TBCHECK_CUDA(cudaDeviceSynchronize());
+        TBCHECK_CUDA(cudaMemcpy(host.data(), records.p, sizeof(TbcheckProbeRecord) * blocks, cudaMemcpyDeviceToHost));
+        std::map<uint32_t, std::vector<int>> by_cluster;
+        for (unsigned b = 0; b < blocks; ++b)
+          if (host[b].start_ns != 0) by_cluster[host[b].cluster_id].push_back(static_cast<int>(host[b].sm_start));
+        for (auto& [id, sms] : by_cluster) p.sms_of_each_cluster.push_back(std::move(sms));
+        ++p.launches;
+      }
     }
   } catch (const CudaError& e) {
     p.status = RunStatus::DeviceError;

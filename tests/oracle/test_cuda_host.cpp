@@ -418,6 +418,38 @@ TEST_CASE("the GPC map from cluster placements groups SMs that share a cluster",
   CHECK_THAT(split.problems.front(), Catch::Contains("TPC 0"));
 }
 
+TEST_CASE("raw records keep every block's SM and its ns times after the repetition's first start", "[cuda-host]") {
+  using namespace tbcheck::oracle::cuda;
+  std::vector<KernelRecord> recs(2);
+  recs[0].name = "k1";
+  recs[0].blocks = {BlockRecord{5'000'300, 25'000'300, 124, 124}, BlockRecord{5'000'000, 25'000'000, 0, 0}};
+  recs[1].name = "k2";
+  recs[1].blocks = {BlockRecord{25'001'000, 45'001'000, 16, 16}, BlockRecord{}};
+  const auto j = raw_records_json(recs);
+  CHECK(j.at("origin_ns") == 5'000'000);
+  CHECK(j.at("kernels").at("k1").at("sm") == nlohmann::json::array({124, 0}));
+  CHECK(j.at("kernels").at("k1").at("start_ns") == nlohmann::json::array({300, 0}));
+  CHECK(j.at("kernels").at("k2").at("end_ns").at(0) == 40'001'000);
+  // A block that wrote no record stays visible as null, never as time 0.
+  CHECK(j.at("kernels").at("k2").at("start_ns").at(1).is_null());
+}
+
+TEST_CASE("SMs one cluster size leaves idle in every wave are grouped by a smaller size", "[cuda][controls]") {
+  using namespace tbcheck::oracle::cuda;
+  // Two GPCs of 6 SMs (3 TPCs): clusters of 4 take SMs 0-3 and 6-9 in every wave and leave 4, 5, 10
+  // and 11 idle, as a GPU whose GPC size is no multiple of the cluster size does.
+  const std::vector<std::vector<int>> fours = {{0, 1, 2, 3}, {6, 7, 8, 9}, {0, 1, 2, 3}, {6, 7, 8, 9}};
+  const GpcMap alone = gpc_map_from_clusters(12, 2, fours);
+  CHECK(alone.status == GpcMapStatus::Incomplete);
+  CHECK_THAT(alone.problems.front(), Catch::Contains("SM 4 ran no block"));
+  auto all = fours;
+  for (const auto& three : std::vector<std::vector<int>>{{0, 1, 2}, {3, 4, 5}, {6, 7, 8}, {9, 10, 11}}) all.push_back(three);
+  const GpcMap both = gpc_map_from_clusters(12, 2, all);
+  CHECK(both.status == GpcMapStatus::Complete);
+  CHECK(both.gpc_of_tpc == std::vector<int>{0, 0, 0, 1, 1, 1});
+  CHECK(both.sm_groups == std::vector<std::vector<int>>{{0, 1, 2, 3, 4, 5}, {6, 7, 8, 9, 10, 11}});
+}
+
 TEST_CASE("probe-gpc writes the base device with the measured map, and refuses gaps", "[cuda][controls]") {
   using namespace tbcheck::oracle::cuda;
   model::Device base = model::builtin_device("h100-sxm", "", "");
@@ -425,7 +457,7 @@ TEST_CASE("probe-gpc writes the base device with the measured map, and refuses g
   p.identity.sms = base.sms;
   p.identity.name = "NVIDIA H100 80GB HBM3";
   p.identity.uuid = "abc";
-  p.cluster_size = 2;
+  p.cluster_sizes = {3, 2};
   p.launches = 8;
   // Two GPCs of 66 SMs: SMs [0, 66) and [66, 132); each cluster pairs an SM with its GPC's first.
   for (int sm = 1; sm < base.sms; ++sm)
@@ -436,6 +468,12 @@ TEST_CASE("probe-gpc writes the base device with the measured map, and refuses g
   CHECK(d.gpc_of_tpc.front() == 0);
   CHECK(d.gpc_of_tpc.back() == 1);
   CHECK_THAT(d.gpc_source, Catch::Contains("probe-gpc on NVIDIA H100 80GB HBM3"));
+  CHECK_THAT(d.gpc_source, Catch::Contains("clusters of 3, 2 blocks"));
+  // The raw measurement keeps every cluster and names the groups found.
+  const auto raw = gpc_probe_json(p, m);
+  CHECK(raw.at("map") == "complete");
+  CHECK(raw.at("sm_groups").size() == 2);
+  CHECK(raw.at("sms_of_each_cluster").size() == p.sms_of_each_cluster.size());
   // The written file loads back as a device with its source.
   CHECK(model::device_from_json(d.to_json(), "d.json").gpc_source == d.gpc_source);
   GpcProbe gap = p;

@@ -78,6 +78,11 @@ struct KernelRecord {
   std::vector<BlockRecord> blocks;
 };
 
+// One repetition as the GPU recorded it, before rounding to model units: per kernel, every block's SM
+// and its start and end in ns after the repetition's earliest start (the origin, absolute, kept too).
+// Model units of milliseconds hide the order of events microseconds apart; this keeps it.
+nlohmann::json raw_records_json(const std::vector<KernelRecord>& recs);
+
 enum class RecordCheck { Complete, Incomplete };
 struct RecordedSchedule {
   RecordCheck status = RecordCheck::Complete;
@@ -288,21 +293,26 @@ enum class GpcMapStatus { Complete, Incomplete };
 struct GpcMap {
   GpcMapStatus status = GpcMapStatus::Complete;
   std::vector<int> gpc_of_tpc;
+  std::vector<std::vector<int>> sm_groups;  // the SMs found together in clusters, each group ascending
   std::vector<std::string> problems;
 };
 GpcMap gpc_map_from_clusters(int sms, int sms_per_tpc, const std::vector<std::vector<int>>& sms_of_each_cluster);
 
-// `tbcheck probe-gpc` on the GPU: clusters of the largest size the GPU allows for a block that fills
-// an SM's shared memory (so a cluster's blocks are on distinct SMs), launched repeatedly; the SMs of
-// every cluster as recorded. NoDevice without a GPU or CUDA build, Unsupported below CC 9.0.
+// `tbcheck probe-gpc` on the GPU: clusters of every size from the largest the GPU allows down to 2,
+// of a block that fills an SM's shared memory (so a cluster's blocks are on distinct SMs), launched
+// repeatedly; the SMs of every cluster as recorded. One size is not enough: a GPC whose SM count is no
+// multiple of the size keeps the same SMs idle in every wave, and those SMs never join a group. NoDevice without a GPU or CUDA build, Unsupported below CC 9.0.
 struct GpcProbe {
   RunStatus status = RunStatus::Ok;
   std::string reason;
   DeviceIdentity identity;
-  int cluster_size = 0;
+  std::vector<int> cluster_sizes;  // largest first
   int launches = 0;
   std::vector<std::vector<int>> sms_of_each_cluster;
 };
+// The raw measurement (identity, sizes, every cluster's SMs, the groups and problems found), written
+// beside the device file and also when the map is incomplete, so a GPU run is never lost.
+nlohmann::json gpc_probe_json(const GpcProbe& probe, const GpcMap& map);
 GpcProbe probe_gpc(const CudaOptions& o);
 
 // The device file probe-gpc writes: `base` (the built-in device the GPU matches) with the measured
