@@ -38,14 +38,28 @@ struct ProbeGpc : Command {
         if (oracle::cuda::compare_identity(b, p.identity).status == oracle::cuda::IdentityMatch::Match) d = &b;
       if (!d) throw model::InputError("--base", "", fmt::format("no built-in device matches {}; name one", p.identity.name));
     }
-    const auto map = oracle::cuda::gpc_map_from_clusters(p.identity.sms, d->sms_per_tpc, p.sms_of_each_cluster);
+    // The scheduler's SM order first: the GPC map is written in it, as every SM index tbcheck uses.
+    const auto order = oracle::cuda::sm_order_from_waves(p.identity.sms, p.first_waves);
+    const bool ordered = order.status == oracle::cuda::SmOrderStatus::Measured;
+    const auto map = oracle::cuda::gpc_map_from_clusters(
+        p.identity.sms, d->sms_per_tpc,
+        ordered ? oracle::cuda::clusters_in_order(order.smid_of_sm, p.sms_of_each_cluster) : p.sms_of_each_cluster);
     // The raw measurement first, complete map or not: a GPU run is never lost.
+    nlohmann::json raw_json = oracle::cuda::gpc_probe_json(p, map);
+    raw_json["sm_order"] = {{"status", ordered ? "measured" : "unusable"}, {"smid_of_sm", order.smid_of_sm},
+                            {"varying_positions", order.varying}, {"problem", order.problem},
+                            {"note", "sm_groups and gpc_of_tpc number SMs in this order when it was measured; "
+                                     "sms_of_each_cluster and first_waves are %smid"}};
     const std::string raw = (std::filesystem::path(out_dir) / ("probe-gpc-" + d->name + ".json")).string();
-    model::write_file_atomic(raw, oracle::cuda::gpc_probe_json(p, map).dump(1) + "\n", /*no_overwrite=*/true);
+    model::write_file_atomic(raw, raw_json.dump(1) + "\n", /*no_overwrite=*/true);
     fmt::print("raw measurement -> {}\n", raw);
-    const model::Device measured = oracle::cuda::device_with_gpc_map(*d, p, map);
+    const model::Device measured = oracle::cuda::device_with_gpc_map(*d, p, map, order);
     const std::string path = (std::filesystem::path(out_dir) / (measured.name + ".json")).string();
     model::write_file_atomic(path, measured.to_json().dump(2) + "\n", /*no_overwrite=*/true);
+    if (!ordered) fmt::print("scheduler SM order not measured: {}; the map numbers SMs as %smid\n", order.problem);
+    else if (!order.varying.empty())
+      fmt::print("scheduler SM order: positions {} varied between launches; the first launch's order is kept\n",
+                 fmt::join(order.varying, ", "));
     fmt::print("{}: {} GPCs over {} TPCs (clusters of {} blocks, {} launches) -> {}\n", measured.name,
                *std::max_element(map.gpc_of_tpc.begin(), map.gpc_of_tpc.end()) + 1, map.gpc_of_tpc.size(),
                fmt::join(p.cluster_sizes, ", "), p.launches, path);

@@ -22,7 +22,7 @@ static const std::vector<std::string> kDeviceKeys = {
     "name", "description", "cc", "sms", "sms_per_tpc", "pbs_per_sm", "max_blocks_per_sm", "max_warps_per_sm",
     "max_threads_per_block", "regs_per_sm", "reg_alloc_unit", "max_regs_per_thread", "smem_configs_kb",
     "smem_alloc_unit", "smem_reserved_per_block", "max_smem_per_block", "gpc_of_tpc", "gpc_source",
-    "stream_priorities", "issue_pairs", "issue_pass", "issue_pass_from"};
+    "smid_of_sm", "smid_source", "stream_priorities", "issue_pairs", "issue_pass", "issue_pass_from"};
 
 int Device::cc_major() const {
   int major = 0;
@@ -92,6 +92,21 @@ Device device_from_json(const json& j, const std::string& where, const std::stri
     d.gpc_source = r.string("gpc_source");
     if (d.gpc_source.empty()) r.fail("gpc_source", "must not be empty");
   }
+  if (r.has("smid_of_sm")) {
+    std::vector<int> seen(static_cast<size_t>(d.sms), 0);
+    for (int64_t smid : r.int_array("smid_of_sm", 0, d.sms - 1)) {
+      if (seen[static_cast<size_t>(smid)]++) r.fail("smid_of_sm", fmt::format("lists %smid {} twice", smid));
+      d.smid_of_sm.push_back(static_cast<int>(smid));
+    }
+    if (static_cast<int>(d.smid_of_sm.size()) != d.sms)
+      r.fail("smid_of_sm", fmt::format("lists {} SMs but the device has {}", d.smid_of_sm.size(), d.sms));
+    if (!r.has("smid_source")) r.fail("smid_source", "required with smid_of_sm: say where the order was measured");
+  }
+  if (r.has("smid_source")) {
+    if (!r.has("smid_of_sm")) r.fail("smid_source", "given without smid_of_sm");
+    d.smid_source = r.string("smid_source");
+    if (d.smid_source.empty()) r.fail("smid_source", "must not be empty");
+  }
   if (r.has("stream_priorities")) {
     ObjectReader p(r.require("stream_priorities"), where, r.field("stream_priorities"), {"least", "greatest", "source"});
     PriorityRange pr;
@@ -150,6 +165,10 @@ json Device::to_json() const {
     j["issue_pass_from"] = issue_pass_from;
   }
   if (!gpc_source.empty()) j["gpc_source"] = gpc_source;
+  if (!smid_of_sm.empty()) {
+    j["smid_of_sm"] = smid_of_sm;
+    j["smid_source"] = smid_source;
+  }
   if (stream_priorities)
     j["stream_priorities"] = {{"least", stream_priorities->least},
                               {"greatest", stream_priorities->greatest},

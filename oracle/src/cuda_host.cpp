@@ -696,6 +696,22 @@ GpcMap gpc_map_from_clusters(int sms, int sms_per_tpc, const std::vector<std::ve
   return m;
 }
 
+int scheduler_sm(const model::Device& d, int smid) {
+  if (d.smid_of_sm.empty()) return smid;
+  const auto it = std::find(d.smid_of_sm.begin(), d.smid_of_sm.end(), smid);
+  return it == d.smid_of_sm.end() ? -1 : static_cast<int>(it - d.smid_of_sm.begin());
+}
+
+void to_scheduler_order(const model::Device& d, std::vector<KernelRecord>& recs) {
+  if (d.smid_of_sm.empty()) return;
+  for (auto& k : recs)
+    for (auto& b : k.blocks)
+      if (b.start_ns != 0) {
+        b.sm_start = scheduler_sm(d, b.sm_start);
+        b.sm_end = scheduler_sm(d, b.sm_end);
+      }
+}
+
 nlohmann::json raw_records_json(const std::vector<KernelRecord>& recs) {
   uint64_t origin = 0;
   for (const auto& k : recs)
@@ -726,10 +742,51 @@ nlohmann::json gpc_probe_json(const GpcProbe& probe, const GpcMap& map) {
   j["sm_groups"] = map.sm_groups;
   j["gpc_of_tpc"] = map.gpc_of_tpc;
   j["sms_of_each_cluster"] = probe.sms_of_each_cluster;
+  j["first_waves"] = probe.first_waves;
   return j;
 }
 
-model::Device device_with_gpc_map(const model::Device& base, const GpcProbe& probe, const GpcMap& map) {
+SmOrder sm_order_from_waves(int sms, const std::vector<std::vector<int>>& first_waves) {
+  SmOrder o;
+  if (first_waves.empty()) {
+    o.status = SmOrderStatus::Unusable;
+    o.problem = "no first wave was recorded";
+    return o;
+  }
+  const auto& first = first_waves.front();
+  std::vector<int> sorted = first;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int> all(static_cast<size_t>(sms));
+  for (int i = 0; i < sms; ++i) all[static_cast<size_t>(i)] = i;
+  if (sorted != all) {
+    o.status = SmOrderStatus::Unusable;
+    o.problem = fmt::format("the first wave of {} blocks did not run one block on each of the {} SMs", first.size(), sms);
+    return o;
+  }
+  o.smid_of_sm = first;
+  for (size_t i = 0; i < first.size(); ++i)
+    for (const auto& w : first_waves)
+      if (i >= w.size() || w[i] != first[i]) {
+        o.varying.push_back(static_cast<int>(i));
+        break;
+      }
+  return o;
+}
+
+std::vector<std::vector<int>> clusters_in_order(const std::vector<int>& smid_of_sm, const std::vector<std::vector<int>>& clusters) {
+  model::Device d;
+  d.smid_of_sm = smid_of_sm;
+  std::vector<std::vector<int>> out;
+  for (const auto& c : clusters) {
+    std::vector<int> m;
+    for (int smid : c) m.push_back(scheduler_sm(d, smid));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+model::Device device_with_gpc_map(const model::Device& base, const GpcProbe& probe, const GpcMap& map,
+                                  const SmOrder& order) {
   if (map.status != GpcMapStatus::Complete)
     throw model::InputError("probe-gpc", "gpc_of_tpc",
                             fmt::format("the measured map is incomplete: {}", fmt::join(map.problems, "; ")));
@@ -742,6 +799,16 @@ model::Device device_with_gpc_map(const model::Device& base, const GpcProbe& pro
                              "blocks, one block per SM; SMs sharing a cluster share a GPC",
                              probe.identity.name, probe.identity.uuid, probe.identity.driver_version, probe.launches,
                              fmt::join(probe.cluster_sizes, ", "));
+  if (order.status == SmOrderStatus::Measured) {
+    d.smid_of_sm = order.smid_of_sm;
+    d.smid_source = fmt::format(
+        "measured by tbcheck probe-gpc on {} (UUID {}, driver {}): the first wave of one block per SM on the empty GPU, "
+        "{} launch(es); {}",
+        probe.identity.name, probe.identity.uuid, probe.identity.driver_version, probe.first_waves.size(),
+        order.varying.empty() ? std::string("every launch took the SMs in this order")
+                              : fmt::format("positions {} varied between launches (the first launch's order is kept)",
+                                            fmt::join(order.varying, ", ")));
+  }
   return d;
 }
 

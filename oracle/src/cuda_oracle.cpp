@@ -454,7 +454,7 @@ class CudaOracle : public Oracle {
           return outcome(RunStatus::Unsupported, "TPC partitions run as green contexts: " + why);
         meta["green_contexts"]["granted_sms"] = green->granted;
         for (size_t p = 0; p < green->contexts.size(); ++p)
-          census.push_back(census_of(*green, p, id, sink, abort_flag));
+          census.push_back(census_of(*green, p, id, s.device, sink, abort_flag));
       }
       std::vector<int> partition_of_stream(static_cast<size_t>(plan.streams), -1);
       for (const auto& k : plan.kernels) partition_of_stream[static_cast<size_t>(k.stream)] = k.partition;
@@ -483,6 +483,9 @@ class CudaOracle : public Oracle {
       for (int attempt = 0;; ++attempt) {
         std::vector<KernelRecord> recs;
         const RunStatus st = run_once(s, plan, records, sink, abort_flag, streams, recs);
+        // What the GPU reported (%smid, ns) first; then SMs in the scheduler's order for everything else.
+        const nlohmann::json raw_rep = raw_records_json(recs);
+        to_scheduler_order(s.device, recs);
         if (st == RunStatus::Timeout)
           return outcome(RunStatus::Timeout,
                          fmt::format("repetition {} overran the watchdog ({:.1f} s: every block one after another plus "
@@ -507,7 +510,7 @@ class CudaOracle : public Oracle {
             meta["clusters"][recs[k].name] = {{"cluster_id", ids}, {"cluster_rank", ranks}};
           }
           add_block_sms(plan, recs, block_sms);
-          raw.push_back(raw_records_json(recs));
+          raw.push_back(raw_rep);
           std::vector<uint64_t> stamps;
           for (const auto& k : recs)
             for (const auto& b : k.blocks) {
@@ -535,6 +538,7 @@ class CudaOracle : public Oracle {
     meta["attempts"] = attempts_log;
     meta["notes"] = notes;
     meta["raw_ns"] = raw;
+    meta["sm_numbering"] = s.device.smid_of_sm.empty() ? "%smid" : "scheduler order (the device's smid_of_sm); raw_ns keeps %smid";
     // Partitions: the SMs each green context really used, against the TPCs the scenario asked for.
     std::vector<GrantedPartition> granted;
     nlohmann::json pj = nlohmann::json::array();
@@ -564,7 +568,8 @@ class CudaOracle : public Oracle {
   // The census of partition p's green context: one block per SM (each takes the whole opt-in
   // shared memory), twice as many blocks as granted SMs, each spinning long enough that the first
   // wave holds every SM at once; the SMs its blocks ran on.
-  std::vector<int> census_of(const GreenSet& g, size_t p, const DeviceIdentity& id, DeviceBuffer& sink, MappedFlag& abort_flag) {
+  std::vector<int> census_of(const GreenSet& g, size_t p, const DeviceIdentity& id, const model::Device& dev, DeviceBuffer& sink,
+                             MappedFlag& abort_flag) {
     const ProbeVariantEntry& v = variant_entry(32);
     const int smem = static_cast<int>(id.smem_per_block_optin);
     TBCHECK_CUDA(cudaFuncSetAttribute(v.func(), cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
@@ -592,8 +597,8 @@ class CudaOracle : public Oracle {
     std::vector<int> sms;
     for (const auto& r : host)
       if (r.start_ns != 0) {
-        sms.push_back(static_cast<int>(r.sm_start));
-        sms.push_back(static_cast<int>(r.sm_end));
+        sms.push_back(scheduler_sm(dev, static_cast<int>(r.sm_start)));
+        sms.push_back(scheduler_sm(dev, static_cast<int>(r.sm_end)));
       }
     return sms;
   }
@@ -731,12 +736,31 @@ GpcProbe probe_gpc(const CudaOptions& o) {
     // is grouped by another.
     for (int size = largest; size >= 2; --size) p.cluster_sizes.push_back(size);
     const auto blocks_of = [&](int size) { return static_cast<unsigned>(p.identity.sms / size + 1) * 2u * static_cast<unsigned>(size); };
-    unsigned most_blocks = 0;
+    unsigned most_blocks = static_cast<unsigned>(p.identity.sms);
     for (const int size : p.cluster_sizes) most_blocks = std::max(most_blocks, blocks_of(size));
     DeviceBuffer records(sizeof(TbcheckProbeRecord) * most_blocks);
     DeviceBuffer sink(sizeof(int32_t));
     MappedFlag abort_flag;
     std::vector<TbcheckProbeRecord> host(most_blocks);
+    // The scheduler's order: a first wave of one block per SM on the empty GPU, block i on the i-th SM
+    // handed out (blocks start within a microsecond and spin 2 ms, so no SM frees before the wave ends).
+    for (int launch = 0; launch < 4; ++launch) {
+      const unsigned blocks = static_cast<unsigned>(p.identity.sms);
+      TBCHECK_CUDA(cudaMemset(records.p, 0, sizeof(TbcheckProbeRecord) * blocks));
+      TbcheckProbeArgs args{};
+      args.records = static_cast<TbcheckProbeRecord*>(records.p);
+      args.duration_ns = 2'000'000;
+      args.abort = abort_flag.device;
+      args.pressure_rounds = 1;
+      args.sink = static_cast<int32_t*>(sink.p);
+      check(static_cast<cudaError_t>(v->launch(&args, blocks, 1, 128, static_cast<size_t>(smem), nullptr)),
+            "first-wave launch of the SM-order probe", __FILE__, __LINE__);
+      TBCHECK_CUDA(cudaDeviceSynchronize());
+      TBCHECK_CUDA(cudaMemcpy(host.data(), records.p, sizeof(TbcheckProbeRecord) * blocks, cudaMemcpyDeviceToHost));
+      std::vector<int> wave;
+      for (unsigned b = 0; b < blocks; ++b) wave.push_back(host[b].start_ns != 0 ? static_cast<int>(host[b].sm_start) : -1);
+      p.first_waves.push_back(std::move(wave));
+    }
     for (const int size : p.cluster_sizes) {
       const unsigned blocks = blocks_of(size);
       for (int launch = 0; launch < 4; ++launch) {

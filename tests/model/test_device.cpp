@@ -240,6 +240,28 @@ TEST_CASE("device: stream priority ranges and GPC-map sources", "[loaders][devic
   CHECK(test::error_of([&] { device_from_json(k, "d.json"); }).field() == "device.gpc_source");  // no map
 }
 
+TEST_CASE("device: a scheduler SM order is a permutation of the SMs with its source, and survives a round trip", "[loaders][device]") {
+  json j = builtin_device("tx2", "t", "device").to_json();  // 2 SMs
+  j["smid_of_sm"] = {1, 0};
+  j["smid_source"] = "measured";
+  const Device d = device_from_json(j, "d.json");
+  CHECK(d.smid_of_sm == std::vector<int>{1, 0});
+  CHECK(device_from_json(d.to_json(), "d.json").smid_of_sm == d.smid_of_sm);
+  json twice = j;
+  twice["smid_of_sm"] = {1, 1};
+  CHECK_THAT(test::error_of([&] { device_from_json(twice, "d.json"); }).reason(), Catch::Contains("twice"));
+  json short_ = j;
+  short_["smid_of_sm"] = {1};
+  CHECK(test::error_of([&] { device_from_json(short_, "d.json"); }).field() == "device.smid_of_sm");
+  json outside = j;
+  outside["smid_of_sm"] = {0, 2};
+  CHECK(test::error_of([&] { device_from_json(outside, "d.json"); }).field() == "device.smid_of_sm");
+  json unsourced = j;
+  unsourced.erase("smid_source");
+  CHECK(test::error_of([&] { device_from_json(unsourced, "d.json"); }).field() == "device.smid_source");
+  CHECK(builtin_device("h200", "t", "device").smid_of_sm.empty());  // measured per GPU, never built in
+}
+
 TEST_CASE("device: b200's inferred GPC map keeps every recorded cluster on one GPC and orders the launch without clusters GPC by GPC", "[loaders][device]") {
   const Device& b200 = builtin_device("b200", "t", "device");
   REQUIRE(b200.gpc_of_tpc.size() == 74);

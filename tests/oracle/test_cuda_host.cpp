@@ -434,6 +434,32 @@ TEST_CASE("raw records keep every block's SM and its ns times after the repetiti
   CHECK(j.at("kernels").at("k2").at("start_ns").at(1).is_null());
 }
 
+TEST_CASE("the scheduler's SM order comes from first waves and numbers records and clusters", "[cuda-host]") {
+  using namespace tbcheck::oracle::cuda;
+  // 4 SMs handed out as %smid 2, 3, 0, 1; a later launch swaps the first two.
+  const SmOrder o = sm_order_from_waves(4, {{2, 3, 0, 1}, {3, 2, 0, 1}, {2, 3, 0, 1}});
+  REQUIRE(o.status == SmOrderStatus::Measured);
+  CHECK(o.smid_of_sm == std::vector<int>{2, 3, 0, 1});
+  CHECK(o.varying == std::vector<int>{0, 1});
+  CHECK(sm_order_from_waves(4, {{2, 2, 0, 1}}).status == SmOrderStatus::Unusable);
+  CHECK(sm_order_from_waves(4, {}).status == SmOrderStatus::Unusable);
+  model::Device d = model::builtin_device("tx2", "t", "device");
+  d.sms = 4;
+  d.smid_of_sm = o.smid_of_sm;
+  CHECK(scheduler_sm(d, 0) == 2);
+  CHECK(scheduler_sm(d, 3) == 1);
+  CHECK(scheduler_sm(d, 7) == -1);
+  std::vector<KernelRecord> recs(1);
+  recs[0].name = "k1";
+  recs[0].blocks = {BlockRecord{10, 20, 2, 2}, BlockRecord{}};
+  to_scheduler_order(d, recs);
+  CHECK(recs[0].blocks[0].sm_start == 0);
+  CHECK(recs[0].blocks[1].sm_start == -1);  // a block that never ran stays unrecorded
+  CHECK(clusters_in_order(o.smid_of_sm, {{0, 1}, {2, 9}}) == std::vector<std::vector<int>>{{2, 3}, {0, -1}});
+  // Without an order %smid is the scheduler's.
+  CHECK(scheduler_sm(model::builtin_device("tx2", "t", "device"), 1) == 1);
+}
+
 TEST_CASE("SMs one cluster size leaves idle in every wave are grouped by a smaller size", "[cuda][controls]") {
   using namespace tbcheck::oracle::cuda;
   // Two GPCs of 6 SMs (3 TPCs): clusters of 4 take SMs 0-3 and 6-9 in every wave and leave 4, 5, 10
@@ -464,7 +490,8 @@ TEST_CASE("probe-gpc writes the base device with the measured map, and refuses g
     if (sm != 66) p.sms_of_each_cluster.push_back({sm < 66 ? 0 : 66, sm});
   const GpcMap m = gpc_map_from_clusters(base.sms, base.sms_per_tpc, p.sms_of_each_cluster);
   REQUIRE(m.status == GpcMapStatus::Complete);
-  const model::Device d = device_with_gpc_map(base, p, m);
+  const model::Device d = device_with_gpc_map(base, p, m, SmOrder{SmOrderStatus::Unusable, {}, {}, "not measured"});
+  CHECK(d.smid_of_sm.empty());
   CHECK(d.gpc_of_tpc.front() == 0);
   CHECK(d.gpc_of_tpc.back() == 1);
   CHECK_THAT(d.gpc_source, Catch::Contains("probe-gpc on NVIDIA H100 80GB HBM3"));
@@ -478,7 +505,7 @@ TEST_CASE("probe-gpc writes the base device with the measured map, and refuses g
   CHECK(model::device_from_json(d.to_json(), "d.json").gpc_source == d.gpc_source);
   GpcProbe gap = p;
   gap.sms_of_each_cluster.pop_back();
-  auto e = test::error_of([&] { device_with_gpc_map(base, gap, gpc_map_from_clusters(base.sms, 2, gap.sms_of_each_cluster)); });
+  auto e = test::error_of([&] { device_with_gpc_map(base, gap, gpc_map_from_clusters(base.sms, 2, gap.sms_of_each_cluster), SmOrder{}); });
   CHECK_THAT(e.reason(), Catch::Contains("incomplete"));
   if (!built_with_cuda()) {
     test::TempDir t;

@@ -41,6 +41,12 @@ struct Device {
   int max_smem_per_block = 0;       // bytes, excluding the reserved part
   std::vector<int> gpc_of_tpc;      // optional
   std::string gpc_source;           // where the GPC map comes from (required with gpc_of_tpc)
+  // Every SM index tbcheck uses (schedules, TPCs, the GPC map, recordings) is the scheduler's: the order
+  // in which the GPU hands SMs out. Where the GPU's %smid numbers SMs otherwise (an H200 interleaves its
+  // GPCs), smid_of_sm[i] is the %smid of scheduler SM i, measured per GPU (floor-sweeping differs from
+  // die to die); empty: %smid is the scheduler's order. smid_source says where the order comes from.
+  std::vector<int> smid_of_sm;
+  std::string smid_source;
   std::optional<PriorityRange> stream_priorities;  // optional
   // How the front end issues the blocks of a large grid (read by hypotheses with `issue: device`,
   // optional in files): whether a decision places a pair of blocks, and how many consecutive decisions

@@ -78,6 +78,12 @@ struct KernelRecord {
   std::vector<BlockRecord> blocks;
 };
 
+// The GPU reports %smid; tbcheck numbers SMs in the scheduler's order (model::Device::smid_of_sm).
+// scheduler_sm maps one %smid (itself where the device has no order; -1 for one outside the order,
+// which schedule_from_records then reports); to_scheduler_order maps every record in place.
+int scheduler_sm(const model::Device& d, int smid);
+void to_scheduler_order(const model::Device& d, std::vector<KernelRecord>& recs);
+
 // One repetition as the GPU recorded it, before rounding to model units: per kernel, every block's SM
 // and its start and end in ns after the repetition's earliest start (the origin, absolute, kept too).
 // Model units of milliseconds hide the order of events microseconds apart; this keeps it.
@@ -308,8 +314,24 @@ struct GpcProbe {
   DeviceIdentity identity;
   std::vector<int> cluster_sizes;  // largest first
   int launches = 0;
-  std::vector<std::vector<int>> sms_of_each_cluster;
+  std::vector<std::vector<int>> sms_of_each_cluster;  // %smid
+  // %smid of each block of a one-block-per-SM first wave on the empty GPU, per launch: the order in
+  // which the scheduler hands out SMs (docs/results/h200.md).
+  std::vector<std::vector<int>> first_waves;
 };
+
+// The scheduler's SM order from first waves: the first launch's, when it lists every SM once; the
+// positions where later launches differ are named (an H200 alternates its first SMs between launches).
+enum class SmOrderStatus { Measured, Unusable };
+struct SmOrder {
+  SmOrderStatus status = SmOrderStatus::Measured;
+  std::vector<int> smid_of_sm;
+  std::vector<int> varying;  // positions whose %smid differs between launches
+  std::string problem;       // Unusable: why
+};
+SmOrder sm_order_from_waves(int sms, const std::vector<std::vector<int>>& first_waves);
+// Cluster SM lists from %smid into the scheduler's order (unknown %smid kept as -1).
+std::vector<std::vector<int>> clusters_in_order(const std::vector<int>& smid_of_sm, const std::vector<std::vector<int>>& clusters);
 // The raw measurement (identity, sizes, every cluster's SMs, the groups and problems found), written
 // beside the device file and also when the map is incomplete, so a GPU run is never lost.
 nlohmann::json gpc_probe_json(const GpcProbe& probe, const GpcMap& map);
@@ -318,7 +340,8 @@ GpcProbe probe_gpc(const CudaOptions& o);
 // The device file probe-gpc writes: `base` (the built-in device the GPU matches) with the measured
 // map and its source (GPU name, UUID, driver, cluster size); an InputError when the map is
 // incomplete or the base's SM count differs from the GPU's.
-model::Device device_with_gpc_map(const model::Device& base, const GpcProbe& probe, const GpcMap& map);
+model::Device device_with_gpc_map(const model::Device& base, const GpcProbe& probe, const GpcMap& map,
+                                  const SmOrder& order);
 
 // The cuda oracle with options (make_oracle("cuda") uses the defaults). In a build without CUDA
 // every run is NoDevice with the reason.
