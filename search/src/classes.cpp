@@ -3,12 +3,16 @@
 #include "classes.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <memory>
+#include <numeric>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "tbcheck/model/resources.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/smt/synthesis.hpp"
 #include "witness.hpp"
@@ -20,6 +24,7 @@ std::string_view to_string(Enumerated e) {
     case Enumerated::Separates: return "separates";
     case Enumerated::Inseparable: return "inseparable";
     case Enumerated::NotCovered: return "not covered";
+    case Enumerated::OverLimit: return "over the limit";
   }
   return "?";
 }
@@ -261,6 +266,119 @@ EnumerationResult enumerate_one_kernel(const model::Hypothesis& h1, const model:
           return r;
         }
       }
+  r.outcome = Enumerated::Inseparable;
+  return r;
+}
+
+model::Kernel NeedsRepresentatives::kernel(long long i) const {
+  model::Kernel k;
+  k.blocks = 1;
+  k.duration = 1;
+  const long long per_warp = static_cast<long long>(regs.size() * smem.size());
+  k.threads = static_cast<int>(i / per_warp + 1) * model::kThreadsPerWarp;
+  k.regs = regs[static_cast<size_t>((i % per_warp) / static_cast<long long>(smem.size()))];
+  k.smem = smem[static_cast<size_t>(i % static_cast<long long>(smem.size()))];
+  return k;
+}
+
+NeedsRepresentatives needs_representatives(const model::Hypothesis& h1, const model::Hypothesis& h2,
+                                           const model::Device& d, const smt::ParamBounds& params) {
+  // block_needs reads registers and shared memory only as R and S or 0 where a threshold ignores them,
+  // so values giving both hypotheses the same R (S) are one; config_s is a function of W, R and S.
+  auto regs_read = [&](const model::Kernel& k) {
+    return std::pair{model::block_needs(k, d, h1).regs_per_warp, model::block_needs(k, d, h2).regs_per_warp};
+  };
+  auto smem_read = [&](const model::Kernel& k) {
+    return std::pair{model::block_needs(k, d, h1).smem, model::block_needs(k, d, h2).smem};
+  };
+  NeedsRepresentatives out;
+  out.max_warps = domain_max_warps(d, params);
+  model::Kernel k;
+  std::set<std::pair<int, int>> seen_r, seen_s;
+  for (int x : domain_regs(d, params)) {
+    k.regs = x;
+    if (seen_r.insert(regs_read(k)).second) out.regs.push_back(x);
+  }
+  k.regs = 32;
+  const int max_units = params.vary_smem ? d.max_smem_per_block / 128 : 0;
+  for (int units = 0; units <= max_units; ++units) {
+    k.smem = units * 128;
+    if (seen_s.insert(smem_read(k)).second) out.smem.push_back(k.smem);
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> duration_tuples(int kernels, int max_duration) {
+  // Every instant of the model is a sum of durations (releases are 0), so scaling every duration by g
+  // scales every schedule by g: a tuple with gcd g > 1 separates exactly when the tuple divided by g does.
+  std::vector<std::vector<int>> out;
+  std::vector<int> t(static_cast<size_t>(kernels), 1);
+  for (;;) {
+    int g = 0;
+    for (int x : t) g = std::gcd(g, x);
+    if (g == 1) out.push_back(t);
+    size_t i = 0;
+    while (i < t.size() && t[i] == max_duration) t[i++] = 1;
+    if (i == t.size()) break;
+    ++t[i];
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return std::accumulate(a.begin(), a.end(), 0) < std::accumulate(b.begin(), b.end(), 0);
+  });
+  return out;
+}
+
+EnumerationResult enumerate_structure(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& d,
+                                      const std::vector<int>& blocks, const smt::ParamBounds& params,
+                                      long long max_scenarios, OneKernelTables* tables) {
+  if (blocks.size() == 1) return enumerate_one_kernel(h1, h2, d, blocks.front(), params, tables);
+  EnumerationResult r;
+  r.reason = not_covered({&h1, &h2}, params);
+  if (!r.reason.empty()) return r;
+  const NeedsRepresentatives reps = needs_representatives(h1, h2, d, params);
+  const long long n = reps.size();
+  const auto durations = duration_tuples(static_cast<int>(blocks.size()), params.max_duration);
+  long long size = static_cast<long long>(durations.size());
+  for (size_t i = 0; i < blocks.size(); ++i) size = n > 0 && size > LLONG_MAX / n ? LLONG_MAX : size * n;
+  r.size = size;
+  if (size > max_scenarios) {
+    r.outcome = Enumerated::OverLimit;
+    r.reason = fmt::format("the complete enumeration needs {} scenarios ({} kernels of {} representatives each, {} "
+                           "duration tuples), over the limit of {}",
+                           size == LLONG_MAX ? std::string("more than 9.2e18") : fmt::format("{:.3g}", static_cast<double>(size)),
+                           blocks.size(), n, durations.size(), max_scenarios);
+    return r;
+  }
+  model::Scenario s;
+  s.device = d;
+  s.device_builtin = false;
+  s.kernels.resize(blocks.size());
+  if (n == 0) {  // an empty domain has no scenario to separate
+    r.outcome = Enumerated::Inseparable;
+    return r;
+  }
+  std::vector<long long> at(blocks.size(), 0);  // the representative of each kernel, first kernel slowest
+  for (;;) {
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      model::Kernel& k = s.kernels[i];
+      k = reps.kernel(at[i]);
+      k.name = fmt::format("k{}", i + 1);
+      k.blocks = blocks[i];
+    }
+    for (const auto& t : durations) {
+      for (size_t i = 0; i < blocks.size(); ++i) s.kernels[i].duration = t[i];
+      ++r.representatives;
+      if (separates(s, h1, h2)) {
+        r.outcome = Enumerated::Separates;
+        r.witness = s;
+        return r;
+      }
+    }
+    size_t i = blocks.size();
+    while (i > 0 && at[i - 1] + 1 == n) at[--i] = 0;
+    if (i == 0) break;
+    ++at[i - 1];
+  }
   r.outcome = Enumerated::Inseparable;
   return r;
 }

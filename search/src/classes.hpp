@@ -48,7 +48,8 @@ class OneKernelTables {
 // duration 1 (one kernel's schedule scales with its duration). For the property test of the classes.
 model::Kernel class_representative(const model::Kernel& k, const std::vector<std::vector<int>>& classes);
 
-enum class Enumerated { Separates, Inseparable, NotCovered };
+// OverLimit: covered by the argument, but the complete enumeration is larger than the caller allows.
+enum class Enumerated { Separates, Inseparable, NotCovered, OverLimit };
 std::string_view to_string(Enumerated);
 
 struct EnumerationResult {
@@ -56,6 +57,7 @@ struct EnumerationResult {
   std::optional<model::Scenario> witness;  // Separates: the first separating representative
   std::string reason;                      // NotCovered: why the classes do not cover the structure
   long representatives = 0;                // kernels simulated (under both hypotheses)
+  long long size = 0;                      // scenarios the complete enumeration needs (saturates at LLONG_MAX)
 };
 
 // Whether some kernel of the domain of `params` launched as one kernel of `blocks` blocks on d separates
@@ -77,5 +79,34 @@ ConstantSchedule constant_one_kernel_schedule(OneKernelTables& tables, const mod
 EnumerationResult enumerate_one_kernel(const model::Hypothesis& h1, const model::Hypothesis& h2,
                                        const model::Device& d, int blocks, const smt::ParamBounds& params,
                                        OneKernelTables* tables = nullptr);
+
+// Structures of several kernels (docs/synthesis.md "Structures of several kernels"): each kernel takes
+// one representative per distinct pair (BlockNeeds under h1, BlockNeeds under h2), i.e. every warp count
+// of the domain times one register count per distinct pair of registers per warp as the two hypotheses
+// read them times one shared-memory amount per distinct pair of S as they read it; the durations take
+// every tuple of 1..max_duration whose greatest common divisor is 1. The representatives of one kernel,
+// as the product of three axes (a kernel each is built on demand: there may be far too many to list).
+struct NeedsRepresentatives {
+  int max_warps = 0;      // warps 1..max_warps, every one
+  std::vector<int> regs;  // one register count per distinct (R under h1, R under h2), ascending
+  std::vector<int> smem;  // one shared-memory amount per distinct (S under h1, S under h2), ascending
+  long long size() const { return static_cast<long long>(max_warps) * static_cast<long long>(regs.size() * smem.size()); }
+  // The i-th representative (0 <= i < size(): warps slowest, then registers, then shared memory), 1 block,
+  // duration 1.
+  model::Kernel kernel(long long i) const;
+};
+NeedsRepresentatives needs_representatives(const model::Hypothesis& h1, const model::Hypothesis& h2,
+                                           const model::Device& d, const smt::ParamBounds& params);
+// The duration tuples of `kernels` kernels the enumeration runs (gcd 1, smallest total first).
+std::vector<std::vector<int>> duration_tuples(int kernels, int max_duration);
+
+// Whether some scenario of the domain of `params` with the structure `blocks` (one entry per kernel, each
+// in its own stream, released at 0) separates h1 from h2 on d (detail::separates), by simulating every
+// combination of representatives and duration tuples. One kernel: enumerate_one_kernel (its classes are
+// coarser). OverLimit, without simulating, when the product exceeds `max_scenarios`; NotCovered as for
+// one kernel.
+EnumerationResult enumerate_structure(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& d,
+                                      const std::vector<int>& blocks, const smt::ParamBounds& params,
+                                      long long max_scenarios, OneKernelTables* tables = nullptr);
 
 }  // namespace tbcheck::search::detail

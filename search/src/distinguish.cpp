@@ -450,6 +450,7 @@ class PairSearch {
         const bool plain = params.priorities.empty() && params.tpcs.empty();
         std::optional<model::Scenario> found;
         Finder finder = Finder::None;
+        std::string not_enumerated;  // why the enumeration left this structure to Z3, for the undecided list
         if (b_.sim_samples > 0) {
           ++r_.structures_sampled;
           found = simulator_search(h1_, h2_, reduced, st, params, b_.sim_samples, b_.seed + static_cast<unsigned>(si) * 7919u);
@@ -469,11 +470,13 @@ class PairSearch {
             }
           }
         }
-        if (!found && plain && st.size() == 1 && b_.enumerate_one_kernel) {
-          // One kernel: decided by simulating one representative of every parameter class, a proof
-          // by exhaustion (classes.hpp; the argument in docs/synthesis.md), with or without Z3.
+        if (!found && plain && (st.size() == 1 ? b_.enumerate_one_kernel : b_.max_enumerated > 0)) {
+          // Decided by simulating one representative of every parameter class, a proof by exhaustion
+          // (classes.hpp; the argument in docs/synthesis.md), with or without Z3; a structure whose
+          // enumeration is over the limit goes on to the lemmas and Z3.
           const auto t = std::chrono::steady_clock::now();
-          detail::EnumerationResult e = detail::enumerate_one_kernel(h1_, h2_, reduced, st.front(), params, &tables_);
+          detail::EnumerationResult e =
+              detail::enumerate_structure(h1_, h2_, reduced, st, params, b_.max_enumerated, &tables_);
           r_.enumeration_seconds += since(t);
           switch (e.outcome) {
             case detail::Enumerated::Inseparable:
@@ -485,6 +488,10 @@ class PairSearch {
               finder = Finder::Simulator;
               break;
             case detail::Enumerated::NotCovered: break;
+            case detail::Enumerated::OverLimit:
+              ++r_.structures_over_limit;
+              not_enumerated = "; not enumerated: " + e.reason;
+              break;
           }
         }
         if (!found && unsupported_.empty() && plain && st.size() == 1 && b_.lemma_timeout_ms > 0) {
@@ -504,7 +511,7 @@ class PairSearch {
           if (q.outcome == smt::QueryOutcome::Unknown || q.outcome == smt::QueryOutcome::Unsupported) {
             device_all_unsat = false;
             undecided.emplace_back(si, r_.unknown_structures.size());
-            r_.unknown_structures.push_back(fmt::format("{}: {}", structure_text(st, reduced), q.reason));
+            r_.unknown_structures.push_back(fmt::format("{}: {}{}", structure_text(st, reduced), q.reason, not_enumerated));
             continue;
           }
           if (q.outcome == smt::QueryOutcome::None) {
@@ -518,8 +525,8 @@ class PairSearch {
         } else if (!found) {
           device_all_unsat = false;
           undecided.emplace_back(si, r_.unknown_structures.size());
-          r_.unknown_structures.push_back(fmt::format("{}: no SMT encoding, and {} random scenarios did not separate",
-                                                      structure_text(st, reduced), b_.sim_samples));
+          r_.unknown_structures.push_back(fmt::format("{}: no SMT encoding, and {} random scenarios did not separate{}",
+                                                      structure_text(st, reduced), b_.sim_samples, not_enumerated));
           continue;
         }
         if (accept(*found, finder, tpcs, all_unsat_so_far_ && device_all_unsat && unsupported_.empty(), "")) return true;

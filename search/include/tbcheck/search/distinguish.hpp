@@ -43,6 +43,9 @@ struct DistinguishBounds {
   // One-kernel structures decided by exhaustive simulation over parameter classes (search/src/classes.hpp)
   // before any lemma or Z3 query; false leaves them to the lemmas and Z3.
   bool enumerate_one_kernel = true;
+  // Structures of several kernels decided the same way where the complete enumeration has at most this
+  // many scenarios (classes.hpp enumerate_structure); larger ones, and all of them at 0, go to Z3.
+  long long max_enumerated = 200'000;
 };
 
 enum class PairOutcome { Separated, Inseparable, Unknown, Unsupported };
@@ -85,6 +88,7 @@ struct PairResult {
   int structures_by_lemma = 0;      // of those, proved by constant-schedule lemmas (LemmaCache)
   int structures_sampled = 0;       // structures the simulator pre-pass sampled
   int structures_by_enumeration = 0;  // of structures_unsat, proved by exhaustive simulation over classes
+  int structures_over_limit = 0;      // structures of several kernels whose enumeration exceeded max_enumerated
   double enumeration_seconds = 0;     // spent in that simulation
   // The witness against tied retirements (robust_witness): as found, staggered, or still dependent.
   WitnessTies ties = WitnessTies::Robust;
