@@ -355,6 +355,7 @@ class PairSearch {
     for (const auto& k : l.best.kernels) structure.push_back(k.blocks);
     if (!l.robust) {
       last_dependent_ = true;
+      last_dependent_where_ = structure_text(structure, reduced_device(full_, tpcs));
       if (!dependent_)
         dependent_ = Dependent{detail::lift(l.best, full_, f), finder, std::move(route), structure, minimal, note,
                                r_.unknown_structures.size(), structure_text(structure, reduced_device(full_, tpcs))};
@@ -416,12 +417,17 @@ class PairSearch {
     return false;
   }
 
+  static std::vector<int> found_structure(const model::Scenario& s) {
+    std::vector<int> st;
+    for (const auto& k : s.kernels) st.push_back(k.blocks);
+    return st;
+  }
+
   // No robust witness anywhere: the first tie-dependent one, with the minimality it had when found.
   void record_dependent() {
     const Dependent& d = *dependent_;
     record_witness(d.lifted, d.finder, d.route);
-    std::vector<int> structure = d.structure;
-    r_.structure = std::move(structure);
+    r_.structure = d.structure;
     r_.minimal_proved = d.minimal;
     r_.found_beyond_bounds = false;
     r_.unknown_structures.resize(std::min(r_.unknown_structures.size(), d.unknown_before));
@@ -587,14 +593,16 @@ class PairSearch {
         const bool minimal = all_unsat_so_far_ && device_all_unsat && unsupported_.empty();
         if (accept(*found, finder, tpcs, minimal, "")) return true;
         if (r_.outcome == PairOutcome::Unknown && !r_.reason.empty()) return true;  // internal error, said in the reason
+        // A deeper search may have put a smaller structure's witness in `found`: the retries are of its structure.
         const bool dependent = last_dependent_;
-        if (dependent && robust_retry(reduced, st, params, tpcs, minimal, b_.seed + static_cast<unsigned>(si) * 7919u))
+        if (dependent && robust_retry(reduced, found_structure(*found), params, tpcs, minimal,
+                                      b_.seed + static_cast<unsigned>(si) * 7919u))
           return true;
         device_all_unsat = false;
         r_.unknown_structures.push_back(
             dependent ? fmt::format("{}: separates, but only through tied retirements (its witness and {} further "
                                     "simulator searches of it)",
-                                    structure_text(st, reduced), kRobustRounds)
+                                    last_dependent_where_, kRobustRounds)
                 : fmt::format("{}: separates on the reduced device but lifting lost it", structure_text(st, reduced)));
         }
       }
@@ -752,6 +760,7 @@ class PairSearch {
   };
   std::optional<Dependent> dependent_;
   bool last_dependent_ = false;  // the last accept() refused a witness for resting on tied retirements
+  std::string last_dependent_where_;  // that witness' structure ("[2,3] on rtx3090-1tpc")
   static constexpr int kRobustRounds = 10;  // further simulator searches of a structure whose witness was tie-dependent
 };
 
