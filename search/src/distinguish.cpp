@@ -243,6 +243,10 @@ class PairSearch {
     if (detail::cluster_pair(h1_, h2_, full_) && clustered()) return r_;
     if (within_bounds()) return r_;
     if (beyond_bounds()) return r_;
+    if (dependent_) {
+      record_dependent();
+      return r_;
+    }
     return verdict();
   }
 
@@ -330,47 +334,109 @@ class PairSearch {
   }
 
   // A witness on the reduced device: re-checked by both simulators, truncated after the first
-  // difference, durations shortened, lifted to the full device and re-checked there.
+  // difference, durations shortened, lifted to the full device and re-checked there. A witness whose
+  // every separating lift rests on tied retirements is not taken: the first such one is kept (dependent_)
+  // for when no robust one turns up, and `last_dependent_` tells the caller why nothing was accepted.
   bool accept(const model::Scenario& found, Finder finder, int tpcs, bool minimal, const std::string& note) {
+    last_dependent_ = false;
     // Never trust the model alone: the simulators must disagree on the reduced device ...
     if (!separates(found, h1_, h2_)) {
       r_.outcome = PairOutcome::Unknown;
       r_.reason = fmt::format("internal: the witness {} does not separate the simulators", found.to_json().dump());
       return false;
     }
-    model::Scenario best = detail::shorten(detail::truncate_after_difference(found, h1_, h2_), h1_, h2_);
-    // ... and, once lifted, on the full device.
-    int exact = full_.tpcs() / tpcs;
+    const Lifted l = lift_robustly(found, tpcs);
+    const int f = l.robust ? *l.robust : l.dependent ? *l.dependent : 0;
+    if (f == 0) return false;
+    const std::string by = finder == Finder::Smt ? "Z3" : "simulator search";
+    std::string route = f == 1 ? fmt::format("{} on {} TPC(s), disagrees unlifted on {}", by, tpcs, full_.name)
+                               : fmt::format("{} on {} TPC(s), lifted x{} to {}", by, tpcs, f, full_.name);
+    std::vector<int> structure;
+    for (const auto& k : l.best.kernels) structure.push_back(k.blocks);
+    if (!l.robust) {
+      last_dependent_ = true;
+      last_dependent_where_ = structure_text(structure, reduced_device(full_, tpcs));
+      if (!dependent_)
+        dependent_ = Dependent{detail::lift(l.best, full_, f), finder, std::move(route), structure, minimal, note,
+                               r_.unknown_structures.size(), structure_text(structure, reduced_device(full_, tpcs))};
+      return false;
+    }
+    record_witness(detail::lift(l.best, full_, f), finder, std::move(route));
+    r_.structure = std::move(structure);
+    r_.minimal_proved = minimal && !dependent_;
+    r_.reason = note;
+    if (!unsupported_.empty()) r_.reason = (note.empty() ? "" : note + "; ") + "minimality not proved: " + unsupported_;
+    if (dependent_) {
+      r_.smaller_tie_dependent = dependent_->where;
+      r_.reason = (r_.reason.empty() ? "" : r_.reason + "; ") +
+                  fmt::format("the smallest witness that holds under every order of tied retirements: {} separates "
+                              "the pair only through them",
+                              dependent_->where);
+    }
+    return true;
+  }
+
+  // How a reduced-device witness lifts: truncated and shortened, then the lift factors in order (the
+  // exact one, one more where the TPCs do not divide, unlifted); the first that separates and holds under
+  // tied retirements, else the first that separates. A lifted witness repeats the case on every TPC, so
+  // blocks of one kernel end together on many SMs, which robust_witness cannot stagger apart.
+  struct Lifted {
+    model::Scenario best;         // truncated and shortened, on the reduced device
+    std::optional<int> robust;    // the factor taken
+    std::optional<int> dependent; // the first separating factor, when none is robust
+  };
+  Lifted lift_robustly(const model::Scenario& found, int tpcs) const {
+    Lifted l{detail::shorten(detail::truncate_after_difference(found, h1_, h2_), h1_, h2_), std::nullopt, std::nullopt};
+    const int exact = full_.tpcs() / tpcs;
     std::vector<int> factors = {exact};
     if (exact * tpcs != full_.tpcs()) factors.push_back(exact + 1);
     factors.push_back(1);
-    // A lifted witness repeats the case on every TPC, so blocks of one kernel end together on many SMs; where
-    // that makes it rest on tied retirements (robust_witness cannot stagger blocks of one kernel apart), a
-    // later factor that does not is taken, and the first separating one only when none is robust.
-    std::optional<int> fallback;
-    for (size_t fi = 0; fi <= factors.size(); ++fi) {
-      if (fi == factors.size() && !fallback) break;
-      const int f = fi < factors.size() ? factors[fi] : *fallback;
-      model::Scenario lifted = detail::lift(best, full_, f);
-      if (fi < factors.size()) {
-        if (!separates(lifted, h1_, h2_)) continue;
-        if (robust_witness(lifted, h1_, h2_, b_.params.max_duration).ties == WitnessTies::Dependent) {
-          if (!fallback) fallback = f;
-          continue;
-        }
+    for (int f : factors) {
+      const model::Scenario lifted = detail::lift(l.best, full_, f);
+      if (!separates(lifted, h1_, h2_)) continue;
+      if (robust_witness(lifted, h1_, h2_, b_.params.max_duration).ties == WitnessTies::Dependent) {
+        if (!l.dependent) l.dependent = f;
+        continue;
       }
-      const std::string by = finder == Finder::Smt ? "Z3" : "simulator search";
-      record_witness(lifted, finder,
-                     f == 1 ? fmt::format("{} on {} TPC(s), disagrees unlifted on {}", by, tpcs, full_.name)
-                            : fmt::format("{} on {} TPC(s), lifted x{} to {}", by, tpcs, f, full_.name));
-      r_.structure.clear();
-      for (const auto& k : best.kernels) r_.structure.push_back(k.blocks);
-      r_.minimal_proved = minimal;
-      r_.reason = note;
-      if (!unsupported_.empty()) r_.reason = (note.empty() ? "" : note + "; ") + "minimality not proved: " + unsupported_;
-      return true;
+      l.robust = f;
+      l.dependent.reset();
+      return l;
+    }
+    return l;
+  }
+
+  // After a structure's witness rested on tied retirements: more simulator samples of that structure
+  // (other seeds), each accepted only when robust; true when one is.
+  bool robust_retry(const model::Device& reduced, const std::vector<int>& st, const smt::ParamBounds& params, int tpcs,
+                    bool minimal, unsigned seed) {
+    for (int round = 1; round <= kRobustRounds; ++round) {
+      auto again = simulator_search(h1_, h2_, reduced, st, params, b_.sim_samples > 0 ? b_.sim_samples : 3000,
+                                    seed + static_cast<unsigned>(round) * 104729u);
+      if (again && accept(*again, Finder::Simulator, tpcs, minimal, "")) return true;
     }
     return false;
+  }
+
+  static std::vector<int> found_structure(const model::Scenario& s) {
+    std::vector<int> st;
+    for (const auto& k : s.kernels) st.push_back(k.blocks);
+    return st;
+  }
+
+  // No robust witness anywhere: the first tie-dependent one, with the minimality it had when found.
+  void record_dependent() {
+    const Dependent& d = *dependent_;
+    record_witness(d.lifted, d.finder, d.route);
+    r_.structure = d.structure;
+    r_.minimal_proved = d.minimal;
+    r_.found_beyond_bounds = false;
+    r_.unknown_structures.resize(std::min(r_.unknown_structures.size(), d.unknown_before));
+    r_.reason = d.note;
+    if (!unsupported_.empty()) r_.reason = (d.note.empty() ? "" : d.note + "; ") + "minimality not proved: " + unsupported_;
+    r_.robust_search = fmt::format(
+        "none found: every witness sampled within the bounds after this one ({} more rounds of the structure, "
+        "then the larger structures) and {} random scenarios beyond them rests on tied retirements or does not separate",
+        kRobustRounds, b_.wide_samples);
   }
 
   // The schedule both hypotheses give `st` when lemmas prove it fixed under each (and the two equal).
@@ -462,6 +528,8 @@ class PairSearch {
           for (auto [u, pos] : undecided) {
             auto smaller = simulator_search(h1_, h2_, reduced, structures[u], params, b_.deep_samples,
                                             b_.seed * 7u + static_cast<unsigned>(u) * 104729u);
+            // A smaller witness that rests on tied retirements does not replace one that may not.
+            if (smaller && !lift_robustly(*smaller, tpcs).robust && lift_robustly(*found, tpcs).robust) smaller.reset();
             if (smaller) {  // the entries from u on are no longer smaller than the witness
               found = smaller;
               r_.unknown_structures.erase(r_.unknown_structures.begin() + static_cast<long>(pos), r_.unknown_structures.end());
@@ -529,10 +597,20 @@ class PairSearch {
                                                       structure_text(st, reduced), b_.sim_samples, not_enumerated));
           continue;
         }
-        if (accept(*found, finder, tpcs, all_unsat_so_far_ && device_all_unsat && unsupported_.empty(), "")) return true;
+        const bool minimal = all_unsat_so_far_ && device_all_unsat && unsupported_.empty();
+        if (accept(*found, finder, tpcs, minimal, "")) return true;
         if (r_.outcome == PairOutcome::Unknown && !r_.reason.empty()) return true;  // internal error, said in the reason
+        // A deeper search may have put a smaller structure's witness in `found`: the retries are of its structure.
+        const bool dependent = last_dependent_;
+        if (dependent && robust_retry(reduced, found_structure(*found), params, tpcs, minimal,
+                                      b_.seed + static_cast<unsigned>(si) * 7919u))
+          return true;
         device_all_unsat = false;
-        r_.unknown_structures.push_back(fmt::format("{}: separates on the reduced device but lifting lost it", structure_text(st, reduced)));
+        r_.unknown_structures.push_back(
+            dependent ? fmt::format("{}: separates, but only through tied retirements (its witness and {} further "
+                                    "simulator searches of it)",
+                                    last_dependent_where_, kRobustRounds)
+                : fmt::format("{}: separates on the reduced device but lifting lost it", structure_text(st, reduced)));
         }
       }
       all_unsat_so_far_ = all_unsat_so_far_ && device_all_unsat;
@@ -676,6 +754,21 @@ class PairSearch {
   double lemma_seconds_ = 0;    // constant-schedule lemmas this pair asked first (beyond the budget)
   bool all_unsat_so_far_ = true;  // every smaller structure, on every smaller device, proved inseparable
   int cluster_structures_asked_ = 0;  // clustered structures (clustered()) before the plain ones
+  // The first witness that separated only through tied retirements, as accept() would have recorded it.
+  struct Dependent {
+    model::Scenario lifted;
+    Finder finder = Finder::None;
+    std::string route;
+    std::vector<int> structure;
+    bool minimal = false;
+    std::string note;
+    size_t unknown_before = 0;  // r_.unknown_structures' size then: the structures smaller than it
+    std::string where;          // "[2,3] on rtx3090-1tpc"
+  };
+  std::optional<Dependent> dependent_;
+  bool last_dependent_ = false;  // the last accept() refused a witness for resting on tied retirements
+  std::string last_dependent_where_;  // that witness' structure ("[2,3] on rtx3090-1tpc")
+  static constexpr int kRobustRounds = 10;  // further simulator searches of a structure whose witness was tie-dependent
 };
 
 }  // namespace
@@ -688,6 +781,13 @@ PairResult distinguish_pair(const model::Hypothesis& h1, const model::Hypothesis
 }
 
 std::string minimality_text(const PairResult& r) {
+  // Both labels: not the smallest witness, and how far it is shown the smallest robust one (the smaller
+  // tie-dependent structure is among the undecided ones: sampling cannot prove it has no robust witness).
+  if (!r.smaller_tie_dependent.empty())
+    return fmt::format("not minimal ({} separates only through tied retirements); smallest robust: {}",
+                       r.smaller_tie_dependent,
+                       r.found_beyond_bounds ? std::string("not claimed (found beyond the bounds)")
+                                             : fmt::format("bounded ({} undecided)", r.unknown_structures.size()));
   if (r.minimal_proved) return "proved";
   if (r.found_beyond_bounds) return "not claimed (found beyond the bounds)";
   return fmt::format("bounded ({} undecided)", r.unknown_structures.size());
@@ -739,6 +839,11 @@ model::json case_json(const PairResult& r, const DistinguishBounds& b, const mod
   j["predictions"] = {{h1.name, s1.to_json()}, {h2.name, s2.to_json()}};
   // Whether the predictions hold when blocks ending together retire one at a time (search/ties.hpp).
   j["tied_retirements"] = tied_retirements_json(r.witness->scenario, h1, h2, r.ties, r.ties_beyond_max_duration);
+  if (!r.smaller_tie_dependent.empty()) {
+    j["tied_retirements"]["minimality"] = "smallest robust";
+    j["tied_retirements"]["smaller_tie_dependent"] = r.smaller_tie_dependent;
+  }
+  if (!r.robust_search.empty()) j["tied_retirements"]["robust_search"] = r.robust_search;
   return j;
 }
 

@@ -89,6 +89,14 @@ std::optional<model::Case> Learner::lifted_witness(const model::Hypothesis& a, c
 // Z3 (with its simulator pre-pass) on one pair, its wall time charged to the run's budget; a quick
 // simulated witness first.
 PairResult Learner::synthesize(const model::Hypothesis& a, const model::Hypothesis& b) {
+  // The quick routes' witnesses are taken only when they hold under every order of tied retirements; the
+  // first that does not is kept for when distinguish_pair, which searches for a robust one, separates nothing.
+  std::optional<PairResult> dependent;
+  auto take = [&](PairResult pr) -> std::optional<PairResult> {
+    if (pr.ties != WitnessTies::Dependent) return pr;
+    if (!dependent) dependent = std::move(pr);
+    return std::nullopt;
+  };
   if (differ_in_warp_placement(a, b)) {
     // Random small kernels rarely fill every SM's PBs; the shaped family does (learn_witness.cpp).
     if (auto w = pb_hole_search(a, b, device_, kPbHoleTries)) {
@@ -104,7 +112,7 @@ PairResult Learner::synthesize(const model::Hypothesis& a, const model::Hypothes
       pr.ties = rw.ties;
       pr.witness = std::move(c);
       pr.route = fmt::format("PB-hole search on {} ({} tries)", device_.name, w->tries);
-      return pr;
+      if (auto t = take(std::move(pr))) return *t;
     }
   }
   auto separated = [&](model::Case w, std::string route) {
@@ -120,8 +128,10 @@ PairResult Learner::synthesize(const model::Hypothesis& a, const model::Hypothes
     return pr;
   };
   if (auto w = lifted_witness(a, b))
-    return separated(std::move(*w), "a corpus case with the quantities their thresholds ignore raised above them");
-  if (auto w = quick_witness(a, b)) return separated(std::move(*w), "simulator search on " + device_.name);
+    if (auto t = take(separated(std::move(*w), "a corpus case with the quantities their thresholds ignore raised above them")))
+      return *t;
+  if (auto w = quick_witness(a, b))
+    if (auto t = take(separated(std::move(*w), "simulator search on " + device_.name))) return *t;
   DistinguishBounds bounds = o_.bounds;
   const double left_ms = synthesis_left() * 1000.0;
   if (bounds.pair_budget_ms == 0 || bounds.pair_budget_ms > left_ms)
@@ -139,6 +149,7 @@ PairResult Learner::synthesize(const model::Hypothesis& a, const model::Hypothes
     pr.reason = std::string("synthesis failed: ") + e.what();
   }
   res_.synthesis_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (pr.outcome != PairOutcome::Separated && dependent) return *dependent;
   return pr;
 }
 

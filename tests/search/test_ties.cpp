@@ -131,3 +131,68 @@ TEST_CASE("tie_subjects names the file and field of a hypothesis it cannot find"
   CHECK(e.field() == "predictions");
   CHECK(e.reason().find("no-such-hypothesis") != std::string::npos);
 }
+
+namespace {
+// The pair whose smallest witness within distinguish's bounds, [2,3] on one TPC lifted to every TPC,
+// separates only through tied retirements: one side starts k2's block a unit earlier on the same SM.
+search::DistinguishBounds quick_bounds() {
+  search::DistinguishBounds b;
+  b.timeout_ms = 500;
+  b.pair_budget_ms = 2000;
+  b.lemma_timeout_ms = 0;
+  b.reduced_tpcs = {1};
+  return b;
+}
+}  // namespace
+
+TEST_CASE("distinguish takes a larger robust witness over a smaller one that rests on tied retirements", "[ties][distinguish]") {
+  const model::Hypothesis& a = test::hyp("alg1");
+  const model::Hypothesis& b = test::hyp("alg1-counted-smem");
+  const search::DistinguishBounds bounds = quick_bounds();
+  const search::PairResult r = search::distinguish_pair(a, b, model::builtin_device("rtx3090", "", ""), bounds);
+  REQUIRE(r.outcome == search::PairOutcome::Separated);
+  REQUIRE(r.witness);
+  CHECK(r.ties != search::WitnessTies::Dependent);
+  CHECK(r.ties != search::WitnessTies::Compared);
+  // The witness holds under both readings or under every order, and still separates.
+  const bool robust = search::tie_robust(r.witness->scenario, {a, b}).robust();
+  CHECK((robust || search::every_order_separates(r.witness->scenario, a, b).result == search::OrderSeparation::Separated));
+  CHECK_FALSE(search::first_difference(model::simulate(r.witness->scenario, a), model::simulate(r.witness->scenario, b)).empty());
+  // Both labels: not the smallest witness (the smaller one is named), the smallest robust one within bounds.
+  CHECK(r.smaller_tie_dependent == "[2,3] on rtx3090-1tpc");
+  CHECK_FALSE(r.minimal_proved);
+  CHECK(r.structure != std::vector<int>{2, 3});
+  CHECK_THAT(search::minimality_text(r), Catch::StartsWith("not minimal ([2,3] on rtx3090-1tpc"));
+  CHECK_THAT(search::minimality_text(r), Catch::Contains("smallest robust: bounded"));
+  const model::json j = search::case_json(r, bounds, a, b);
+  CHECK(j.at("tied_retirements").at("minimality") == "smallest robust");
+  CHECK(j.at("tied_retirements").at("smaller_tie_dependent") == "[2,3] on rtx3090-1tpc");
+  CHECK_FALSE(j.at("tied_retirements").contains("robust_search"));
+  bool listed = false;  // the smaller structure is listed among the undecided ones, with why
+  for (const auto& u : r.unknown_structures) listed = listed || u.find("[2,3] on rtx3090-1tpc: separates, but only through tied retirements") == 0;
+  CHECK(listed);
+}
+
+TEST_CASE("a pair whose every witness within the bounds rests on tied retirements is reported tie-dependent", "[ties][distinguish]") {
+  // Two kernels at most and no search beyond the bounds: [2,3] is the only structure that separates.
+  const model::Hypothesis& a = test::hyp("alg1");
+  const model::Hypothesis& b = test::hyp("alg1-counted-smem");
+  search::DistinguishBounds bounds = quick_bounds();
+  bounds.max_kernels = 2;
+  bounds.wide_samples = 0;
+  const search::PairResult r = search::distinguish_pair(a, b, model::builtin_device("rtx3090", "", ""), bounds);
+  REQUIRE(r.outcome == search::PairOutcome::Separated);
+  REQUIRE(r.witness);
+  CHECK(r.ties == search::WitnessTies::Dependent);
+  CHECK(r.structure == std::vector<int>{2, 3});
+  CHECK_FALSE(search::tie_robust(r.witness->scenario, {a, b}).robust());
+  CHECK(search::every_order_separates(r.witness->scenario, a, b).result != search::OrderSeparation::Separated);
+  CHECK(r.smaller_tie_dependent.empty());
+  CHECK_THAT(r.robust_search, Catch::StartsWith("none found"));
+  // Its undecided structures are those smaller than it, not the ones searched after it.
+  for (const auto& u : r.unknown_structures) CHECK(u.find("only through tied retirements") == std::string::npos);
+  const model::json j = search::case_json(r, bounds, a, b);
+  CHECK(j.at("tied_retirements").at("witness") == "tie-dependent");
+  CHECK_THAT(j.at("tied_retirements").at("robust_search").get<std::string>(), Catch::StartsWith("none found"));
+  CHECK_FALSE(j.at("tied_retirements").contains("minimality"));
+}
