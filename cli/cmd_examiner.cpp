@@ -8,6 +8,7 @@
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/json_reader.hpp"
+#include "tbcheck/model/one_case.hpp"
 #include "tbcheck/oracle/examiner.hpp"
 
 namespace tbcheck::cli {
@@ -85,7 +86,7 @@ struct ExportExaminer : Command {
 
   int run() override {
     if (!out_path.empty()) model::check_output_file(out_path, force, "--out");
-    const nlohmann::json cfg = oracle::examiner::export_config(load_one_case(case_path, case_id, "export-examiner"), o);
+    const nlohmann::json cfg = oracle::examiner::export_config(model::load_one_case(case_path, case_id, "export-examiner"), o);
     if (out_path.empty()) {
       fmt::print("{}\n", cfg.dump(2));
     } else {

@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/one_case.hpp"
 #include "tbcheck/search/minimize.hpp"
 
 namespace tbcheck::cli {
@@ -19,7 +20,7 @@ struct Minimize : Command {
   int run() override {
     if (disagreement.empty() == failure.empty())
       throw model::InputError(case_path, "--keep-disagreement/--keep-failure", "give exactly one of the two");
-    const model::Case in = load_one_case(case_path, case_id, "minimize");
+    const model::Case in = model::load_one_case(case_path, case_id, "minimize");
     search::MinimizeOptions o;
     if (!disagreement.empty()) {
       o.goal = search::MinimizeGoal::KeepDisagreement;

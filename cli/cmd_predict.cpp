@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/one_case.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/model/text.hpp"
 #include "tbcheck/model/thresholds.hpp"
@@ -59,7 +60,7 @@ struct Predict : Command {
   int run() override {
     // Read as a case, whatever it holds: a collection without --case is named as such, and an observation
     // is checked as validate checks it.
-    model::Scenario sc = load_one_case(scenario_path, case_id, "predict").scenario;
+    model::Scenario sc = model::load_one_case(scenario_path, case_id, "predict").scenario;
     // Thresholds a file gives as intervals (model/thresholds.hpp): the schedule is simulated at each piece.
     auto ranged = model::resolve_ranged_hypotheses(hypothesis_spec);
     std::vector<model::Hypothesis> hs;

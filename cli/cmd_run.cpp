@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/one_case.hpp"
 #include "tbcheck/oracle/cuda_host.hpp"
 #include "tbcheck/oracle/oracle.hpp"
 #include "tbcheck/report/table.hpp"
@@ -51,7 +52,7 @@ struct Run : Command {
   }
 
   int run() override {
-    const model::Case in = load_one_case(case_path, case_id, "run");
+    const model::Case in = model::load_one_case(case_path, case_id, "run");
     const bool is_cuda = oracle_spec == "cuda";
     if ((dry_run || cuda.force_device || cuda.time_unit_ms != oracle::cuda::CudaOptions{}.time_unit_ms) && !is_cuda)
       throw model::InputError("--oracle", "", "--dry-run, --force-device and --time-unit-ms apply to --oracle cuda only");

@@ -107,20 +107,4 @@ std::vector<std::string> require_default_corpus(const std::vector<std::string>& 
   return out;
 }
 
-model::Case load_one_case(const std::string& path, const std::string& case_id, const std::string& command) {
-  // load_cases reads a folder as a corpus; one case comes from a file.
-  if (model::input_kind(path, "") == model::InputKind::Directory)
-    throw model::InputError(path, "", "is a directory (a scenario or case file is expected here)");
-  auto cases = model::load_cases(path);
-  if (!case_id.empty()) {
-    std::erase_if(cases, [&](const model::Case& c) { return c.id != case_id; });
-    if (cases.empty()) throw model::InputError(path, "--case", fmt::format("no case with id '{}'", case_id));
-  }
-  if (cases.size() != 1)
-    throw model::InputError(path, "",
-                            fmt::format("{} takes one scenario or case; this holds {} (--case ID picks one)", command,
-                                        cases.size()));
-  return std::move(cases[0]);
-}
-
 }  // namespace tbcheck::cli

@@ -56,10 +56,6 @@ std::vector<std::string> default_corpus(const std::vector<std::string>& folders)
 // The same, refusing (naming `flag`) when none exists, so that no command silently reads an empty corpus.
 std::vector<std::string> require_default_corpus(const std::vector<std::string>& folders, const std::string& flag);
 
-// The one case a command works on: the file's only case, or the one named by `--case ID` in a
-// collection (ntbs files, paper collections). Anything else is bad input naming the file and field.
-model::Case load_one_case(const std::string& path, const std::string& case_id, const std::string& command);
-
 // --timing and --max-orders (docs/recordings.md): how recordings judge hypotheses. One set of flags for
 // validate, check and predict --contested; `prefix` starts their help ("With --contested: ").
 struct JudgingFlags {

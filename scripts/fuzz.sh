@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (clang, ASan + UBSan, TBCHECK_FUZZ=ON) and runs each for N seconds.
 # Usage: scripts/fuzz.sh [seconds per target, default 60; 0: no time limit] [targets...]; prints exec counts,
 # exits non-zero on a crash. FUZZ_RUNS=N stops each target after N executions instead (volume runs,
-# scripts/long.sh). fuzz_cli and fuzz_cli_bounded (the command line) count an exit 3 as a crash.
+# scripts/long.sh); FUZZ_TIMEOUT=S sets libFuzzer's per-execution timeout (wall-clock seconds) for niced runs. fuzz_cli and fuzz_cli_bounded (the command line) count an exit 3 as a crash.
 # Beside the wall-clock rate it prints the CPU seconds and executions per CPU second: on a shared machine
 # (or under `nice -n 19`) the wall-clock rate says more about the load than about the target.
 set -u -o pipefail
@@ -23,8 +23,11 @@ if ! command -v clang++ >/dev/null 2>&1 || ! dpkg-query -W -f='${Status}' libcla
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang libclang-rt-14-dev >/dev/null || exit 2
 fi
 mkdir -p "$build"
+# The instrumented build compiles every library again with clang: ccache, where installed, keeps a rebuild short.
+launcher=()
+command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DTBCHECK_FUZZ=ON -DTBCHECK_BUILD_TESTS=OFF \
-  -DTBCHECK_BUILD_BENCH=OFF >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 2; }
+  -DTBCHECK_BUILD_BENCH=OFF "${launcher[@]}" >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 2; }
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" || exit 2
 
 failed=0
@@ -46,6 +49,9 @@ for t in "${targets[@]}"; do
     fuzz_cli) extra=(-close_fd_mask=2 -timeout=120 -rss_limit_mb=4096) ;;
     fuzz_cli_bounded) extra=(-close_fd_mask=2 -timeout=10 -rss_limit_mb=2048) ;;
   esac
+  # libFuzzer's timeout is wall-clock time: at `nice -n 19` beside busy cores an execution waits far longer
+  # than it computes, so a niced run raises it (FUZZ_TIMEOUT=seconds; the later flag wins).
+  [ -n "${FUZZ_TIMEOUT:-}" ] && extra+=(-timeout="$FUZZ_TIMEOUT")
   TIMEFORMAT='%R %U %S'
   { time ASAN_OPTIONS="$asan" "$build/fuzz/$t" -max_total_time="$secs" -runs="$runs" -print_final_stats=1 \
       -dict="$root/fuzz/tbcheck.dict" "${extra[@]}" -artifact_prefix="$artifacts" "$work" "$root/fuzz/seeds/$t" >"$log" 2>&1 ; } \

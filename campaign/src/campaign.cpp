@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -148,13 +150,27 @@ std::string manifest_text(const Manifest& m) {
   return o.dump(1) + "\n";
 }
 
+namespace {
+
+// A manifest's whole numbers: get<int>() converts any JSON number, and a float out of int's range
+// has no defined int value, nor does a wider integer keep its value.
+int int_field(const model::json& v, const std::string& where, const std::string& field) {
+  if (!v.is_number_integer()) throw model::InputError(where, field, fmt::format("{} is not a whole number", v.dump()));
+  const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t{INT_MAX}
+                                           : v.get<int64_t>() >= INT_MIN && v.get<int64_t>() <= INT_MAX;
+  if (!fits) throw model::InputError(where, field, fmt::format("{} is out of range", v.dump()));
+  return static_cast<int>(v.get<int64_t>());
+}
+
+}  // namespace
+
 Manifest manifest_from_json(const model::json& j, const std::string& where) {
   Manifest m;
   // The manifest is written by plan; a hand edit that breaks it is named by field.
   std::string field;
   try {
     field = "schema_version";
-    if (j.at("schema_version").get<int>() != kManifestSchema)
+    if (int_field(j.at("schema_version"), where, field) != kManifestSchema)
       throw model::InputError(where, field, fmt::format("this tbcheck reads campaign manifests of schema {}", kManifestSchema));
     field = "kind";
     if (j.at("kind").get<std::string>() != "tbcheck-campaign") throw model::InputError(where, field, "not a tbcheck campaign manifest");
@@ -166,9 +182,9 @@ Manifest manifest_from_json(const model::json& j, const std::string& where) {
       *dst = j.at(key).get<std::string>();
     }
     field = "repeat";
-    m.repeat = j.at("repeat").get<int>();
+    m.repeat = int_field(j.at("repeat"), where, field);
     field = "chunk";
-    m.chunk = j.at("chunk").get<int>();
+    m.chunk = int_field(j.at("chunk"), where, field);
     // The scripts were written from these; a hand edit is held to what plan accepts.
     check_settings(m.repeat, m.chunk, m.time_limit, m.tbcheck, [&](const char*, const char* f, const std::string& why) {
       throw model::InputError(where, f, why);
@@ -187,7 +203,7 @@ Manifest manifest_from_json(const model::json& j, const std::string& where) {
       std::set<int> indices;
       for (const auto& t : devs[i].at("tasks")) {
         Task task;
-        task.index = t.at("index").get<int>();
+        task.index = int_field(t.at("index"), where, field + ".tasks");
         if (task.index < 0 || !indices.insert(task.index).second)
           throw model::InputError(where, field + ".tasks",
                                   fmt::format("task index {} is {}; each array task has its own index from 0", task.index,

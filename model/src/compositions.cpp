@@ -169,16 +169,68 @@ int distance_of(const std::vector<std::string>& a, const std::vector<std::string
   return d;
 }
 
+// The option values of every composition of all_compositions(), built once per process like the space
+// itself: neighbours() and sample_compositions() compare one hypothesis with the whole space on every call,
+// and rebuilding these rows, then comparing them as text, was nearly all of their cost. Each value is coded
+// as its index among the values its mechanism takes in the space, so a row compares as small integers.
+struct CodedRows {
+  static constexpr uint16_t kOffSpace = UINT16_MAX;  // a value no composition has (a file's own threshold)
+  std::vector<std::map<std::string, uint16_t, std::less<>>> codes;  // per mechanism: value -> code
+  size_t width = 0;
+  std::vector<uint16_t> cells;  // composition i's codes at [i * width, (i + 1) * width)
+
+  std::vector<uint16_t> row_of(const Hypothesis& h) const {
+    const std::vector<std::string> v = option_values(h);
+    std::vector<uint16_t> row(width, kOffSpace);
+    for (size_t f = 0; f < width && f < v.size(); ++f)
+      if (auto it = codes[f].find(v[f]); it != codes[f].end()) row[f] = it->second;
+    return row;
+  }
+  int distance(const std::vector<uint16_t>& row, size_t i) const {
+    const uint16_t* c = cells.data() + i * width;
+    int d = 0;
+    for (size_t f = 0; f < width; ++f) d += row[f] != c[f] ? 1 : 0;
+    return d;
+  }
+};
+
+const CodedRows& composition_rows() {
+  static const CodedRows rows = [] {
+    CodedRows r;
+    const auto& all = all_compositions();
+    std::vector<std::vector<std::string>> values;
+    values.reserve(all.size());
+    for (const auto& c : all) values.push_back(option_values(c));
+    // option_settings gives every hypothesis one value per mechanism; the shortest row bounds the compare
+    // as distance_of's does.
+    r.width = values.empty() ? 0 : values.front().size();
+    for (const auto& v : values) r.width = std::min(r.width, v.size());
+    r.codes.resize(r.width);
+    r.cells.reserve(all.size() * r.width);
+    for (const auto& v : values)
+      for (size_t f = 0; f < r.width; ++f) {
+        auto& code = r.codes[f];
+        auto it = code.find(v[f]);
+        if (it == code.end()) it = code.emplace(v[f], static_cast<uint16_t>(code.size())).first;
+        r.cells.push_back(it->second);
+      }
+    return r;
+  }();
+  return rows;
+}
+
 }  // namespace
 
 int option_distance(const Hypothesis& a, const Hypothesis& b) { return distance_of(option_values(a), option_values(b)); }
 
 std::vector<Hypothesis> neighbours(const Hypothesis& h, int max_distance) {
   std::vector<std::pair<int, const Hypothesis*>> near;
-  const std::vector<std::string> mine = option_values(h);
-  for (const auto& c : all_compositions()) {
-    const int d = distance_of(mine, option_values(c));
-    if (d >= 1 && d <= max_distance) near.emplace_back(d, &c);
+  const auto& all = all_compositions();
+  const CodedRows& rows = composition_rows();
+  const std::vector<uint16_t> mine = rows.row_of(h);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const int d = rows.distance(mine, i);
+    if (d >= 1 && d <= max_distance) near.emplace_back(d, &all[i]);
   }
   std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<Hypothesis> out;
@@ -189,10 +241,13 @@ std::vector<Hypothesis> neighbours(const Hypothesis& h, int max_distance) {
 std::vector<Hypothesis> sample_compositions(const Hypothesis& from, uint64_t seed, int count, int min_distance,
                                             int max_distance, const std::function<bool(const Hypothesis&)>& keep) {
   std::vector<const Hypothesis*> pool;
-  for (const auto& c : all_compositions()) {
-    if (find_builtin_hypothesis(c.name)) continue;  // shipped: named by its own file
-    const int d = option_distance(from, c);
-    if (d >= min_distance && d <= max_distance) pool.push_back(&c);
+  const auto& all = all_compositions();
+  const CodedRows& rows = composition_rows();
+  const std::vector<uint16_t> mine = rows.row_of(from);
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (find_builtin_hypothesis(all[i].name)) continue;  // shipped: named by its own file
+    const int d = rows.distance(mine, i);
+    if (d >= min_distance && d <= max_distance) pool.push_back(&all[i]);
   }
   std::mt19937_64 rng(seed);
   std::vector<Hypothesis> out;

@@ -3,6 +3,7 @@
 #include "tbcheck/model/observation.hpp"
 
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/one_case.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -318,6 +319,21 @@ std::vector<Case> load_cases(const std::string& path) {
   std::sort(files.begin(), files.end());
   for (const auto& f : files) load_file_cases(f, true, out);
   return out;
+}
+
+Case load_one_case(const std::string& path, const std::string& case_id, const std::string& command) {
+  // load_cases reads a folder as a corpus; one case comes from a file.
+  if (input_kind(path, "") == InputKind::Directory)
+    throw InputError(path, "", "is a directory (a scenario or case file is expected here)");
+  auto cases = load_cases(path);
+  if (!case_id.empty()) {
+    std::erase_if(cases, [&](const Case& c) { return c.id != case_id; });
+    if (cases.empty()) throw InputError(path, "--case", fmt::format("no case with id '{}'", case_id));
+  }
+  if (cases.size() != 1)
+    throw InputError(path, "",
+                     fmt::format("{} takes one scenario or case; this holds {} (--case ID picks one)", command, cases.size()));
+  return std::move(cases[0]);
 }
 
 }  // namespace tbcheck::model

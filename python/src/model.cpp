@@ -16,6 +16,7 @@
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/observation.hpp"
+#include "tbcheck/model/one_case.hpp"
 #include "tbcheck/model/scenario.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/model/validate.hpp"
@@ -68,19 +69,7 @@ model::Scenario scenario_argument(py::handle o, const std::string& case_id, cons
   if (py::isinstance<model::Scenario>(o)) return o.cast<model::Scenario>();
   if (py::isinstance<py::dict>(o)) return model::scenario_from_json(from_python(o, "scenario (dict)"), "scenario (dict)");
   // As the CLI reads its scenario argument: one case of a file, or the one `case` names in a collection.
-  const std::string path = path_argument(o);
-  if (model::input_kind(path, "") == model::InputKind::Directory)
-    throw model::InputError(path, "", "is a directory (a scenario or case file is expected here)");
-  auto cases = model::load_cases(path);
-  if (!case_id.empty()) {
-    std::erase_if(cases, [&](const model::Case& c) { return c.id != case_id; });
-    if (cases.empty()) throw model::InputError(path, "--case", fmt::format("no case with id '{}'", case_id));
-  }
-  if (cases.size() != 1)
-    throw model::InputError(path, "",
-                            fmt::format("{} takes one scenario or case; this holds {} (--case ID picks one)", command,
-                                        cases.size()));
-  return std::move(cases[0].scenario);
+  return model::load_one_case(path_argument(o), case_id, command).scenario;
 }
 
 // One row per block: the columns of a per-block table (pandas.DataFrame(rows)).

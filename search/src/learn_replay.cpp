@@ -40,10 +40,7 @@ nlohmann::json ReplayLearnResult::to_json() const {
                   {"undecided", s.undecided}});
   nlohmann::json mech = nlohmann::json::array();
   for (const auto& m : mechanisms)
-    mech.push_back({{"mechanism", m.mechanism},
-                    {"state", to_string(m.state)},
-                    {"values", m.values},
-                    {"settled_by", m.settled_by.empty() ? nlohmann::json() : nlohmann::json(m.settled_by)}});
+    mech.push_back(m.to_json());
   nlohmann::json iv = nlohmann::json::array();
   for (const auto& i : intervals) iv.push_back(i.to_json());
   nlohmann::json camp = nlohmann::json::array();

@@ -58,6 +58,13 @@ std::string_view to_string(Settledness s) {
   return "?";
 }
 
+nlohmann::json MechanismStatus::to_json() const {
+  return {{"mechanism", mechanism},
+          {"state", to_string(state)},
+          {"values", values},
+          {"settled_by", settled_by.empty() ? nlohmann::json() : nlohmann::json(settled_by)}};
+}
+
 size_t Confirmation::count(NeighbourVerdict v) const {
   return static_cast<size_t>(
       std::count_if(neighbours.begin(), neighbours.end(), [&](const NeighbourCheck& n) { return n.verdict == v; }));
@@ -101,10 +108,7 @@ nlohmann::json LearnResult::to_json() const {
                        {"device_seconds", s.device_seconds}});
   nlohmann::json mech = nlohmann::json::array();
   for (const auto& m : mechanisms)
-    mech.push_back({{"mechanism", m.mechanism},
-                    {"state", to_string(m.state)},
-                    {"values", m.values},
-                    {"settled_by", m.settled_by.empty() ? nlohmann::json() : nlohmann::json(m.settled_by)}});
+    mech.push_back(m.to_json());
   nlohmann::json open = nlohmann::json::array();
   for (const auto& p : open_pairs) open.push_back({{"a", p.a}, {"b", p.b}, {"why", p.why}});
   nlohmann::json j = {{"space", to_string(space)},

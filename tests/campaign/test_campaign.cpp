@@ -381,3 +381,23 @@ TEST_CASE("a hand-edited manifest with a bad repeat, duplicate task indices or a
   j["oracle"] = "replay";
   CHECK(test::error_of([&] { manifest_from_json(j, "m"); }).field() == "oracle");
 }
+
+TEST_CASE("a hand-edited manifest number that is not a whole number within int range is refused by field", "[campaign][errors][fuzz]") {
+  // fuzz_campaign_manifest: "chunk": 1e91 reached get<int>(), which has no defined value for it.
+  test::ScratchDir d("campaign");
+  auto o = synth_plan(d / "c1");
+  const model::json good = model::parse_json_text(manifest_text(make_plan(o)), "m");
+  for (const char* field : {"chunk", "repeat", "schema_version"})
+    for (const model::json bad : {model::json(1e91), model::json(2.5), model::json(4294967297LL), model::json(-4294967297LL),
+                                  model::json(18446744073709551615ULL)}) {
+      auto j = good;
+      j[field] = bad;
+      INFO(field << " = " << bad.dump());
+      const auto e = test::error_of([&] { manifest_from_json(j, "m"); });
+      CHECK(e.field() == field);
+      CHECK(e.where() == "m");
+    }
+  auto j = good;
+  j["devices"][0]["tasks"][0]["index"] = -1e300;
+  CHECK(test::error_of([&] { manifest_from_json(j, "m"); }).field() == "devices[0].tasks");
+}

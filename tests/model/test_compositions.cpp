@@ -176,6 +176,50 @@ TEST_CASE("neighbours are the valid compositions one or two changes away, neares
   CHECK(model::neighbours(h, 1).size() < n.size());
 }
 
+TEST_CASE("neighbours from the cached option rows are those found by comparing every composition anew", "[compositions]") {
+  // neighbours() compares against option rows built once per process; the reference here compares each
+  // composition afresh with option_distance, in the space's order, nearest first.
+  std::vector<model::Hypothesis> from = {hyp("alg1"), hyp("round-robin"), hyp("alg1-contiguous-regs"),
+                                         model::all_compositions().back(), model::all_compositions()[777]};
+  const auto& all = model::all_compositions();
+  for (const auto& h : from) {
+    std::vector<int> distance;
+    for (const auto& c : all) distance.push_back(model::option_distance(h, c));
+    for (int max_distance : {1, 2, 3}) {
+      std::vector<std::string> want;
+      for (int d = 1; d <= max_distance; ++d)
+        for (size_t i = 0; i < all.size(); ++i)
+          if (distance[i] == d) want.push_back(all[i].name);
+      // Twice: the second call reads the rows the first one built.
+      for (int round = 0; round < 2; ++round) {
+        std::vector<std::string> got;
+        for (const auto& n : model::neighbours(h, max_distance)) got.push_back(n.name);
+        INFO(h.name << " within " << max_distance << ", round " << round);
+        CHECK(got == want);
+      }
+    }
+  }
+}
+
+TEST_CASE("seeded samples from the cached option rows are the draws over the compositions at that distance", "[compositions]") {
+  const auto& alg1 = hyp("alg1");
+  std::vector<const model::Hypothesis*> pool;
+  for (const auto& c : model::all_compositions()) {
+    const int d = model::option_distance(alg1, c);
+    if (!model::find_builtin_hypothesis(c.name) && d >= 2 && d <= 3) pool.push_back(&c);
+  }
+  std::mt19937_64 rng(11);
+  std::vector<std::string> want;
+  while (want.size() < 8 && !pool.empty()) {
+    const size_t k = static_cast<size_t>(rng() % pool.size());
+    want.push_back(pool[k]->name);
+    pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  std::vector<std::string> got;
+  for (const auto& c : model::sample_compositions(alg1, 11, 8, 2, 3)) got.push_back(c.name);
+  CHECK(got == want);
+}
+
 TEST_CASE("seeded samples of non-shipped compositions are stable and at the asked distance", "[compositions]") {
   const auto& alg1 = hyp("alg1");
   auto a = model::sample_compositions(alg1, 5, 6, 2, 3);

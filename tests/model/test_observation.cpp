@@ -10,6 +10,7 @@
 
 #include "helpers.hpp"
 #include "tbcheck/model/observation.hpp"
+#include "tbcheck/model/one_case.hpp"
 
 using namespace tbcheck;
 using namespace tbcheck::model;
@@ -241,6 +242,25 @@ TEST_CASE("load_cases: ids, defaults and skipped files", "[loaders][observation]
 
   InputError missing = error_of([&] { load_cases((dir.path / "nope").string()); });
   CHECK(missing.reason() == "no such file or directory");
+}
+
+TEST_CASE("load_one_case: one case of a file or the one --case names and never a folder", "[loaders][observation]") {
+  TempDir dir("tbcheck-test-one-case");
+  const std::string kernels =
+      R"("device": "rtx3090", "kernels": [{"name": "a", "blocks": 1, "threads": 32, "regs": 32, "duration": 1}])";
+  const std::string one = dir.write("one.json", "{" + kernels + "}");
+  const std::string many = dir.write("many.json", R"({"cases": [{"id": "x", )" + kernels + R"(}, {"id": "y", )" + kernels + "}]}");
+  CHECK(load_one_case(one, "", "predict").id == "one");
+  CHECK(load_one_case(many, "y", "predict").id == "y");
+
+  InputError whole = error_of([&] { load_one_case(many, "", "minimize"); });
+  CHECK(whole.where() == many);
+  CHECK(whole.reason() == "minimize takes one scenario or case; this holds 2 (--case ID picks one)");
+  InputError unknown = error_of([&] { load_one_case(many, "z", "run"); });
+  CHECK(unknown.field() == "--case");
+  CHECK(unknown.reason() == "no case with id 'z'");
+  InputError folder = error_of([&] { load_one_case(dir.path.string(), "", "run"); });
+  CHECK(folder.reason() == "is a directory (a scenario or case file is expected here)");
 }
 
 TEST_CASE("observation: block ends, launch calls and a resolution load and write back", "[loaders][observation]") {

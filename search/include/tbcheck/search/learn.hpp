@@ -121,6 +121,7 @@ struct MechanismStatus {
   Settledness state = Settledness::Open;
   std::vector<std::string> values;  // left among the consistent candidates, as written ("off": no threshold)
   std::string settled_by;           // the case after which one value was left ("" if the list had one)
+  nlohmann::json to_json() const;   // the same object in learn's and learn-replay's results
 };
 
 // Two consistent candidates no case separated, and what Z3 said.
