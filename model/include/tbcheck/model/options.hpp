@@ -52,7 +52,7 @@ struct ScenarioReach {
 // partition rule where no mask binds, the cluster rules without clusters, the local rule without local
 // memory, the issue rule without a kernel large enough to lead pairs, the skip without a kernel whose warps are
 // a multiple of the PB count, and each threshold moved to the kernel quantity that ignores the same kernels (off where it
-// ignores none). `r` is ScenarioReach(s), kept by callers that ask for many hypotheses. Apply it to
+// ignores none; where it ignores every kernel, its resource's rules too). `r` is ScenarioReach(s), kept by callers that ask for many hypotheses. Apply it to
 // effective_options(h, s.device), as the overload below does: the simulator reads these options only there.
 Hypothesis options_on(Hypothesis h, const Scenario& s, const ScenarioReach& r);
 Hypothesis effective_options(Hypothesis h, const Scenario& s);
