@@ -1,13 +1,23 @@
 // bench_learn: steps and oracle device-seconds for `learn` to reach its answer when a composition two or three
 // options from alg1 plays the device: the composition-space learner beside the shipped-list learner, clean and noisy.
 // Usage: bench_learn [--devices rtx3090,h100-sxm] [--seed 1] [--per-distance 3] [--noise 0.1] [--reps 5]
-//                    [--budget 30] [--distances 2,3] [--no-noise] [--check] [--thresholds N [--list]]
+//                    [--budget 30] [--distances 2,3] [--no-noise] [--check] [--thresholds N [--list]] [--speed]
 // --check (scripts/long.sh, the learn acceptance run): exit 1 unless every clean composition-space run
 // names the composition or says none fits, and no run of either learner names a wrong one.
 // --thresholds N: instead, N compositions per device one or two changes from alg1 whose thresholds are drawn
 // outside the enumerated values (seed + 2000 x device position), learned over the composition space clean and
 // under noise (with --list: N shipped hypotheses, drawn with the same seed, learned over the shipped list); --check then exits 1 unless every interval holds the truth, no run names a wrong composition,
 // and at least 80% of the intervals are at most 4 steps of the device's granularity wide.
+// --speed: instead, the same seeded compositions (devices default rtx3090,h100-sxm,h100-sxm-assumed-gpcs) learned
+// over the device's composition space, clean, at the default 3 repetitions and 20 ms per model unit, once
+// simulating every candidate on every case (sharing off) and once sharing simulations among candidates a case
+// cannot tell apart, each run in a child process so that its peak RSS is its own: wall time, device seconds, their
+// ratio, peak RSS, and whether both gave the same answer; --check then exits 1 unless every answer is the same.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <cstdio>
@@ -17,6 +27,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/device.hpp"
@@ -177,6 +188,150 @@ int thresholds_bench(const std::vector<std::string>& devices, const std::vector<
   return check && !ok ? 1 : 0;
 }
 
+// Everything a learn answer shows: each step (case, purpose, groups, who was dropped), the outcome, its reason,
+// survivors, groups, mechanisms and intervals. Two runs with one signature gave the same answer by the same steps.
+std::string answer_signature(const search::LearnResult& r) {
+  std::string out;
+  for (const auto& st : r.steps) {
+    out += fmt::format("step {} {} {} {}:", st.index, search::to_string(st.purpose), st.case_id, st.origin);
+    for (size_t g = 0; g < st.group_sizes.size(); ++g)
+      out += fmt::format(" {}[{}]", st.group_sizes[g], fmt::join(st.groups[g], ","));
+    out += fmt::format(" dropped {} [{}] left {} [{}] {}\n", st.dropped_count, fmt::join(st.dropped, ","),
+                       st.survivor_count, fmt::join(st.survivors, ","), st.oracle_note);
+  }
+  out += fmt::format("{}: {}\nsurvivors {}\n", search::to_string(r.outcome), r.reason, fmt::join(r.survivors, ","));
+  for (const auto& g : r.equivalence) out += fmt::format("group {}\n", fmt::join(g, ","));
+  for (const auto& m : r.mechanisms)
+    out += fmt::format("{} {} {} {}\n", m.mechanism, search::to_string(m.state), fmt::join(m.values, ","), m.settled_by);
+  for (const auto& iv : r.intervals) out += iv.text() + "\n";
+  return out;
+}
+
+struct SpeedRun {
+  double wall_s = 0, cpu_s = 0, device_s = 0;
+  long peak_kb = 0;
+  size_t steps = 0;
+  std::string outcome, signature;
+};
+
+// One learn run in a child process: its peak RSS (getrusage) is then its own, not the largest of the runs so far.
+SpeedRun speed_run(const std::vector<model::Hypothesis>& space, const model::Device& d,
+                   const std::vector<model::Case>& corpus, const std::string& oracle, bool share) {
+  int fd[2];
+  if (pipe(fd) != 0) throw std::runtime_error("bench_learn: pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("bench_learn: fork failed");
+  if (pid == 0) {
+    close(fd[0]);
+    search::LearnOptions o;  // the defaults: 3 repetitions, 20 ms per model unit
+    o.oracle_spec = oracle;
+    o.space = search::LearnSpace::Compositions;
+    o.synthesis_budget_s = 30;
+    o.share_simulations = share;
+    const auto t0 = std::chrono::steady_clock::now();
+    const search::LearnResult r = search::learn(space, d, corpus, o);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    const double cpu = static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+                       static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+    const std::string msg = fmt::format("{} {} {} {} {} {}\n{}", wall, cpu, r.device_seconds, u.ru_maxrss, r.steps.size(),
+                                        search::to_string(r.outcome), answer_signature(r));
+    for (size_t at = 0; at < msg.size();) {
+      const ssize_t n = write(fd[1], msg.data() + at, msg.size() - at);
+      if (n <= 0) _exit(1);
+      at += static_cast<size_t>(n);
+    }
+    close(fd[1]);
+    _exit(0);
+  }
+  close(fd[1]);
+  std::string msg;
+  char buf[65536];
+  for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) > 0;) msg.append(buf, static_cast<size_t>(n));
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  SpeedRun run;
+  const size_t eol = msg.find('\n');
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || eol == std::string::npos) {
+    run.outcome = "CRASHED";
+    return run;
+  }
+  char outcome[64] = {0};
+  if (std::sscanf(msg.c_str(), "%lf %lf %lf %ld %zu %63s", &run.wall_s, &run.cpu_s, &run.device_s, &run.peak_kb, &run.steps,
+                  outcome) != 6)
+    run.outcome = "UNREADABLE";
+  else
+    run.outcome = outcome;
+  run.signature = msg.substr(eol + 1);
+  return run;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int speed_bench(const std::vector<std::string>& devices, const std::vector<int>& distances, int per_distance,
+                const std::vector<model::Case>& corpus, uint64_t seed, bool check) {
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("tbcheck-bench-learn-speed-{}", seed);
+  std::filesystem::create_directories(dir);
+  const model::Hypothesis& alg1 = *model::find_builtin_hypothesis("alg1");
+  fmt::print("learn's host time against its device time: the compositions of the main table (seed {} + d + 1000 i), "
+             "learned over the device's composition space, clean, 3 repetitions, 20 ms per model unit; each run in a "
+             "child process; 'every' simulates every candidate on every case, 'shared' shares a simulation among "
+             "candidates the case cannot tell apart\n",
+             seed);
+  fmt::print("cell: wall-s cpu-s (of the child, user + system) device-s wall/device peak-MB\n\n");
+  fmt::print("{:<22} {:<72} {:>1} {:>5} {:<14} | {:<35} | {:<35} | {}\n", "device", "composition", "d", "steps",
+             "outcome", "every candidate", "shared", "same answer");
+  int differ = 0;
+  for (size_t di = 0; di < devices.size(); ++di) {
+    const model::Device& d = model::builtin_device(devices[di], "bench_learn", "--devices");
+    const std::vector<model::Hypothesis> space = model::compositions_for(d);
+    std::vector<double> ratio[2], wall[2], cpu[2], peak[2];
+    for (int dist : distances) {
+      const uint64_t draw = seed + static_cast<uint64_t>(dist) + 1000u * di;
+      auto runs_on_device = [&](const model::Hypothesis& h) { return runs_on(d, h); };
+      for (const auto& truth : model::sample_compositions(alg1, draw, per_distance, dist, dist, runs_on_device)) {
+        const auto path = (dir / (truth.name + ".json")).string();
+        model::write_file_atomic(path, truth.to_json().dump(2) + "\n");
+        SpeedRun runs[2];
+        for (int share = 0; share < 2; ++share) {
+          runs[share] = speed_run(space, d, corpus, "sim:" + path, share == 1);
+          const SpeedRun& r = runs[share];
+          wall[share].push_back(r.wall_s);
+          cpu[share].push_back(r.cpu_s);
+          ratio[share].push_back(r.device_s > 0 ? r.wall_s / r.device_s : 0);
+          peak[share].push_back(static_cast<double>(r.peak_kb) / 1024.0);
+        }
+        const bool same = runs[0].outcome == runs[1].outcome && runs[0].signature == runs[1].signature &&
+                          runs[0].outcome != "CRASHED" && runs[0].outcome != "UNREADABLE";
+        differ += same ? 0 : 1;
+        std::string row = fmt::format("{:<22} {:<72} {:>1} {:>5} {:<14}", d.name, truth.name, dist, runs[1].steps,
+                                      runs[1].outcome);
+        for (const auto& r : runs)
+          row += fmt::format(" | {:>6.1f} {:>6.1f} {:>5.2f} {:>6.1f} {:>6.0f}", r.wall_s, r.cpu_s, r.device_s,
+                             r.device_s > 0 ? r.wall_s / r.device_s : 0.0, static_cast<double>(r.peak_kb) / 1024.0);
+        fmt::print("{} | {}\n", row, same ? "yes" : "NO");
+        std::fflush(stdout);
+      }
+    }
+    fmt::print("{:<22} median {:>79} | {:>6.1f} {:>6.1f} {:>5} {:>6.1f} {:>6.0f} | {:>6.1f} {:>6.1f} {:>5} {:>6.1f} {:>6.0f} | "
+               "largest peak {:.0f} / {:.0f} MB\n",
+               d.name, "", median(wall[0]), median(cpu[0]), "", median(ratio[0]), median(peak[0]), median(wall[1]),
+               median(cpu[1]), "", median(ratio[1]), median(peak[1]), peak[0].empty() ? 0.0 : *std::max_element(peak[0].begin(), peak[0].end()),
+               peak[1].empty() ? 0.0 : *std::max_element(peak[1].begin(), peak[1].end()));
+  }
+  std::filesystem::remove_all(dir);
+  if (check) fmt::print("check: {}\n", differ == 0 ? "every shared run gave the answer of simulating every candidate"
+                                                    : fmt::format("{} run(s) gave another answer", differ));
+  return check && differ > 0 ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -187,7 +342,7 @@ int main(int argc, char** argv) {
   double noise = 0.1, budget = 30;
   bool with_noise = true, check = false;
   int thresholds = 0;
-  bool list = false;
+  bool list = false, speed = false, devices_given = false;
   int failures = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -198,7 +353,10 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--devices") devices = split(next());
+    if (a == "--devices") {
+      devices = split(next());
+      devices_given = true;
+    }
     else if (a == "--seed") seed = std::strtoull(next().c_str(), nullptr, 10);
     else if (a == "--per-distance") per_distance = std::atoi(next().c_str());
     else if (a == "--noise") noise = std::atof(next().c_str());
@@ -211,6 +369,7 @@ int main(int argc, char** argv) {
     else if (a == "--check") check = true;
     else if (a == "--thresholds") thresholds = std::atoi(next().c_str());
     else if (a == "--list") list = true;
+    else if (a == "--speed") speed = true;
     else {
       std::fprintf(stderr, "bench_learn: unknown argument %s\n", a.c_str());
       return 2;
@@ -222,6 +381,10 @@ int main(int argc, char** argv) {
   if (have_shared) {
     auto more = model::load_cases(shared);
     corpus.insert(corpus.end(), more.begin(), more.end());
+  }
+  if (speed) {
+    if (!devices_given) devices = {"rtx3090", "h100-sxm", "h100-sxm-assumed-gpcs"};
+    return speed_bench(devices, distances, per_distance, corpus, seed, check);
   }
   if (thresholds > 0) return thresholds_bench(devices, corpus, seed, thresholds, noise, reps, budget, with_noise, check, list);
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("tbcheck-bench-learn-{}", seed);

@@ -679,6 +679,20 @@ bool Hypothesis::same_options(const Hypothesis& o) const {
   return same;
 }
 
+std::string option_key(const Hypothesis& h) {
+  std::string key;
+  auto put = [&](int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  for_each_mechanism([&](const auto& m) {
+    const auto& v = h.*m.field;
+    using V = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<V, std::optional<int>>)
+      put(v ? int64_t{*v} : int64_t{-1} << 40);  // off sorts apart from every value a file may give
+    else
+      put(static_cast<int64_t>(v));
+  });
+  return key;
+}
+
 const std::vector<Hypothesis>& builtin_hypotheses() {
   static const std::vector<Hypothesis> all = [] {
     std::vector<Hypothesis> out;

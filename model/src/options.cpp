@@ -2,7 +2,11 @@
 // new value does not build until it says what it means here.
 #include "tbcheck/model/options.hpp"
 
+#include <algorithm>
+
 #include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/controls.hpp"
+#include "tbcheck/model/scenario.hpp"
 #include "tbcheck/model/simulator.hpp"
 
 namespace tbcheck::model {
@@ -70,6 +74,65 @@ Hypothesis effective_options(Hypothesis h, const Device& d) {
   h.description.clear();
   h.file.clear();
   return h;
+}
+
+ScenarioReach::ScenarioReach(const Scenario& s) {
+  for (const auto& k : s.kernels) {
+    regs.push_back(k.regs);
+    smem.push_back(k.smem_per_block(s.device));
+    clusters = clusters || k.cluster.has_value();
+    local = local || k.local != 0;
+    // Hypothesis::leads_pair: a kernel too small for its first block to lead has no pair at all.
+    Hypothesis paired;
+    paired.issue = Issue::Paired;
+    pairs = pairs || paired.leads_pair(s.device, k.blocks, 0);
+    skips = skips || k.warps() % s.device.pbs_per_sm == 0;
+  }
+  masks = partition_matters(s, Partition::AllowedSms);
+  for (auto* v : {&regs, &smem}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+}
+
+Hypothesis options_on(Hypothesis h, const Scenario& s, const ScenarioReach& r) {
+  // The dispatcher compares ranks only with each other (a stable order by rank): one rank for all is ignore.
+  if (!priorities_matter(s, h.priority)) h.priority = Priority::Ignore;
+  if (!r.masks) h.partition = Partition::AllowedSms;
+  // The cluster rules choose a GPC and its SMs for a cluster; nothing else reads them.
+  if (!r.clusters) {
+    h.cluster_gpc = ClusterGpc::MostRoom;
+    h.cluster_spread = ClusterSpread::Selection;
+  }
+  // Without local memory, gpu-config's one configuration is 0 bytes, which every block fits.
+  if (!r.local) h.local = Local::Ignore;
+  // Without a pair leader every issue rule places single blocks in order (hand_out_order is the identity).
+  if (!r.pairs) h.issue = Issue::Single;
+  if (!r.skips) h.skip_on_multiple_of_4 = false;
+  // A threshold acts only through which kernels it ignores (block_needs): regs <= t and S < t.
+  if (const auto t = h.registers_ignore_at_or_below) {
+    const auto above = std::upper_bound(r.regs.begin(), r.regs.end(), *t);
+    h.registers_ignore_at_or_below = above == r.regs.begin() ? std::nullopt : std::optional<int>(*std::prev(above));
+  }
+  if (const auto t = h.smem_ignore_below) {
+    const auto at = std::lower_bound(r.smem.begin(), r.smem.end(), *t);
+    if (at == r.smem.begin()) h.smem_ignore_below.reset();
+    else h.smem_ignore_below = at == r.smem.end() ? r.smem.back() + 1 : *at;
+  }
+  // A rule for a resource every kernel's blocks leave at 0 allocates nothing and refuses nothing.
+  if (!r.regs.empty() && h.registers_ignore_at_or_below == r.regs.back()) {
+    h.registers = Registers::Sm;
+    h.registers_ignore_at_or_below = 0;  // every kernel ignored, as one value
+  }
+  if (!r.smem.empty() && h.smem_ignore_below == r.smem.back() + 1) {
+    h.smem = Smem::Counted;
+    h.smem_config = SmemConfig::None;
+  }
+  return h;
+}
+
+Hypothesis effective_options(Hypothesis h, const Scenario& s) {
+  return options_on(effective_options(h, s.device), s, ScenarioReach(s));
 }
 
 }  // namespace tbcheck::model

@@ -34,6 +34,9 @@ Learner::Learner(const std::vector<model::Hypothesis>& candidates, const model::
   if (auto oracle = oracle::make_oracle(o.oracle_spec, o.noise, o.seed, nullptr); o.oracle_spec.rfind("sim:", 0) == 0)
     if (const auto r = oracle->run(probe_, 1); r.status == oracle::RunStatus::Unsupported)
       throw model::InputError("--oracle", "", fmt::format("cannot play {}: {}", device.name, r.reason));
+  // Candidates the probe cannot tell apart (model::options_on) either all run it or are each asked why not.
+  const model::ScenarioReach probe_reach(probe_);
+  std::unordered_map<std::string, bool> probe_ran;
   for (const auto& h : candidates) {
     // The composition space keeps the priority option at its default on a device without
     // a priority range to exercise it, instead of tripling the candidates for nothing.
@@ -41,10 +44,21 @@ Learner::Learner(const std::vector<model::Hypothesis>& candidates, const model::
     if (o.space == LearnSpace::Compositions && h.priority != by_default &&
         model::priority_on(h.priority, device) == model::priority_on(by_default, device))
       continue;
-    if (auto why = not_applicable(h))
+    model::Hypothesis acting = model::effective_options(h, device);
+    std::optional<std::string> why;
+    if (o.share_simulations) {
+      auto [ran, fresh] = probe_ran.emplace(model::option_key(model::options_on(acting, probe_, probe_reach)), false);
+      if (fresh || !ran->second) why = not_applicable(h);
+      ran->second = !why;
+    } else {
+      why = not_applicable(h);
+    }
+    if (why) {
       res_.not_applicable.push_back(fmt::format("{}: {}", h.name, *why));
-    else
-      hs_.push_back(h);
+      continue;
+    }
+    hs_.push_back(h);
+    machines_.of.push_back(machines_.add(acting));
   }
   if (hs_.empty()) throw model::InputError("--hypotheses", "", "none of the hypotheses applies to " + device.name);
   res_.candidates = hs_.size();
@@ -61,10 +75,9 @@ Learner::Learner(const std::vector<model::Hypothesis>& candidates, const model::
   }
   for (auto& c : device_cases(corpus, device)) cases_.emplace_back(c.id, c.origin, std::move(c.scenario));
   fields_ = model::mechanism_fields();
-  for (const auto& h : hs_) {
-    values_.push_back(field_values(h, fields_));
-    canon_values_.push_back(field_values(model::effective_options(h, device), fields_));
-  }
+  value_names_.resize(fields_.size());
+  values_.resize(fields_.size() * hs_.size());
+  for (size_t i = 0; i < hs_.size(); ++i) set_values(i);
   refittable_.assign(hs_.size(), 0);
   refit_failed_.assign(hs_.size(), 0);
   dropped_at_.assign(hs_.size(), 0);
@@ -80,10 +93,34 @@ std::optional<std::string> Learner::not_applicable(const model::Hypothesis& h) c
   return why.reason;
 }
 
+uint16_t Learner::value_id(size_t f, const std::string& v) {
+  auto& names = value_names_[f];
+  const auto it = std::find(names.begin(), names.end(), v);  // a field has a handful of values
+  if (it != names.end()) return static_cast<uint16_t>(it - names.begin());
+  names.push_back(v);
+  return static_cast<uint16_t>(names.size() - 1);
+}
+
+void Learner::set_values(size_t i) {
+  const size_t fs = fields_.size();
+  const std::vector<std::string> written = field_values(hs_[i], fields_);
+  for (size_t f = 0; f < fs; ++f) values_[i * fs + f] = value_id(f, written[f]);
+  // Machines are numbered in the order of their first candidates, so machine m's first set_values comes after
+  // those of machines below m.
+  const size_t m = machines_.of[i];
+  if (canon_values_.size() > m * fs) return;
+  const std::vector<std::string> acting = field_values(machines_.acting[m], fields_);
+  for (size_t f = 0; f < fs; ++f) canon_values_.push_back(value_id(f, acting[f]));
+}
+
 // Values of field f left among the consistent candidates, as written or as they act on the device.
 std::set<std::string> Learner::values_left(size_t f, bool as_acting) const {
+  std::vector<char> seen(value_names_[f].size(), 0);
+  const size_t fs = fields_.size();
+  for (size_t i : alive_) seen[as_acting ? canon_values_[machines_.of[i] * fs + f] : values_[i * fs + f]] = 1;
   std::set<std::string> v;
-  for (size_t i : alive_) v.insert(as_acting ? canon_values_[i][f] : values_[i][f]);
+  for (size_t x = 0; x < seen.size(); ++x)
+    if (seen[x]) v.insert(value_names_[f][x]);
   return v;
 }
 

@@ -131,7 +131,7 @@ bool Learner::confirm(bool& stop) {
   for (size_t ci = 0; ci < cases_.size(); ++ci) {
     CaseEntry& c = cases_[ci];
     if (c.used) continue;
-    const int mine = c.classify(hs_, rep);
+    const int mine = c.classify(hs_, rep, sharing());
     if (mine < 0) continue;
     const model::Schedule& ms = c.schedule[static_cast<size_t>(mine)];
     std::vector<size_t> cover;
@@ -201,10 +201,12 @@ bool Learner::refit(size_t i) {
   if (!fit->fitted.same_options(hs_[i])) {
     hs_[i] = std::move(fit->fitted);
     hs_[i].name = model::composition_name(hs_[i]);
-    for (auto& c : cases_)
-      if (!c.cls.empty()) c.cls[i] = kNotSimulated;
-    values_[i] = field_values(hs_[i], fields_);
-    canon_values_[i] = field_values(model::effective_options(hs_[i], device_), fields_);
+    // Its machine changes; without machines, its class on every case is simulated again.
+    machines_.of[i] = machines_.add(model::effective_options(hs_[i], device_));
+    if (!sharing())
+      for (auto& c : cases_)
+        if (!c.cls.empty()) c.cls[i] = kNotSimulated;
+    set_values(i);
   }
   return true;
 }

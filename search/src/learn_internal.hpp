@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/options.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/learn.hpp"
 #include "tbcheck/search/learn_numeric.hpp"
@@ -19,7 +20,7 @@
 
 namespace tbcheck::search::learn_detail {
 
-constexpr int kNotSimulated = -1, kCannotRun = -2;
+constexpr int kNotSimulated = -1, kCannotRun = -2, kDeferred = -3;
 // Scenarios the PB-hole search may simulate per pair: covers the strict round-robin witnesses on the
 // 4-PB devices with room to spare (docs/learn.md gives the tries they took).
 constexpr int kPbHoleTries = 3000;
@@ -31,28 +32,58 @@ constexpr size_t kNearestPool = 200, kNearestListed = 5;
 // Boundary cases in a row without an observation before bracketing stops.
 constexpr int kBracketBlind = 3;
 
+// The candidates as machines on the device: their distinct options as they act there (model::effective_options),
+// and each candidate's machine. Candidates of one machine predict one schedule for every case.
+struct Machines {
+  std::vector<model::Hypothesis> acting;            // per machine
+  std::vector<uint32_t> of;                         // per candidate
+  std::unordered_map<std::string, uint32_t> index;  // model::option_key of acting: the machine
+  uint32_t add(const model::Hypothesis& acting_options);  // its machine, appended when new
+};
+
 // One case, the schedules its candidates predict, shared by the candidates predicting the same placements:
 // a candidate is simulated at most once per case, and a class is compared with an observation once
-// (learn_pool.cpp).
+// (learn_pool.cpp). With machines, a case is simulated once per machine, and machines whose options the case
+// cannot tell apart (model::options_on) share one simulation.
 struct CaseEntry {
   CaseEntry(std::string i, std::string o, model::Scenario s) : id(std::move(i)), origin(std::move(o)), scenario(std::move(s)) {}
   std::string id, origin;
   model::Scenario scenario;
   bool used = false;
-  std::vector<int> cls;                   // per candidate: kNotSimulated, kCannotRun or a class
+  // Per candidate (per machine when shared): kNotSimulated, kDeferred (asked for, not simulated yet), kCannotRun
+  // or a class. Classes are numbered as they are found, which a deferral can change: class_order numbers them
+  // as classing every candidate asked for, in the order asked, would.
+  std::vector<int> cls;
   std::vector<model::Schedule> schedule;  // per class
   std::unordered_map<size_t, std::vector<int>> by_hash;
+  std::optional<model::ScenarioReach> reach;               // of `scenario`, once sharing asks for it
+  std::unordered_map<std::string, int> by_options;         // model::option_key of options_on: the class
 
-  int classify(const std::vector<model::Hypothesis>& hs, size_t i);
+  std::vector<std::pair<size_t, size_t>> asked;  // with machines: (candidate, machine) as each machine is first asked for
+
+  // `m`: the candidates' machines (null: every candidate simulated).
+  int classify(const std::vector<model::Hypothesis>& hs, size_t i, const Machines* m);
+  // With machines: i's machine is asked for, in order, and simulated only when classify or class_order needs it.
+  void defer(size_t i, const Machines& m);
+  // Per class, its number in the order the classes were first met over every candidate asked for (deferred
+  // ones simulated now); the identity without machines, where nothing is deferred.
+  std::vector<int> class_order(const std::vector<model::Hypothesis>& hs, const Machines* m);
+
+ private:
+  int evaluate(const model::Hypothesis& h, size_t slot, const Machines* m);
 };
 
 struct SplitScore {
   size_t largest = 0, groups = 0;
   int64_t cost = 0;  // longest predicted makespan: oracle time
+  bool cut = false;  // stopped once a class outgrew stop_above: largest is then only a lower bound
 };
 
-// How `members` fall apart on case `c` (classes counted; kCannotRun is a class of its own).
-SplitScore score_of(CaseEntry& c, const std::vector<model::Hypothesis>& hs, const std::vector<size_t>& members);
+// How `members` fall apart on case `c` (classes counted; kCannotRun is a class of its own). With machines,
+// classing stops as soon as one class holds more than `stop_above` members (the rest are deferred): such a
+// case cannot split better than one whose largest class is stop_above.
+SplitScore score_of(CaseEntry& c, const std::vector<model::Hypothesis>& hs, const std::vector<size_t>& members,
+                    const Machines* m, size_t stop_above = SIZE_MAX);
 
 // Whether a threshold of h is off the enumerated values (threshold_set): found by refitting or bracketing.
 bool thresholds_off_space(const model::Hypothesis& h);
@@ -140,7 +171,15 @@ class Learner {
   std::map<std::pair<size_t, size_t>, PairResult> tried_;
   LemmaCache lemmas_;
   std::vector<std::string> fields_;
-  std::vector<std::vector<std::string>> values_, canon_values_;  // per candidate, per field
+  // Each field's values as written, per candidate, and as they act on the device, per machine: indices into
+  // value_names_ (candidate x field and machine x field).
+  std::vector<std::vector<std::string>> value_names_;  // per field
+  std::vector<uint16_t> values_, canon_values_;
+  Machines machines_;
+  uint16_t value_id(size_t f, const std::string& v);
+  void set_values(size_t i);  // of candidate i and its machine, after machines_.of[i] is set
+  // What CaseEntry::classify takes: the machines, or null when LearnOptions::share_simulations is off.
+  const Machines* sharing() const { return o_.share_simulations ? &machines_ : nullptr; }
   std::vector<std::string> settled_by_;
   std::vector<bool> was_settled_;
   int unstable_in_a_row_ = 0, unsupported_in_a_row_ = 0, step_ = 0;

@@ -66,23 +66,76 @@ size_t placement_hash(const model::Schedule& s) {
 
 }  // namespace
 
-int CaseEntry::classify(const std::vector<model::Hypothesis>& hs, size_t i) {
-  if (cls.empty()) cls.assign(hs.size(), kNotSimulated);
-  if (cls[i] != kNotSimulated) return cls[i];
-  std::optional<model::Schedule> s = model::try_simulate(scenario, hs[i]);
-  if (!s) return cls[i] = kCannotRun;
-  auto& bucket = by_hash[placement_hash(*s)];
-  for (int c : bucket)
-    if (same_placements(schedule[static_cast<size_t>(c)], *s)) return cls[i] = c;
-  schedule.push_back(std::move(*s));
-  bucket.push_back(static_cast<int>(schedule.size() - 1));
-  return cls[i] = static_cast<int>(schedule.size() - 1);
+uint32_t Machines::add(const model::Hypothesis& acting_options) {
+  const auto [it, fresh] = index.emplace(model::option_key(acting_options), static_cast<uint32_t>(acting.size()));
+  if (fresh) acting.push_back(acting_options);
+  return it->second;
 }
 
-SplitScore score_of(CaseEntry& c, const std::vector<model::Hypothesis>& hs, const std::vector<size_t>& members) {
+int CaseEntry::classify(const std::vector<model::Hypothesis>& hs, size_t i, const Machines* m) {
+  const size_t slot = m ? m->of[i] : i;
+  if (cls.size() <= slot) cls.resize(m ? m->acting.size() : hs.size(), kNotSimulated);
+  if (cls[slot] >= 0 || cls[slot] == kCannotRun) return cls[slot];
+  if (m && cls[slot] == kNotSimulated) asked.emplace_back(i, slot);
+  return evaluate(hs[i], slot, m);
+}
+
+void CaseEntry::defer(size_t i, const Machines& m) {
+  const size_t slot = m.of[i];
+  if (cls.size() <= slot) cls.resize(m.acting.size(), kNotSimulated);
+  if (cls[slot] != kNotSimulated) return;
+  asked.emplace_back(i, slot);
+  cls[slot] = kDeferred;
+}
+
+std::vector<int> CaseEntry::class_order(const std::vector<model::Hypothesis>& hs, const Machines* m) {
+  if (m)
+    for (const auto& [i, slot] : asked)  // a candidate refitted since: its machine then is the one asked for
+      if (cls[slot] == kDeferred) evaluate(m->of[i] == slot ? hs[i] : m->acting[slot], slot, m);
+  std::vector<int> order(schedule.size(), -1);
+  int next = 0;
+  if (m)
+    for (const auto& [i, slot] : asked)
+      if (const int c = cls[slot]; c >= 0 && order[static_cast<size_t>(c)] < 0) order[static_cast<size_t>(c)] = next++;
+  for (auto& o : order)  // without machines, every class in the order found
+    if (o < 0) o = next++;
+  return order;
+}
+
+int CaseEntry::evaluate(const model::Hypothesis& h, size_t slot, const Machines* m) {
+  // Options the case cannot exercise make no difference to the simulation (model::options_on): a machine that
+  // agrees with one simulated before on the others takes its class.
+  std::string key;
+  if (m) {
+    if (!reach) reach.emplace(scenario);
+    key = model::option_key(model::options_on(m->acting[slot], scenario, *reach));
+    if (const auto it = by_options.find(key); it != by_options.end()) return cls[slot] = it->second;
+  }
+  auto remember = [&](int c) {
+    if (m) by_options.emplace(std::move(key), c);
+    return cls[slot] = c;
+  };
+  std::optional<model::Schedule> s = model::try_simulate(scenario, h);
+  if (!s) return remember(kCannotRun);
+  auto& bucket = by_hash[placement_hash(*s)];
+  for (int c : bucket)
+    if (same_placements(schedule[static_cast<size_t>(c)], *s)) return remember(c);
+  schedule.push_back(std::move(*s));
+  bucket.push_back(static_cast<int>(schedule.size() - 1));
+  return remember(static_cast<int>(schedule.size() - 1));
+}
+
+SplitScore score_of(CaseEntry& c, const std::vector<model::Hypothesis>& hs, const std::vector<size_t>& members,
+                    const Machines* m, size_t stop_above) {
   std::map<int, size_t> count;
-  for (size_t i : members) ++count[c.classify(hs, i)];
   SplitScore s;
+  for (size_t x = 0; x < members.size(); ++x) {
+    if (++count[c.classify(hs, members[x], m)] <= stop_above || !m) continue;
+    s.cut = true;
+    // Asked for in order as an uncut classing would, so that class_order numbers the classes as it would.
+    for (size_t y = x + 1; y < members.size(); ++y) c.defer(members[y], *m);
+    break;
+  }
   s.groups = count.size();
   for (const auto& [k, n] : count) {
     s.largest = std::max(s.largest, n);

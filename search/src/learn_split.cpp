@@ -165,8 +165,10 @@ std::optional<size_t> Learner::best_split() {
     SplitScore bs;
     for (size_t ci = 0; ci < cases_.size(); ++ci) {
       if (cases_[ci].used) continue;
-      SplitScore s = score_of(cases_[ci], hs_, sample);
-      if (s.groups < 2) continue;
+      // With machines, a case stops being classed once it cannot beat the best so far (an equal one may still
+      // win on cost or blocks); without, every case is classed in full: the reference the shortcut must equal.
+      SplitScore s = score_of(cases_[ci], hs_, sample, sharing(), best ? bs.largest : SIZE_MAX);
+      if (s.cut || s.groups < 2) continue;
       const int blocks = cases_[ci].scenario.total_blocks();
       if (!best || s.largest < bs.largest ||
           (s.largest == bs.largest &&
@@ -204,7 +206,7 @@ bool Learner::split_by_synthesis(size_t& chosen) {
       }
       if (pr.outcome != PairOutcome::Separated || !pr.witness) continue;
       const size_t ci = add_case(*pr.witness, fmt::format("synthesized ({} vs {}; {})", hs_[a].name, hs_[b].name, pr.route));
-      if (score_of(cases_[ci], hs_, alive_).groups < 2) continue;
+      if (score_of(cases_[ci], hs_, alive_, sharing()).groups < 2) continue;
       chosen = ci;
       return true;
     }

@@ -52,8 +52,16 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
   st.kernels = static_cast<int>(cand.scenario.kernels.size());
   st.blocks = cand.scenario.total_blocks();
   st.confirms = confirms;
+  // Keyed by the class's number in the order an uncut classing finds them (CaseEntry::class_order).
   std::map<int, std::vector<size_t>> by_class;
-  for (size_t i : alive_) by_class[cand.classify(hs_, i)].push_back(i);
+  for (size_t i : alive_) cand.classify(hs_, i, sharing());
+  const std::vector<int> rank_of = cand.class_order(hs_, sharing());
+  std::vector<int> class_at(rank_of.size());
+  for (size_t c = 0; c < rank_of.size(); ++c) class_at[static_cast<size_t>(rank_of[c])] = static_cast<int>(c);
+  for (size_t i : alive_) {
+    const int c = cand.classify(hs_, i, sharing());
+    by_class[c < 0 ? c : rank_of[static_cast<size_t>(c)]].push_back(i);
+  }
   for (const auto& [k, members] : by_class) {
     st.group_sizes.push_back(members.size());
     std::vector<std::string> names;
@@ -134,14 +142,14 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
   size_t closest = 0;
   for (const auto& [k, members] : by_class) {
     // A class that predicts the kernels cannot run is refuted by any observation of them running.
-    const bool pass = k >= 0 && model::compare_recording(obs, cand.scenario, cand.schedule[static_cast<size_t>(k)],
+    const bool pass = k >= 0 && model::compare_recording(obs, cand.scenario, cand.schedule[static_cast<size_t>(class_at[static_cast<size_t>(k)])],
                                                          model::Level::Exact)
                                         .verdict == model::Verdict::Pass;
     if (pass) {
       keep.insert(keep.end(), members.begin(), members.end());
       continue;
     }
-    const int m = k >= 0 ? matching_blocks(cand.schedule[static_cast<size_t>(k)], *observed) : 0;
+    const int m = k >= 0 ? matching_blocks(cand.schedule[static_cast<size_t>(class_at[static_cast<size_t>(k)])], *observed) : 0;
     for (size_t i : members) {
       // A threshold is an interval: other values of it may still fit everything seen (learn_numeric.hpp).
       if (refittable_[i] && !refit_failed_[i]) {

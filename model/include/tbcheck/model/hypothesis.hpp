@@ -77,6 +77,10 @@ struct Hypothesis {
   bool same_options(const Hypothesis& o) const;
 };
 
+// The options as a compact key, equal for two hypotheses exactly when same_options is: a hash key for
+// sharing one simulation among candidates (search/src/learn_pool.cpp).
+std::string option_key(const Hypothesis& h);
+
 // What an option needs of a device before it can act there: nothing, a GPC map (gpc-priority), or thread
 // block clusters and a GPC map (the cluster mechanisms).
 enum class OptionNeeds { Nothing, GpcMap, ClustersAndGpcMap };

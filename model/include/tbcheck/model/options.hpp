@@ -1,10 +1,14 @@
 // What options mean on one device: the predicates search, smt and the CLI ask instead of comparing an option
 // with a named value, and effective_options, the one normaliser of "the options as they act on this device".
 #pragma once
+#include <vector>
+
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/hypothesis.hpp"
 
 namespace tbcheck::model {
+
+struct Scenario;
 
 // Selection gpc-priority: the Fermi wave and completion order (model/fermi.hpp), not the generic dispatcher.
 bool is_fermi(Selection s);
@@ -30,5 +34,27 @@ bool masks_act_on(const Device& d);
 // the partition rule where masks cannot act, and pb-any where it acts as sm (pb_any_acts_as_sm). The
 // descriptive fields (name, source, description, file) are cleared.
 Hypothesis effective_options(Hypothesis h, const Device& d);
+
+// What one scenario lets the options show, read once from its kernels: the register counts and the rounded
+// shared memory S (ascending, distinct) that a threshold can cut between, and the controls it sets.
+struct ScenarioReach {
+  explicit ScenarioReach(const Scenario& s);
+  std::vector<int> regs, smem;
+  bool masks = false;     // some TPC mask leaves a kernel fewer SMs (partition_matters under allowed-sms)
+  bool clusters = false;  // some kernel is launched in clusters
+  bool local = false;     // some kernel uses local memory
+  bool pairs = false;     // some kernel is large enough to lead block pairs under a paired issue rule
+  bool skips = false;     // some kernel's warps are a multiple of the PB count (the skip's condition)
+};
+
+// h with every option the scenario cannot exercise set to one value, so that two hypotheses the scenario
+// cannot tell apart compare equal with same_options: the priority rule where every kernel gets one rank, the
+// partition rule where no mask binds, the cluster rules without clusters, the local rule without local
+// memory, the issue rule without a kernel large enough to lead pairs, the skip without a kernel whose warps are
+// a multiple of the PB count, and each threshold moved to the kernel quantity that ignores the same kernels (off where it
+// ignores none; where it ignores every kernel, its resource's rules too). `r` is ScenarioReach(s), kept by callers that ask for many hypotheses. Apply it to
+// effective_options(h, s.device), as the overload below does: the simulator reads these options only there.
+Hypothesis options_on(Hypothesis h, const Scenario& s, const ScenarioReach& r);
+Hypothesis effective_options(Hypothesis h, const Scenario& s);
 
 }  // namespace tbcheck::model

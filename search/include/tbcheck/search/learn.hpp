@@ -59,6 +59,10 @@ struct LearnOptions {
   // With more consistent candidates than this, a case's split is estimated on an evenly spread sample
   // of them (the chosen case is then simulated for all); keeps a step cheap over thousands.
   size_t split_sample = 96;
+  // Candidates whose options a case cannot tell apart share one simulation of it (model::options_on), and a
+  // case stops being classed for a split once it cannot beat the best so far. Off: every candidate is simulated
+  // on every case it is classed on, and every case in full: the reference the shared run must equal.
+  bool share_simulations = true;
 };
 
 // Identified: one survivor that predicted its confirmation suite and is separated from every neighbour.
