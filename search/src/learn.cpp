@@ -181,6 +181,8 @@ LearnResult Learner::run() {
     size_t synth_ci = 0;
     if (!ci && groups_of_alive().size() > 1 && split_by_synthesis(synth_ci)) ci = synth_ci;
     if (ci) {
+      if (o_.confirm)
+        if (auto folded = fold_bracket(*ci)) ci = folded;
       if (run_case(*ci, StepPurpose::Split, {}) == Ran::NoDevice) break;
       continue;
     }
@@ -213,9 +215,10 @@ LearnResult Learner::run() {
       if (opts[x].key == m.mechanism) {
         m.values = {res_.intervals[x].range_text()};
         m.state = res_.intervals[x].cuts() == 1 ? Settledness::Settled : Settledness::Open;
-        m.settled_by = m.state == Settledness::Settled && x < bracket_case_.size() && !bracket_case_[x].empty()
-                           ? bracket_case_[x]
-                           : m.settled_by;
+        m.settled_by = m.state != Settledness::Settled                               ? m.settled_by
+                       : x < bracket_case_.size() && !bracket_case_[x].empty() ? bracket_case_[x]
+                       : x < folded_case_.size() && !folded_case_[x].empty()   ? folded_case_[x]
+                                                                               : m.settled_by;
       }
     res_.mechanisms.push_back(std::move(m));
   }

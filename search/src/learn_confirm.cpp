@@ -289,6 +289,115 @@ bool Learner::bracket() {
   return false;
 }
 
+bool same_prefix_placements(const model::Schedule& a, const model::Schedule& b, size_t kernels) {
+  if (a.kernels.size() < kernels || b.kernels.size() < kernels) return false;
+  for (size_t k = 0; k < kernels; ++k) {
+    const auto &x = a.kernels[k].blocks, &y = b.kernels[k].blocks;
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (x[i].sm != y[i].sm || x[i].start != y[i].start) return false;
+  }
+  return true;
+}
+
+std::optional<size_t> Learner::fold_bracket(size_t ci) {
+  // Only the split after which one group is left whatever the device does: then the survivor is one of its
+  // classes, and the boundary question asked for the largest class's representative is likely the one bracketing
+  // would ask next. A question folded in for a candidate that does not survive costs device time, no claim: every
+  // interval is the fit of whole observed cases.
+  std::map<int, std::vector<size_t>> by_class;
+  for (size_t i : alive_) {
+    const int k = cases_[ci].classify(hs_, i, sharing());
+    if (k < 0) return std::nullopt;
+    by_class[k].push_back(i);
+  }
+  if (by_class.size() < 2) return std::nullopt;
+  const std::vector<size_t>* largest = nullptr;
+  for (const auto& [k, members] : by_class) {
+    for (size_t i : members)
+      if (uf_.find(i) != uf_.find(members.front())) return std::nullopt;
+    if (!largest || members.size() > largest->size()) largest = &members;
+  }
+  const size_t rep = largest->front();
+  auto fit = fit_thresholds(hs_[rep], device_, seen());
+  if (!fit) return std::nullopt;
+  const auto& opts = model::threshold_options();
+  const model::Scenario& split = cases_[ci].scenario;
+  const size_t split_kernels = split.kernels.size();
+  // Every candidate's placements of the split's own kernels must stay as they are alone, so the combined case
+  // splits the consistent set at least as finely as the split.
+  std::vector<model::Schedule> alone;
+  for (size_t i : alive_) alone.push_back(cases_[ci].schedule[static_cast<size_t>(cases_[ci].classify(hs_, i, sharing()))]);
+  auto keeps_split = [&](const model::Scenario& c, int64_t& makespan) {
+    makespan = 0;
+    for (size_t a = 0; a < alive_.size(); ++a) {
+      const auto sch = model::try_simulate(c, hs_[alive_[a]]);
+      if (!sch || !same_prefix_placements(*sch, alone[a], split_kernels)) return false;
+      makespan = std::max(makespan, sch->makespan());
+    }
+    return true;
+  };
+  std::optional<model::Scenario> combined;
+  int64_t combined_makespan = 0;
+  for (const auto& a : alone) combined_makespan = std::max(combined_makespan, a.makespan());
+  std::vector<std::string> asked;
+  std::vector<size_t> asked_options;
+  for (size_t x = 0; x < opts.size(); ++x) {
+    const auto& iv = fit->intervals[x];
+    if (iv.cuts() <= 1) continue;
+    const model::Scenario& before = combined ? *combined : split;
+    int64_t last_release = 0;
+    for (const auto& k : before.kernels) last_release = std::max(last_release, k.release);
+    const int own = model::cut_of(opts[x], model::threshold_of(hs_[rep], opts[x]), iv.values);
+    // Beside the split's tail first (no device time of its own when it fits in), then after it.
+    for (const int64_t release : {last_release, std::max(last_release, combined_makespan)}) {
+      const BoundaryPrefix prefix{&before, release};
+      std::optional<BoundaryCase> bc;
+      std::string question;
+      if (own > iv.lo_cut && own < iv.hi_cut) {
+        bc = boundary_pair_case(hs_[rep], device_, fit->intervals, x, own, own + 1, prefix);
+        if (bc)
+          question = fmt::format("{} {} and {} {}", opts[x].key, iv.values[static_cast<size_t>(own) - 1],
+                                 iv.values[static_cast<size_t>(own)], model::unit_of(opts[x].quantity));
+      }
+      if (!bc) {
+        std::vector<int> cuts;
+        if (own >= iv.lo_cut && own <= iv.hi_cut) {
+          if (own < iv.hi_cut) cuts.push_back(own + 1);
+          if (own > iv.lo_cut) cuts.push_back(own);
+        }
+        cuts.push_back((iv.lo_cut + iv.hi_cut + 1) / 2);
+        for (int m : cuts)
+          if ((bc = boundary_case(hs_[rep], device_, fit->intervals, x, m, prefix))) {
+            question = fmt::format("{} {} {}", opts[x].key, iv.values[static_cast<size_t>(m) - 1],
+                                   model::unit_of(opts[x].quantity));
+            break;
+          }
+      }
+      int64_t makespan = 0;
+      if (bc && keeps_split(bc->scenario, makespan)) {
+        combined = std::move(bc->scenario);
+        combined_makespan = makespan;
+        asked.push_back(question);
+        asked_options.push_back(x);
+        break;
+      }
+    }
+  }
+  if (!combined) return std::nullopt;
+  model::Case c;
+  c.id = fmt::format("{}+boundary", cases_[ci].id);
+  c.scenario = std::move(*combined);
+  cases_[ci].used = true;
+  const size_t folded = add_case(c, fmt::format("{} ({}), followed by boundary kernels asking whether the device "
+                                                "ignores {}",
+                                                cases_[ci].id, cases_[ci].origin, fmt::join(asked, ", and ")));
+  folded_split_kernels_[folded] = split_kernels;
+  folded_case_.resize(opts.size());
+  for (size_t x : asked_options) folded_case_[x] = c.id;
+  return folded;
+}
+
 std::string Learner::scope_of(const std::vector<model::ThresholdInterval>& intervals) const {
   std::vector<std::string> iv;
   bool all_one = true;

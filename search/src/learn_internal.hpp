@@ -85,6 +85,8 @@ struct SplitScore {
 SplitScore score_of(CaseEntry& c, const std::vector<model::Hypothesis>& hs, const std::vector<size_t>& members,
                     const Machines* m, size_t stop_above = SIZE_MAX);
 
+// Whether a and b place the blocks of their first `kernels` kernels alike.
+bool same_prefix_placements(const model::Schedule& a, const model::Schedule& b, size_t kernels);
 // Whether a threshold of h is off the enumerated values (threshold_set): found by refitting or bracketing.
 bool thresholds_off_space(const model::Hypothesis& h);
 // One key per machine: the options as they act on d (model::effective_options).
@@ -156,6 +158,9 @@ class Learner {
   std::vector<SeenCase> seen() const;
   bool refit(size_t i);
   bool bracket();
+  // A split that leaves one group whatever the device does, with the boundary kernels bracketing would ask next
+  // for its largest class folded in (learn_numeric.hpp BoundaryPrefix): the combined case, or none.
+  std::optional<size_t> fold_bracket(size_t ci);
   std::string scope_of(const std::vector<model::ThresholdInterval>& intervals) const;
 
   const model::Device& device_;
@@ -203,6 +208,10 @@ class Learner {
   std::vector<std::string> bracket_notes_;  // per threshold option: why it is not bracketed further
   std::vector<std::string> bracket_case_;   // per threshold option: the last boundary case run for it
   int bracket_blind_ = 0;                   // boundary cases in a row that gave no observation
+  // Combined cases (fold_bracket): how many of their kernels are the split's. A candidate whose placements of
+  // those agree with the device is refuted only by the boundary kernels, so its thresholds are refitted.
+  std::map<size_t, size_t> folded_split_kernels_;
+  std::vector<std::string> folded_case_;  // per threshold option: the last combined case that asked about it
 };
 
 }  // namespace tbcheck::search::learn_detail

@@ -85,6 +85,26 @@ std::optional<model::Schedule> uniform_schedule(const model::Scenario& s, const 
   return one;
 }
 
+// The scenario of `kernels` on d, after the prefix's kernels when there is one (released at its release time,
+// named apart from them); none when the device cannot run a shape (threads, registers, shared memory).
+std::optional<model::Scenario> boundary_scenario(const model::Device& d, const BoundaryPrefix& prefix, model::json kernels) {
+  model::json all = model::json::array();
+  if (prefix.before) {
+    for (const auto& k : prefix.before->kernels) all.push_back(k.to_json());
+    for (auto& k : kernels) {
+      k["name"] = "boundary-" + k["name"].get<std::string>();
+      if (prefix.release > 0) k["release_time"] = prefix.release;
+    }
+  }
+  for (auto& k : kernels) all.push_back(std::move(k));
+  model::json j = {{"device", d.to_json()}, {"kernels", std::move(all)}};
+  auto s = model::try_scenario_from_json(j, "boundary case");
+  if (!s) return std::nullopt;
+  s->device = d;
+  s->device_builtin = true;
+  return s;
+}
+
 }  // namespace
 
 std::optional<ThresholdFit> fit_thresholds(const model::Hypothesis& h, const model::Device& d,
@@ -188,7 +208,8 @@ std::optional<ThresholdFit> fit_thresholds(const model::Hypothesis& h, const mod
 }
 
 std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const model::Device& d,
-                                          const std::vector<model::ThresholdInterval>& intervals, size_t which, int cut) {
+                                          const std::vector<model::ThresholdInterval>& intervals, size_t which, int cut,
+                                          const BoundaryPrefix& prefix) {
   const auto& opts = model::threshold_options();
   const size_t n = opts.size();
   const auto& iv = intervals[which];
@@ -198,7 +219,6 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
   const auto q = opts[which].quantity;
   const auto device_values = model::threshold_values(q, d);
 
-  model::json base = {{"device", d.to_json()}, {"kernels", model::json::array()}};
   auto kernel_json = [&](const std::string& name, int blocks, int threads, int v, int duration, int smem = 0) {
     model::Kernel k;
     k.name = name;
@@ -231,15 +251,7 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
     if (same_placements(*side[0], *side[1])) return std::nullopt;
     return BoundaryCase{s, std::move(*side[0]), std::move(*side[1]), tries};
   };
-  auto scenario = [&](const model::json& kernels) -> std::optional<model::Scenario> {
-    model::json j = base;
-    j["kernels"] = kernels;
-    auto s = model::try_scenario_from_json(j, "boundary case");
-    if (!s) return std::nullopt;  // a shape the device cannot run (threads, registers, shared memory)
-    s->device = d;
-    s->device_builtin = true;
-    return s;
-  };
+  auto scenario = [&](const model::json& kernels) { return boundary_scenario(d, prefix, kernels); };
   std::vector<int> threads;
   for (int t : {32, 64, 128, 256, 512, 1024})
     if (t <= d.max_threads_per_block) threads.push_back(t);
@@ -247,7 +259,7 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
   for (int per_sm : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64})
     for (int t : threads) {
       if (per_sm * t > d.max_warps_per_sm * 32 * 2) continue;  // beyond twice what warps allow: adds nothing
-      auto s = scenario({kernel_json("probe", per_sm * d.sms, t, value, 1)});
+      auto s = scenario(model::json::array({kernel_json("probe", per_sm * d.sms, t, value, 1)}));
       if (s)
         if (auto b = separates(*s)) return b;
     }
@@ -303,7 +315,7 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
 
 std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const model::Device& d,
                                                const std::vector<model::ThresholdInterval>& intervals, size_t which,
-                                               int m1, int m2) {
+                                               int m1, int m2, const BoundaryPrefix& prefix) {
   const auto& opts = model::threshold_options();
   const size_t n = opts.size();
   const auto& iv = intervals[which];
@@ -347,14 +359,7 @@ std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const
         if (same_placements(*side[a], *side[b])) return std::nullopt;
     return BoundaryCase{s, std::move(*side[0]), std::move(*side[2]), tries};
   };
-  auto scenario = [&](const model::json& kernels) -> std::optional<model::Scenario> {
-    model::json j = {{"device", d.to_json()}, {"kernels", kernels}};
-    auto s = model::try_scenario_from_json(j, "boundary case");
-    if (!s) return std::nullopt;  // a shape the device cannot run (threads, registers, shared memory)
-    s->device = d;
-    s->device_builtin = true;
-    return s;
-  };
+  auto scenario = [&](const model::json& kernels) { return boundary_scenario(d, prefix, kernels); };
   std::vector<int> threads;
   for (int t : {32, 64, 128, 256, 512, 1024})
     if (t <= d.max_threads_per_block) threads.push_back(t);

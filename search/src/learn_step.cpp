@@ -149,10 +149,14 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
       keep.insert(keep.end(), members.begin(), members.end());
       continue;
     }
-    const int m = k >= 0 ? matching_blocks(cand.schedule[static_cast<size_t>(class_at[static_cast<size_t>(k)])], *observed) : 0;
+    const size_t sched = k >= 0 ? static_cast<size_t>(class_at[static_cast<size_t>(k)]) : 0;
+    const int m = k >= 0 ? matching_blocks(cand.schedule[sched], *observed) : 0;
+    const auto folded = folded_split_kernels_.find(ci);
+    const bool split_part_agrees = folded != folded_split_kernels_.end() && k >= 0 &&
+                                   same_prefix_placements(cand.schedule[sched], *observed, folded->second);
     for (size_t i : members) {
       // A threshold is an interval: other values of it may still fit everything seen (learn_numeric.hpp).
-      if (refittable_[i] && !refit_failed_[i]) {
+      if ((refittable_[i] || split_part_agrees) && !refit_failed_[i]) {
         if (refit(i)) {
           keep.push_back(i);
           refitted.push_back(i);

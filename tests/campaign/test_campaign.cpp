@@ -388,7 +388,7 @@ TEST_CASE("a hand-edited manifest number that is not a whole number within int r
   auto o = synth_plan(d / "c1");
   const model::json good = model::parse_json_text(manifest_text(make_plan(o)), "m");
   for (const char* field : {"chunk", "repeat", "schema_version"})
-    for (const model::json bad : {model::json(1e91), model::json(2.5), model::json(4294967297LL), model::json(-4294967297LL),
+    for (const model::json& bad : {model::json(1e91), model::json(2.5), model::json(4294967297LL), model::json(-4294967297LL),
                                   model::json(18446744073709551615ULL)}) {
       auto j = good;
       j[field] = bad;

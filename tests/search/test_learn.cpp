@@ -436,6 +436,46 @@ TEST_CASE("learn brackets a shared-memory threshold outside the enumerated value
   CHECK(bracketed);
 }
 
+TEST_CASE("learn asks the boundary question of a threshold the space names within its last split", "[learn][numeric]") {
+  const auto truth = alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 3072; });
+  auto r = learn_space(truth, "rtx3090");
+  INFO(r.reason);
+  CHECK(r.outcome == search::LearnOutcome::Identified);
+  CHECK(search::grade_answer(r, truth) == search::AnswerGrade::Named);
+  for (const auto& iv : r.intervals)
+    if (iv.option.key == "smem_ignore_below") CHECK(iv.range_text() == "in (2944, 3072] B");
+  // No oracle run of its own: the question rode on a split that ran anyway.
+  int folded = 0;
+  for (const auto& s : r.steps) {
+    CHECK(s.purpose != search::StepPurpose::Bracket);
+    if (s.case_id.size() > 9 && s.case_id.compare(s.case_id.size() - 9, 9, "+boundary") == 0) {
+      ++folded;
+      CHECK(s.purpose == search::StepPurpose::Split);
+      CHECK(s.group_sizes.size() >= 2);
+    }
+  }
+  CHECK(folded == 1);
+}
+
+TEST_CASE("a folded boundary question the device answers against the space's value is bracketed further", "[learn][numeric]") {
+  // One step of 128 B above the space's 3072: the question asked for 3072 finds both values ignored.
+  const auto truth = alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 3200; });
+  auto r = learn_space(truth, "rtx3090");
+  INFO(r.reason);
+  CHECK(search::grade_answer(r, truth) != search::AnswerGrade::Wrong);
+  CHECK(r.outcome == search::LearnOutcome::Identified);
+  bool found = false;
+  for (const auto& iv : r.intervals)
+    if (iv.option.key == "smem_ignore_below") {
+      found = true;
+      CHECK(iv.contains(3200));
+      CHECK_FALSE(iv.contains(3072));
+      CHECK(iv.range_text() == "in (3072, 3200] B");
+    }
+  CHECK(found);
+  for (const auto& h : r.consistent) CHECK(h.smem_ignore_below != 3072);
+}
+
 TEST_CASE("learn finds a register threshold that no enumerated value fits instead of saying none fits", "[learn][numeric]") {
   const auto truth = alg1_with([](model::Hypothesis& h) { h.registers_ignore_at_or_below = 64; });
   auto r = learn_space(truth, "rtx3090");

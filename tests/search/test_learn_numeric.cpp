@@ -137,3 +137,58 @@ TEST_CASE("a two-value boundary case answers both questions next to a threshold 
   // The cuts must be two in order inside the interval.
   CHECK_FALSE(search::boundary_pair_case(h, d, fit->intervals, s, m2, m1));
 }
+
+TEST_CASE("a boundary case after a split keeps the split's placements and still asks its question", "[learn][numeric]") {
+  const auto& d = model::builtin_device("rtx3090", "test", "device");
+  const model::Hypothesis h = with(hyp("alg1"), std::nullopt, 3072);
+  const model::Hypothesis other = hyp("round-robin");  // a candidate the split tells apart from h
+  auto fit = search::fit_thresholds(h, d, {});
+  REQUIRE(fit);
+  const size_t s = index_of("smem_ignore_below");
+  // As after the corpus: blocks of 2048 B seen counted, so the split's own blocks (1024 B) are on one side.
+  auto intervals = fit->intervals;
+  intervals[s].lo_cut = cut_at(intervals[s], 2048);
+  const auto& iv = intervals[s];
+  const model::Scenario split = model::scenario_from_json(
+      {{"device", "rtx3090"},
+       {"kernels", {{{"name", "a"}, {"blocks", 90}, {"threads", 256}, {"regs", 32}, {"smem", 0}, {"duration", 3}},
+                    {{"name", "b"}, {"blocks", 20}, {"threads", 64}, {"regs", 32}, {"smem", 0}, {"duration", 1}}}}},
+      "split");
+  const auto alone = model::simulate(split, h), alone_other = model::simulate(split, other);
+  REQUIRE_FALSE(same_placements(alone, alone_other));
+  int64_t end = 0;
+  for (const auto* sch : {&alone, &alone_other}) end = std::max(end, sch->makespan());
+  for (int64_t release : {int64_t(0), end}) {
+    INFO("release " << release);
+    const search::BoundaryPrefix prefix{&split, release};
+    auto bc = search::boundary_pair_case(h, d, intervals, s, cut_at(iv, 2944), cut_at(iv, 3072), prefix);
+    if (!bc) bc = search::boundary_case(h, d, intervals, s, cut_at(iv, 3072), prefix);
+    // Beside the split's tail a shape may not exist (the split's blocks take the room it asks about); after the
+    // split ends, one does.
+    if (release == 0 && !bc) continue;
+    REQUIRE(bc);
+    const auto& k = bc->scenario.kernels;
+    REQUIRE(k.size() > split.kernels.size());
+    for (size_t i = 0; i < split.kernels.size(); ++i) CHECK(k[i].name == split.kernels[i].name);
+    for (size_t i = split.kernels.size(); i < k.size(); ++i) {
+      CHECK(k[i].name.rfind("boundary-", 0) == 0);
+      CHECK(k[i].release == release);
+    }
+    // Released after the split ends, the split's kernels run as they do alone, for h and for the other candidate.
+    if (release == end)
+      for (const auto& [hh, before] : {std::pair{&h, &alone}, std::pair{&other, &alone_other}}) {
+        const auto both = model::simulate(bc->scenario, *hh);
+        for (size_t i = 0; i < split.kernels.size(); ++i)
+          for (size_t b = 0; b < before->kernels[i].blocks.size(); ++b) {
+            CHECK(both.kernels[i].blocks[b].sm == before->kernels[i].blocks[b].sm);
+            CHECK(both.kernels[i].blocks[b].start == before->kernels[i].blocks[b].start);
+          }
+      }
+    // Whatever the register threshold, the boundary kernels tell 3072 from the values on either side of it.
+    for (std::optional<int> regs : {std::optional<int>(), std::optional<int>(64)}) {
+      CHECK(same_placements(model::simulate(bc->scenario, with(h, regs, 2944)), bc->below));
+      CHECK(same_placements(model::simulate(bc->scenario, with(h, regs, 3073)), bc->above));
+      CHECK_FALSE(same_placements(model::simulate(bc->scenario, with(h, regs, 3072)), bc->above));
+    }
+  }
+}

@@ -44,8 +44,16 @@ struct BoundaryCase {
   model::Schedule below, above;
   int tries = 0;
 };
+// A case that runs anyway (a split), whose kernels a boundary case's follow, released at `release`: one oracle
+// run then asks both. The boundary case is judged on the whole (the prefix's kernels take room), and its
+// kernels are named apart from the prefix's.
+struct BoundaryPrefix {
+  const model::Scenario* before = nullptr;
+  int64_t release = 0;
+};
 std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const model::Device& d,
-                                          const std::vector<model::ThresholdInterval>& intervals, size_t which, int cut);
+                                          const std::vector<model::ThresholdInterval>& intervals, size_t which, int cut,
+                                          const BoundaryPrefix& prefix = {});
 
 // One case that asks two neighbouring questions of option `which` at once: whether the device ignores the value of
 // cut `m1` and of cut `m2` (m1 < m2, 1-based as in boundary_case). Every combination the intervals allow predicts
@@ -53,7 +61,7 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
 // the space names is bracketed in one step instead of two. `below`/`above` hold the first and last regions'.
 std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const model::Device& d,
                                                const std::vector<model::ThresholdInterval>& intervals, size_t which,
-                                               int m1, int m2);
+                                               int m1, int m2, const BoundaryPrefix& prefix = {});
 
 // s with every kernel quantity that a threshold of `a` or `b` ignores raised to the least value on s's device
 // that neither ignores: a corpus case that separated two compositions without thresholds often separates
