@@ -255,7 +255,7 @@ TEST_CASE("device: a scheduler SM order is a permutation of the SMs with its sou
   CHECK(test::error_of([&] { device_from_json(short_, "d.json"); }).field() == "device.smid_of_sm");
   json outside = j;
   outside["smid_of_sm"] = {0, 2};
-  CHECK(test::error_of([&] { device_from_json(outside, "d.json"); }).field() == "device.smid_of_sm");
+  CHECK_THAT(test::error_of([&] { device_from_json(outside, "d.json"); }).field(), Catch::StartsWith("device.smid_of_sm"));
   json unsourced = j;
   unsourced.erase("smid_source");
   CHECK(test::error_of([&] { device_from_json(unsourced, "d.json"); }).field() == "device.smid_source");
