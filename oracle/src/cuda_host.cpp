@@ -696,11 +696,16 @@ GpcMap gpc_map_from_clusters(int sms, int sms_per_tpc, const std::vector<std::ve
   return m;
 }
 
-int scheduler_sm(const model::Device& d, int smid) {
-  if (d.smid_of_sm.empty()) return smid;
-  const auto it = std::find(d.smid_of_sm.begin(), d.smid_of_sm.end(), smid);
-  return it == d.smid_of_sm.end() ? -1 : static_cast<int>(it - d.smid_of_sm.begin());
+namespace {
+// The scheduler's index of one %smid under an order (itself under none; -1 outside it).
+int index_in_order(const std::vector<int>& smid_of_sm, int smid) {
+  if (smid_of_sm.empty()) return smid;
+  const auto it = std::find(smid_of_sm.begin(), smid_of_sm.end(), smid);
+  return it == smid_of_sm.end() ? -1 : static_cast<int>(it - smid_of_sm.begin());
 }
+}  // namespace
+
+int scheduler_sm(const model::Device& d, int smid) { return index_in_order(d.smid_of_sm, smid); }
 
 void to_scheduler_order(const model::Device& d, std::vector<KernelRecord>& recs) {
   if (d.smid_of_sm.empty()) return;
@@ -774,12 +779,10 @@ SmOrder sm_order_from_waves(int sms, const std::vector<std::vector<int>>& first_
 }
 
 std::vector<std::vector<int>> clusters_in_order(const std::vector<int>& smid_of_sm, const std::vector<std::vector<int>>& clusters) {
-  model::Device d;
-  d.smid_of_sm = smid_of_sm;
   std::vector<std::vector<int>> out;
   for (const auto& c : clusters) {
     std::vector<int> m;
-    for (int smid : c) m.push_back(scheduler_sm(d, smid));
+    for (int smid : c) m.push_back(index_in_order(smid_of_sm, smid));
     out.push_back(std::move(m));
   }
   return out;

@@ -742,10 +742,9 @@ GpcProbe probe_gpc(const CudaOptions& o) {
     DeviceBuffer sink(sizeof(int32_t));
     MappedFlag abort_flag;
     std::vector<TbcheckProbeRecord> host(most_blocks);
-    // The scheduler's order: a first wave of one block per SM on the empty GPU, block i on the i-th SM
-    // handed out (blocks start within a microsecond and spin 2 ms, so no SM frees before the wave ends).
-    for (int launch = 0; launch < 4; ++launch) {
-      const unsigned blocks = static_cast<unsigned>(p.identity.sms);
+    // One launch of `blocks` blocks (in clusters of `cluster` when above 1), 128 threads each, spinning 2 ms
+    // (long enough that the blocks of one wave overlap); the records copied back into `host`.
+    const auto run_wave = [&](unsigned blocks, int cluster) {
       TBCHECK_CUDA(cudaMemset(records.p, 0, sizeof(TbcheckProbeRecord) * blocks));
       TbcheckProbeArgs args{};
       args.records = static_cast<TbcheckProbeRecord*>(records.p);
@@ -753,10 +752,21 @@ GpcProbe probe_gpc(const CudaOptions& o) {
       args.abort = abort_flag.device;
       args.pressure_rounds = 1;
       args.sink = static_cast<int32_t*>(sink.p);
-      check(static_cast<cudaError_t>(v->launch(&args, blocks, 1, 128, static_cast<size_t>(smem), nullptr)),
-            "first-wave launch of the SM-order probe", __FILE__, __LINE__);
+      if (cluster > 1)
+        check(static_cast<cudaError_t>(v->launch_cluster(&args, blocks, 1, 128, static_cast<size_t>(smem), nullptr,
+                                                         static_cast<unsigned>(cluster), 1)),
+              "cluster launch of the GPC probe", __FILE__, __LINE__);
+      else
+        check(static_cast<cudaError_t>(v->launch(&args, blocks, 1, 128, static_cast<size_t>(smem), nullptr)),
+              "first-wave launch of the SM-order probe", __FILE__, __LINE__);
       TBCHECK_CUDA(cudaDeviceSynchronize());
       TBCHECK_CUDA(cudaMemcpy(host.data(), records.p, sizeof(TbcheckProbeRecord) * blocks, cudaMemcpyDeviceToHost));
+    };
+    // The scheduler's order: a first wave of one block per SM on the empty GPU, block i on the i-th SM
+    // handed out (blocks start within a microsecond and spin 2 ms, so no SM frees before the wave ends).
+    for (int launch = 0; launch < 4; ++launch) {
+      const unsigned blocks = static_cast<unsigned>(p.identity.sms);
+      run_wave(blocks, 1);
       std::vector<int> wave;
       for (unsigned b = 0; b < blocks; ++b) wave.push_back(host[b].start_ns != 0 ? static_cast<int>(host[b].sm_start) : -1);
       p.first_waves.push_back(std::move(wave));
@@ -764,18 +774,7 @@ GpcProbe probe_gpc(const CudaOptions& o) {
     for (const int size : p.cluster_sizes) {
       const unsigned blocks = blocks_of(size);
       for (int launch = 0; launch < 4; ++launch) {
-        TBCHECK_CUDA(cudaMemset(records.p, 0, sizeof(TbcheckProbeRecord) * blocks));
-        TbcheckProbeArgs args{};
-        args.records = static_cast<TbcheckProbeRecord*>(records.p);
-        args.duration_ns = 2'000'000;  // long enough that clusters of one wave overlap
-        args.abort = abort_flag.device;
-        args.pressure_rounds = 1;
-        args.sink = static_cast<int32_t*>(sink.p);
-        check(static_cast<cudaError_t>(v->launch_cluster(&args, blocks, 1, 128, static_cast<size_t>(smem), nullptr,
-                                                         static_cast<unsigned>(size), 1)),
-              "cluster launch of the GPC probe", __FILE__, __LINE__);
-        TBCHECK_CUDA(cudaDeviceSynchronize());
-        TBCHECK_CUDA(cudaMemcpy(host.data(), records.p, sizeof(TbcheckProbeRecord) * blocks, cudaMemcpyDeviceToHost));
+        run_wave(blocks, size);
         std::map<uint32_t, std::vector<int>> by_cluster;
         for (unsigned b = 0; b < blocks; ++b)
           if (host[b].start_ns != 0) by_cluster[host[b].cluster_id].push_back(static_cast<int>(host[b].sm_start));
