@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/device_spec.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/report/table.hpp"
 #include "tbcheck/search/distinguish.hpp"
@@ -35,7 +36,7 @@ struct Distinguish : Command {
   bool json = false, force = false;
 
   int run() override {
-    const model::Device& dev = model::builtin_device(device_name, "--device", "");
+    const model::Device dev = model::device_from_spec(device_name, "--device");
     auto hs = model::resolve_hypotheses(hypothesis_spec);
     if (hs.size() < 2) throw model::InputError("--hypothesis", "", "need at least two hypotheses to distinguish");
     if (!out_dir.empty()) model::check_output_dir(out_dir, "--out");  // before the solver runs; created at the first write
@@ -121,7 +122,7 @@ struct Distinguish : Command {
 std::unique_ptr<Command> make_distinguish(CLI::App& app) {
   auto c = std::make_unique<Distinguish>();
   c->app = app.add_subcommand("distinguish", "Synthesize minimal scenarios on which hypotheses disagree (Z3)");
-  c->app->add_option("--device", c->device_name, "Built-in device (default rtx3090)");
+  c->app->add_option("--device", c->device_name, "A built-in device name or a device JSON file (default rtx3090)");
   c->app->add_option(kHypothesisOption, c->hypothesis_spec, "Comma list, 'all', or hypothesis files (default round-robin,most-room,olmedo,alg1)");
   c->app->add_option("--out", c->out_dir, "Directory for the synthesized corpus cases (created when missing)");
   c->app->add_flag("--force", c->force, "Replace existing case files in --out (never one under corpus/hw/)");

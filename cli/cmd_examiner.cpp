@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "tbcheck/model/device_spec.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/json_reader.hpp"
@@ -26,14 +27,8 @@ struct ImportExaminer : Command {
     if (device.empty())
       throw model::InputError("--device", "", "the examiner logs do not name the GPU; give --device <built-in name or "
                                               "device JSON file>");
-    std::error_code ec;
-    if (std::filesystem::exists(std::filesystem::symlink_status(device, ec)) || device.find('/') != std::string::npos ||
-        device.ends_with(".json")) {
-      o.device = model::device_from_json(model::read_json_file(device), device, "");
-      o.device_builtin = false;
-    } else {
-      o.device = model::builtin_device(device, "--device", "");
-    }
+    o.device = model::device_from_spec(device, "--device");
+    o.device_builtin = model::is_builtin(o.device);
     o.time_unit_ms = time_unit_ms;
     o.regs = regs;
     if (files.empty() == configs.empty())

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/device_spec.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/report/learn.hpp"
@@ -80,7 +81,7 @@ struct Learn : Command {
   JudgingFlags judging;  // replay oracle only
 
   int run() override {
-    const model::Device& dev = model::builtin_device(device_name, "--device", "");
+    const model::Device dev = model::device_from_spec(device_name, "--device");
     opt.space = hypothesis_spec.empty() ? search::LearnSpace::Compositions : search::LearnSpace::List;
     const std::vector<model::Hypothesis> hs =
         hypothesis_spec.empty() ? model::compositions_for(dev) : model::resolve_hypotheses(hypothesis_spec);
@@ -172,7 +173,7 @@ std::unique_ptr<Command> make_learn(CLI::App& app) {
   c->app = app.add_subcommand("learn",
                               "Identify the device's composition of mechanisms: run splitting cases on an oracle, drop "
                               "the refuted, confirm the survivor against its neighbours");
-  c->app->add_option("--device", c->device_name, "Built-in device the oracle is")->required();
+  c->app->add_option("--device", c->device_name, "The device the oracle is: a built-in name or a device JSON file (one `probe-gpc` measured)")->required();
   c->app->add_option(kHypothesisOption, c->hypothesis_spec,
                      "Restrict to a comma list of names or files, or 'all' shipped (default: every valid composition)");
   c->app->add_option("--oracle", c->opt.oracle_spec, "Oracle: sim:<hypothesis name or file>, cuda, or replay:<recordings: folders or files, "

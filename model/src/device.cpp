@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "tbcheck/model/builtin.hpp"
+#include "tbcheck/model/device_spec.hpp"
 
 namespace tbcheck::model {
 
@@ -198,6 +200,20 @@ const Device& builtin_device(const std::string& name, const std::string& where, 
     names.push_back(d.name);
   }
   throw InputError(where, field, fmt::format("unknown device '{}'; built-in devices are: {}", name, fmt::join(names, ", ")));
+}
+
+Device device_from_spec(const std::string& spec, const std::string& flag) {
+  std::error_code ec;
+  const bool file = std::filesystem::exists(std::filesystem::symlink_status(spec, ec)) ||
+                    spec.find('/') != std::string::npos || spec.ends_with(".json");
+  if (!file) return builtin_device(spec, flag, "");
+  return device_from_json(read_json_file(spec), spec, "");
+}
+
+bool is_builtin(const Device& d) {
+  for (const auto& b : builtin_devices())
+    if (b.name == d.name) return b.to_json() == d.to_json();
+  return false;
 }
 
 }  // namespace tbcheck::model

@@ -2,6 +2,7 @@
 // impossible kernels are rejected with the field and the reason before any simulation.
 #include "tbcheck/model/scenario.hpp"
 
+#include "tbcheck/model/device_spec.hpp"
 #include "tbcheck/model/limits.hpp"
 
 #include <climits>
@@ -70,7 +71,8 @@ int Scenario::kernel_index(const std::string& name) const {
 
 json Scenario::to_json() const {
   json j;
-  j["device"] = device_builtin ? json(device.name) : device.to_json();
+  // By name only where the name means this very device: a measured GPU keeps its built-in's name.
+  j["device"] = device_builtin && is_builtin(device) ? json(device.name) : device.to_json();
   j["kernels"] = json::array();
   for (const auto& k : kernels) j["kernels"].push_back(k.to_json());
   return j;

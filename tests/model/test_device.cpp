@@ -2,12 +2,14 @@
 // devices against the numbers docs/design.md gives (Table I of seed 000, the CUDA occupancy limits).
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "helpers.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/device_spec.hpp"
 #include "tbcheck/model/observation.hpp"
 
 using namespace tbcheck;
@@ -282,4 +284,26 @@ TEST_CASE("device: b200's inferred GPC map keeps every recorded cluster on one G
       for (size_t b = 1; b < sms.size(); ++b) CHECK(gpc(sms[b]) >= gpc(sms[b - 1]));
     }
   }
+}
+
+TEST_CASE("device: a flag takes a built-in name or a device file, and only an unchanged built-in counts as built in", "[loaders][device]") {
+  CHECK(device_from_spec("rtx3090", "--device").sms == 82);
+  CHECK(test::error_of([] { device_from_spec("nosuch", "--device"); }).where() == "--device");
+  // A measured GPU keeps its built-in's name but not its numbers: it is not the built-in.
+  json measured = builtin_device("tx2", "t", "device").to_json();
+  measured["smid_of_sm"] = {1, 0};
+  measured["smid_source"] = "measured";
+  test::TempDir dir("device-spec");
+  const std::string file = (dir.path / "tx2-measured.json").string();
+  {
+    std::ofstream(file) << measured.dump();
+  }
+  const Device d = device_from_spec(file, "--device");
+  CHECK(d.name == "tx2");
+  CHECK(d.smid_of_sm == std::vector<int>{1, 0});
+  CHECK_FALSE(is_builtin(d));
+  CHECK(is_builtin(builtin_device("tx2", "t", "device")));
+  // A missing file is an error naming the file, not a lookup among the built-in names.
+  CHECK(test::error_of([&] { device_from_spec((dir.path / "none.json").string(), "--device"); }).where() ==
+        (dir.path / "none.json").string());
 }

@@ -75,6 +75,17 @@ TEST_CASE("scenario: a valid scenario loads with the derived needs", "[loaders][
   CHECK(again.to_json() == j);
 }
 
+TEST_CASE("scenario: a device that differs from the built-in of its name is written whole", "[loaders][scenario]") {
+  Scenario s = test::scenario(R"({"device": "tx2", "kernels": [{"blocks": 1, "threads": 32, "regs": 32, "smem": 0, "duration": 1}]})");
+  REQUIRE(s.device_builtin);
+  CHECK(s.to_json()["device"] == "tx2");
+  // A search that sets device_builtin cannot lose a measured SM order by writing the name alone.
+  s.device.smid_of_sm = {1, 0};
+  s.device.smid_source = "measured";
+  CHECK(s.to_json()["device"]["smid_of_sm"] == json::array({1, 0}));
+  CHECK(scenario_from_json(s.to_json(), "s.json").device.smid_of_sm == std::vector<int>{1, 0});
+}
+
 TEST_CASE("scenario: an inline device is used and written back whole", "[loaders][scenario]") {
   Scenario s = test::scenario(R"({"device": {"name": "tiny", "cc": "7.0", "sms": 2, "sms_per_tpc": 2, "pbs_per_sm": 4,
       "max_blocks_per_sm": 8, "max_warps_per_sm": 16, "max_threads_per_block": 512, "regs_per_sm": 32768,
