@@ -28,6 +28,7 @@ struct Run : Command {
   unsigned seed = 1;
   bool json = false;
   bool dry_run = false;
+  std::string settle;  // --settle, cuda only
   oracle::cuda::CudaOptions cuda;
 
   // `--dry-run`: the cuda oracle's launch plan from the probe variants' nominal register counts;
@@ -54,8 +55,11 @@ struct Run : Command {
   int run() override {
     const model::Case in = model::load_one_case(case_path, case_id, "run");
     const bool is_cuda = oracle_spec == "cuda";
-    if ((dry_run || cuda.force_device || cuda.time_unit_ms != oracle::cuda::CudaOptions{}.time_unit_ms) && !is_cuda)
-      throw model::InputError("--oracle", "", "--dry-run, --force-device and --time-unit-ms apply to --oracle cuda only");
+    if ((dry_run || cuda.force_device || cuda.time_unit_ms != oracle::cuda::CudaOptions{}.time_unit_ms || !settle.empty()) &&
+        !is_cuda)
+      throw model::InputError("--oracle", "",
+                              "--dry-run, --force-device, --time-unit-ms and --settle apply to --oracle cuda only");
+    if (!settle.empty()) cuda.settle = *oracle::cuda::settle_from_string(settle);  // CLI::IsMember checked the name
     if (dry_run) return print_plan(in);
     // make_oracle checks the spec and the noise for every kind; cuda then gets its options.
     auto oracle = with_flag("--hypothesis", "--oracle", [&] { return oracle::make_oracle(oracle_spec, noise, seed, &in); });
@@ -155,6 +159,10 @@ std::unique_ptr<Command> make_run(CLI::App& app) {
       ->check(number_above(0.0, 1e6));
   c->app->add_flag("--force-device", c->cuda.force_device,
                    "cuda only: run although the GPU differs from the scenario's device (the differences are recorded)");
+  c->app->add_option("--settle", c->settle,
+                     "cuda only: where each repetition starts from: context (a fresh CUDA context each, so no "
+                     "repetition inherits where the previous one left the scheduler; default) or none")
+      ->check(CLI::IsMember({"context", "none"}));
   c->app->add_flag("--dry-run", c->dry_run,
                    "cuda only: print the launch plan (variant, threads, smem, stream, duration, order) without a GPU");
   c->app->add_flag("--json", c->json, "Machine-readable output");

@@ -20,6 +20,20 @@
 
 namespace tbcheck::oracle::cuda {
 
+std::string_view to_string(Settle s) {
+  switch (s) {
+    case Settle::None: return "none";
+    case Settle::Context: return "context";
+  }
+  return "?";
+}
+
+std::optional<Settle> settle_from_string(std::string_view s) {
+  for (Settle v : {Settle::None, Settle::Context})
+    if (to_string(v) == s) return v;
+  return std::nullopt;
+}
+
 uint64_t unit_ns(const CudaOptions& o) {
   if (!(o.time_unit_ms > 0.0) || !std::isfinite(o.time_unit_ms) || o.time_unit_ms > 3.6e6)
     throw model::InputError("--time-unit-ms", "", fmt::format("{} is not a positive time unit in ms (at most one hour)",

@@ -377,6 +377,81 @@ class CudaOracle : public Oracle {
     }
     TBCHECK_CUDA(cudaSetDevice(dev));
 
+    Gathered acc;
+    // Settle::Context: each repetition in a fresh primary context, since the GPU begins a launch where the
+    // previous launches of the context left off (docs/results/h200.md); None: all in one context.
+    if (o_.settle == Settle::Context) {
+      for (int rep = 0; rep < repetitions; ++rep) {
+        if (rep > 0) {
+          TBCHECK_CUDA(cudaDeviceReset());
+          TBCHECK_CUDA(cudaSetDevice(dev));
+        }
+        if (auto r = run_in_context(s, rep, 1, id, meta, acc)) return *r;
+      }
+    } else if (auto r = run_in_context(s, 0, repetitions, id, meta, acc)) {
+      return *r;
+    }
+    const LaunchPlan& plan = acc.plan;
+    auto& census = acc.census;
+    auto& split = acc.split;
+    auto& block_sms = acc.block_sms;
+    auto& reps = acc.reps;
+    const int64_t tick = acc.tick;
+    const auto& attempts_log = acc.attempts_log;
+    const auto& notes = acc.notes;
+    const auto& raw = acc.raw;
+    meta["attempts"] = attempts_log;
+    meta["settle"] = to_string(o_.settle);
+    meta["notes"] = notes;
+    meta["raw_ns"] = raw;
+    meta["sm_numbering"] = s.device.smid_of_sm.empty() ? "%smid" : "scheduler order (the device's smid_of_sm); raw_ns keeps %smid";
+    // Partitions: the SMs each green context really used, against the TPCs the scenario asked for.
+    std::vector<GrantedPartition> granted;
+    nlohmann::json pj = nlohmann::json::array();
+    for (size_t p = 0; p < census.size() && p < split.groups.size(); ++p) {
+      block_sms.resize(plan.partitions.size());
+#if TBCHECK_GREEN_CONTEXTS
+      const int granted_sms = p < acc.granted_sms.size() ? acc.granted_sms[p] : 0;
+#else
+      const int granted_sms = 0;
+#endif
+      granted.push_back(map_granted_partition(plan.partitions[p], split.groups[p], granted_sms, census[p], block_sms[p],
+                                              s.device));
+      pj.push_back(granted.back().to_json());
+    }
+    if (!granted.empty()) meta["partitions"] = pj;
+    for (const auto& g : granted)
+      if (g.match == PartitionMatch::Inexpressible) return outcome(RunStatus::Unsupported, g.reason);
+    RunResult result = combine_repetitions(s, std::move(reps), model::ObservationKind::Hardware, meta);
+    // Launch order is confirmed (check_launch_order) before a repetition is used: no launch window.
+    result.observation.resolution = model::Resolution{std::max<int64_t>(tick, 1), 0};
+    for (const auto& g : granted)
+      if (g.match == PartitionMatch::Effective) result.effective_scenario = effective_scenario(s, plan, granted);
+    return result;
+  }
+
+  // What the repetitions of one run gather, over one CUDA context or several (Settle::Context).
+  struct Gathered {
+    LaunchPlan plan;
+    std::vector<std::vector<int>> census;  // per partition: the SMs its green context's census ran on
+    GreenSplitPlan split;
+    std::vector<int> granted_sms;          // per partition: the SMs the driver granted
+    std::vector<std::vector<int>> block_sms;  // per partition, over every usable repetition
+    std::vector<model::Schedule> reps;
+    int64_t tick = 0;  // the finest timer step any usable repetition shows (units)
+    nlohmann::json attempts_log = nlohmann::json::array();
+    nlohmann::json notes = nlohmann::json::array();
+    nlohmann::json raw = nlohmann::json::array();  // every used repetition, in ns (raw_records_json)
+  };
+
+  // Repetitions first_rep .. first_rep + count - 1 in the current context: the variants read back, the
+  // plan, streams (and green contexts) made, each repetition launched until its launch order is
+  // confirmed. Every CUDA object made here is released before it returns. An outcome when the run
+  // cannot go on.
+  std::optional<RunResult> run_in_context(const model::Scenario& s, int first_rep, int count, const DeviceIdentity& id,
+                                          nlohmann::json& meta, Gathered& acc) {
+    auto outcome_of = [&](RunStatus st, std::string reason) { return hardware_outcome(st, std::move(reason), meta); };
+    const int dev = o_.device_index;
     // The variants as this device sees them: numRegs and localSizeBytes are the compiler's, read back.
     std::vector<Variant> variants;
     nlohmann::json vj = nlohmann::json::array();
@@ -384,7 +459,7 @@ class CudaOracle : public Oracle {
       cudaFuncAttributes a{};
       if (cudaError_t err = cudaFuncGetAttributes(&a, e.func()); err != cudaSuccess) {
         cudaGetLastError();
-        return outcome(RunStatus::Unsupported,
+        return outcome_of(RunStatus::Unsupported,
                        fmt::format("probe variant r{} cannot run on {} (CC {}): {} ({}); the probes were built for CUDA "
                                    "architectures {}; rebuild with -DTBCHECK_CUDA_ARCHS=<this CC>",
                                    e.requested_regs, id.name, id.cc, cudaGetErrorName(err), cudaGetErrorString(err),
@@ -399,8 +474,9 @@ class CudaOracle : public Oracle {
     meta["variants"] = vj;
     const PlanResult pr = build_launch_plan(s, variants, o_);
     meta["plan"] = pr.plan.to_json();
-    if (pr.status == PlanStatus::Unsupported) return outcome(RunStatus::Unsupported, pr.reason);
-    const LaunchPlan& plan = pr.plan;
+    if (pr.status == PlanStatus::Unsupported) return outcome_of(RunStatus::Unsupported, pr.reason);
+    acc.plan = pr.plan;
+    const LaunchPlan& plan = acc.plan;
     // Controls: the GPU's own priority range is read and recorded, and a priority outside it is
     // refused (CUDA would clamp it). Clusters and partitions have no GPU path in this build yet.
     int least = 0, greatest = 0;
@@ -410,7 +486,7 @@ class CudaOracle : public Oracle {
     for (const auto& k : plan.kernels) {
       if (k.priority) {
         const PriorityCheck pc = check_priority(k.name, *k.priority, least, greatest);
-        if (pc.status != PriorityFit::Fits) return outcome(RunStatus::Unsupported, pc.reason);
+        if (pc.status != PriorityFit::Fits) return outcome_of(RunStatus::Unsupported, pc.reason);
         stream_priority[static_cast<size_t>(k.stream)] = k.priority;
       }
     }
@@ -419,8 +495,9 @@ class CudaOracle : public Oracle {
     // Partitions: one green context each, made before the streams that live in them; the census
     // measures each context's SMs (the driver grants a count, not a set).
     std::function<cudaStream_t(int, int)> green_stream;
-    std::vector<std::vector<int>> census;
-    GreenSplitPlan split;
+    auto& census = acc.census;
+    auto& split = acc.split;
+    census.clear();
 #if TBCHECK_GREEN_CONTEXTS
     DriverApi api;
     std::optional<GreenSet> green;
@@ -428,10 +505,10 @@ class CudaOracle : public Oracle {
     if (!plan.partitions.empty()) {
       const GreenContextSupport g = green_context_support(id.driver_version, kBuiltWithGreenContexts);
       if (g.status != GreenContexts::Available)
-        return outcome(RunStatus::Unsupported, "TPC partitions run as green contexts: " + g.reason);
+        return outcome_of(RunStatus::Unsupported, "TPC partitions run as green contexts: " + g.reason);
 #if TBCHECK_GREEN_CONTEXTS
       if (const std::string missing = load_driver_api(api); !missing.empty())
-        return outcome(RunStatus::Unsupported,
+        return outcome_of(RunStatus::Unsupported,
                        fmt::format("TPC partitions run as green contexts: the driver (CUDA {}.{}) lacks {}",
                                    id.driver_version / 1000, id.driver_version % 1000 / 10, missing));
       {
@@ -448,11 +525,12 @@ class CudaOracle : public Oracle {
         meta["green_contexts"] = split.to_json();
         meta["green_contexts"]["stream_create"] =
             api.green_ctx_stream_create ? "cuGreenCtxStreamCreate" : "cuCtxFromGreenCtx + cuStreamCreateWithPriority";
-        if (split.status != GreenSplitFit::Fits) return outcome(RunStatus::Unsupported, split.reason);
+        if (split.status != GreenSplitFit::Fits) return outcome_of(RunStatus::Unsupported, split.reason);
         green.emplace(api);
         if (std::string why = make_green_contexts(api, cudev, split, whole, *green); !why.empty())
-          return outcome(RunStatus::Unsupported, "TPC partitions run as green contexts: " + why);
+          return outcome_of(RunStatus::Unsupported, "TPC partitions run as green contexts: " + why);
         meta["green_contexts"]["granted_sms"] = green->granted;
+        acc.granted_sms = green->granted;
         for (size_t p = 0; p < green->contexts.size(); ++p)
           census.push_back(census_of(*green, p, id, s.device, sink, abort_flag));
       }
@@ -472,14 +550,13 @@ class CudaOracle : public Oracle {
     std::vector<std::unique_ptr<DeviceBuffer>> records;
     for (const auto& k : s.kernels) records.push_back(std::make_unique<DeviceBuffer>(sizeof(TbcheckProbeRecord) * static_cast<size_t>(k.blocks)));
     Streams streams(plan.streams, stream_priority, green_stream);
-    std::vector<std::vector<int>> block_sms;  // per partition, over every usable repetition
-
-    std::vector<model::Schedule> reps;
-    int64_t tick = 0;  // the finest timer step any usable repetition shows (units)
-    nlohmann::json attempts_log = nlohmann::json::array();
-    nlohmann::json notes = nlohmann::json::array();
-    nlohmann::json raw = nlohmann::json::array();  // every used repetition, in ns (raw_records_json)
-    for (int rep = 0; rep < repetitions; ++rep) {
+    auto& block_sms = acc.block_sms;
+    auto& reps = acc.reps;
+    auto& tick = acc.tick;
+    auto& attempts_log = acc.attempts_log;
+    auto& notes = acc.notes;
+    auto& raw = acc.raw;
+    for (int rep = first_rep; rep < first_rep + count; ++rep) {
       for (int attempt = 0;; ++attempt) {
         std::vector<KernelRecord> recs;
         const RunStatus st = run_once(s, plan, records, sink, abort_flag, streams, recs);
@@ -487,7 +564,7 @@ class CudaOracle : public Oracle {
         const nlohmann::json raw_rep = raw_records_json(recs);
         to_scheduler_order(s.device, recs);
         if (st == RunStatus::Timeout)
-          return outcome(RunStatus::Timeout,
+          return outcome_of(RunStatus::Timeout,
                          fmt::format("repetition {} overran the watchdog ({:.1f} s: every block one after another plus "
                                      "{} s); the spinning blocks were told to stop and the run was abandoned",
                                      rep + 1, static_cast<double>(plan.watchdog_ns) / 1e9, o_.watchdog_slack_s));
@@ -529,39 +606,13 @@ class CudaOracle : public Oracle {
           meta["attempts"] = attempts_log;
           const std::string why = rs.status == RecordCheck::Incomplete ? fmt::format("{}", fmt::join(rs.problems, "; "))
                                                                        : order.reason;
-          return outcome(RunStatus::OrderUnconfirmed,
+          return outcome_of(RunStatus::OrderUnconfirmed,
                          fmt::format("repetition {}: the launch order could not be confirmed in {} attempt(s): {}", rep + 1,
                                      attempt + 1, why));
         }
       }
     }
-    meta["attempts"] = attempts_log;
-    meta["notes"] = notes;
-    meta["raw_ns"] = raw;
-    meta["sm_numbering"] = s.device.smid_of_sm.empty() ? "%smid" : "scheduler order (the device's smid_of_sm); raw_ns keeps %smid";
-    // Partitions: the SMs each green context really used, against the TPCs the scenario asked for.
-    std::vector<GrantedPartition> granted;
-    nlohmann::json pj = nlohmann::json::array();
-    for (size_t p = 0; p < census.size() && p < split.groups.size(); ++p) {
-      block_sms.resize(plan.partitions.size());
-#if TBCHECK_GREEN_CONTEXTS
-      const int granted_sms = green->granted[p];
-#else
-      const int granted_sms = 0;
-#endif
-      granted.push_back(map_granted_partition(plan.partitions[p], split.groups[p], granted_sms, census[p], block_sms[p],
-                                              s.device));
-      pj.push_back(granted.back().to_json());
-    }
-    if (!granted.empty()) meta["partitions"] = pj;
-    for (const auto& g : granted)
-      if (g.match == PartitionMatch::Inexpressible) return outcome(RunStatus::Unsupported, g.reason);
-    RunResult result = combine_repetitions(s, std::move(reps), model::ObservationKind::Hardware, meta);
-    // Launch order is confirmed (check_launch_order) before a repetition is used: no launch window.
-    result.observation.resolution = model::Resolution{std::max<int64_t>(tick, 1), 0};
-    for (const auto& g : granted)
-      if (g.match == PartitionMatch::Effective) result.effective_scenario = effective_scenario(s, plan, granted);
-    return result;
+    return std::nullopt;
   }
 
 #if TBCHECK_GREEN_CONTEXTS

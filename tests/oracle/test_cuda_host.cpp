@@ -685,3 +685,10 @@ TEST_CASE("run --dry-run shows the green-context split of a partitioned case", "
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("cuDevSmResourceSplitByCount(minCount") && Catch::Contains("green contexts: nominal"));
 }
+
+TEST_CASE("settle: each way a repetition can start has a name that parses back, and a fresh context is the default", "[cuda-host]") {
+  for (Settle s : {Settle::None, Settle::Context}) CHECK(settle_from_string(to_string(s)) == s);
+  CHECK_FALSE(settle_from_string("wave").has_value());
+  // Repetitions in one context inherit where the last one left the scheduler (docs/results/h200.md).
+  CHECK(CudaOptions{}.settle == Settle::Context);
+}

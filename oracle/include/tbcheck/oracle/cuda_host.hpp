@@ -16,8 +16,18 @@
 
 namespace tbcheck::oracle::cuda {
 
-// How the cuda oracle runs; `tbcheck run --time-unit-ms / --force-device` set the first two.
+// Where each repetition starts from. The GPU keeps, from one launch to the next, where it last placed
+// blocks (an H200 begins a launch at the GPC after the one its context last dispatched to,
+// docs/results/h200.md), so repetitions in one context differ by history; a fresh context starts from
+// the same state every time. Context: each repetition in a fresh primary context (cudaDeviceReset);
+// None: all repetitions in one context, each from the state the last one left.
+enum class Settle { None, Context };
+std::string_view to_string(Settle s);
+std::optional<Settle> settle_from_string(std::string_view s);
+
+// How the cuda oracle runs; `tbcheck run --time-unit-ms / --force-device / --settle` set the first three.
 struct CudaOptions {
+  Settle settle = Settle::Context;
   double time_unit_ms = 20.0;   // one model time unit of block duration, in milliseconds
   bool force_device = false;    // run although the GPU differs from the scenario's device (recorded)
   int device_index = 0;         // CUDA device ordinal
