@@ -55,6 +55,7 @@ std::string cluster_unsupported_options(const Hypothesis& h) {
     case Selection::RoundRobin:
     case Selection::MostRoom: return "";
     case Selection::GpcPriority: return "selection gpc-priority (a Fermi dispatcher)";
+    case Selection::GpcSpread: return "selection gpc-spread (measured on grids without clusters)";
   }
   return "";
 }
@@ -153,6 +154,7 @@ int choose_cluster_sm(const Hypothesis& h, const std::vector<int>& sms, const st
     }
     case Selection::MostRoom:
     case Selection::GpcPriority:  // refused with clusters (cluster_unsupported); most-room keeps this total
+    case Selection::GpcSpread:
       for (int sm : sms)
         if (ok(sm) && (best < 0 || value[static_cast<size_t>(sm)] > value[static_cast<size_t>(best)])) best = sm;
       return best;

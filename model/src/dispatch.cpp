@@ -1,7 +1,9 @@
 // One dispatch pass of the generic dispatcher at an instant: the head kernel's blocks go one by one to the SM
 // the selection answers (round-robin, most-room; paired issue) until none fits (smt/src/dispatch.cpp's twin).
+#include <array>
 #include <stdexcept>
 #include <tuple>
+#include <vector>
 
 #include "dispatcher.hpp"
 
@@ -58,6 +60,11 @@ const std::vector<Dispatched>& Dispatcher::dispatch(int64_t now) {
           none = value <= 0;
           break;
         case Selection::GpcPriority: throw std::logic_error("gpc-priority reached the generic dispatcher");
+        case Selection::GpcSpread:
+          pos = spread_pick(k);
+          none = pos < 0;
+          if (!none) value = capacity_of(order_[static_cast<size_t>(pos)], k);  // exact, as the index expects
+          break;
       }
       if (none) break;
     }
@@ -80,6 +87,39 @@ const std::vector<Dispatched>& Dispatcher::dispatch(int64_t now) {
     if (b + 1 == kp.blocks) ready_.pop();
   }
   return placed_;
+}
+
+// Measured on H200s (docs/results/h200.md, finding 8): one block on every SM before a second on any; the
+// single-TPC GPCs before the others; the TPC with the fewest blocks; among GPCs the one that has served the
+// fewest of its TPCs at that count, so that the GPCs take turns; then the lowest GPC, TPC and scan position.
+// A key per SM with room, the least one wins: the twin of smt/src/dispatch.cpp's spread_pick.
+int Dispatcher::spread_pick(int k) const {
+  const std::vector<int>& gpc_of_tpc = d_.gpc_of_tpc;  // check_feasibility refuses a device without one
+  const int tpcs = d_.tpcs();
+  std::vector<int> on_tpc(static_cast<size_t>(tpcs), 0), gpc_tpcs;
+  for (int sm = 0; sm < d_.sms; ++sm) on_tpc[static_cast<size_t>(g_.tpc_of(sm))] += g_.sm(sm).blocks;
+  for (int g : gpc_of_tpc) {
+    if (g >= static_cast<int>(gpc_tpcs.size())) gpc_tpcs.resize(static_cast<size_t>(g) + 1, 0);
+    gpc_tpcs[static_cast<size_t>(g)] += 1;
+  }
+  std::array<int, 7> best{};
+  int best_pos = -1;
+  for (int pos = 0; pos < d_.sms; ++pos) {
+    const int sm = order_[static_cast<size_t>(pos)];
+    if (capacity_of(sm, k) <= 0) continue;
+    const int t = g_.tpc_of(sm);
+    const int g = gpc_of_tpc[static_cast<size_t>(t)];
+    const int level = on_tpc[static_cast<size_t>(t)];
+    int served = 0;  // TPCs of this GPC past the level: its turns taken at it
+    for (int u = 0; u < tpcs; ++u)
+      if (gpc_of_tpc[static_cast<size_t>(u)] == g && on_tpc[static_cast<size_t>(u)] > level) ++served;
+    const std::array<int, 7> key{g_.sm(sm).blocks, gpc_tpcs[static_cast<size_t>(g)] == 1 ? 0 : 1, level, served, g, t, pos};
+    if (best_pos < 0 || key < best) {
+      best = key;
+      best_pos = pos;
+    }
+  }
+  return best_pos;
 }
 
 }  // namespace tbcheck::model

@@ -175,6 +175,9 @@ class Dispatcher {
   // Commits kernel k's next block on sm and records it in placed_; the capacity bookkeeping is the caller's.
   void place_block(int k, int sm);
 
+  // dispatch.cpp: the position (in order_) of the SM gpc-spread chooses for kernel k's next block, -1 if none fits.
+  int spread_pick(int k) const;
+
   // cluster_pick.cpp
   void cl_set(int sm, int k);
   bool place_cluster(int k);

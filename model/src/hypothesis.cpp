@@ -34,6 +34,9 @@ struct Choice {
   std::string_view cites;
   std::string_view meaning;
   OptionNeeds needs = OptionNeeds::Nothing;  // what a device must have for the option to act there
+  // Taken by the composition space learn searches: false for an option measured on one GPU and not yet
+  // tested beyond the recordings it was read from.
+  bool in_space = true;
 };
 
 constexpr Choice<Selection> kSelectionChoices[] = {
@@ -47,6 +50,11 @@ constexpr Choice<Selection> kSelectionChoices[] = {
      "in %smid order, and loses that many; later blocks go to SMs in the order blocks complete; 2-D grids are "
      "picked along U/n multirows; needs the device's GPC map",
      OptionNeeds::GpcMap},
+    {Selection::GpcSpread, "gpc-spread", "measured on H200s: docs/results/h200.md, finding 8 (scripts/h200_spread.py)",
+     "the SM with the fewest blocks; then single-TPC GPCs first; then the TPC with the fewest blocks; then the GPC "
+     "that has served the fewest TPCs at that count (GPCs take turns); then the lowest GPC, TPC and SM in the order; "
+     "needs the device's GPC map",
+     OptionNeeds::GpcMap, false},
 };
 constexpr Choice<Order> kOrderChoices[] = {
     {Order::Natural, "natural", "textbook order", "SMs scanned 0, 1, 2, ..., N-1"},
@@ -318,7 +326,8 @@ const std::vector<MechanismSpace>& mechanism_space() {
       } else {
         s.enumeration = m.enumeration;
         s.needs = m.needs;
-        for (const auto& c : m.choices) s.values.emplace_back(std::string(c.name));
+        for (const auto& c : m.choices)
+          if (c.in_space) s.values.emplace_back(std::string(c.name));
       }
       out.push_back(std::move(s));
     });
@@ -366,7 +375,12 @@ std::string option_table_markdown() {
           break;
       }
     }
-    if (r.needs != OptionNeeds::Nothing && (!space || space->needs != r.needs))
+    const bool in_space = !space || r.value == "<int>" || r.value == "true" ||
+                          std::find(space->values.begin(), space->values.end(), json(std::string(r.value))) !=
+                              space->values.end();
+    if (!in_space)
+      taken += fmt::format("{}not in the space", taken.empty() ? "" : "; ");
+    else if (r.needs != OptionNeeds::Nothing && (!space || space->needs != r.needs))
       taken += fmt::format("{}needs {}", taken.empty() ? "" : "; ", to_string(r.needs));
     out += fmt::format("| {} | {} | {} | {} | {} |\n", key, value, cell(r.meaning), cell(r.cites), cell(taken));
   }

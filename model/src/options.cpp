@@ -14,7 +14,8 @@ namespace tbcheck::model {
 bool is_fermi(Selection s) {
   switch (s) {
     case Selection::RoundRobin:
-    case Selection::MostRoom: return false;
+    case Selection::MostRoom:
+    case Selection::GpcSpread: return false;
     case Selection::GpcPriority: return true;
   }
   return false;
@@ -24,7 +25,8 @@ bool ranks_by_capacity(Selection s) {
   switch (s) {
     case Selection::MostRoom: return true;
     case Selection::RoundRobin:
-    case Selection::GpcPriority: return false;
+    case Selection::GpcPriority:
+    case Selection::GpcSpread: return false;
   }
   return true;
 }

@@ -131,7 +131,8 @@ FeasibilityCheck Scheduler::support(const Device&, const Hypothesis& h) {
   FeasibilityCheck f;
   switch (h.selection) {
     case Selection::RoundRobin:
-    case Selection::MostRoom: break;
+    case Selection::MostRoom:
+    case Selection::GpcSpread: break;
     case Selection::GpcPriority:
       f.status = Feasibility::Unsupported;
       f.field = "selection";

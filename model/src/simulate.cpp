@@ -156,7 +156,8 @@ Schedule run_plan(const Scenario& s, const Hypothesis& h, ScenarioPlan&& p, cons
       if (ends) throw std::logic_error("recorded end times reached the gpc-priority dispatcher");
       return simulate_fermi(s, h, p);  // seed 003: model/src/fermi_dispatch.cpp
     case Selection::RoundRobin:
-    case Selection::MostRoom: break;
+    case Selection::MostRoom:
+    case Selection::GpcSpread: break;
   }
   return simulate_generic(s, h, std::move(p), ends);
 }

@@ -176,6 +176,7 @@ std::string not_covered(const std::vector<const model::Hypothesis*>& hs, const s
   for (const auto* h : hs)
     switch (h->selection) {
       case model::Selection::GpcPriority: return fmt::format("{} selects by the GPC map (gpc-priority)", h->name);
+      case model::Selection::GpcSpread: return fmt::format("{} selects by the GPC map (gpc-spread)", h->name);
       case model::Selection::RoundRobin:
       case model::Selection::MostRoom: break;
     }

@@ -133,7 +133,8 @@ std::vector<int> pick_order(const SymbolicScenario& s, const Hypothesis& h) {
     bool fermi = false;
     switch (h.selection) {
       case model::Selection::RoundRobin:
-      case model::Selection::MostRoom: break;
+      case model::Selection::MostRoom:
+      case model::Selection::GpcSpread: break;
       case model::Selection::GpcPriority: fermi = true; break;
     }
     if (!fermi) {
@@ -366,7 +367,8 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
   }
   switch (h_.selection) {
     case model::Selection::RoundRobin:
-    case model::Selection::MostRoom: break;
+    case model::Selection::MostRoom:
+    case model::Selection::GpcSpread: break;
     case model::Selection::GpcPriority:
       fermi_ = true;
       // Refused in the simulator's words, never a crash.

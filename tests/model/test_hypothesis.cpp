@@ -155,7 +155,7 @@ TEST_CASE("hypothesis: unknown option values list the valid ones", "[loaders][hy
   InputError e = hyp_error(j);
   CHECK(e.where() == "h.json");
   CHECK(e.field() == "selection");
-  CHECK(e.reason() == "unknown option 'fastest'; valid options are: round-robin, most-room, gpc-priority");
+  CHECK(e.reason() == "unknown option 'fastest'; valid options are: round-robin, most-room, gpc-priority, gpc-spread");
 
   const std::vector<std::pair<std::string, std::string>> fields = {
       {"order", "natural, even-first"},

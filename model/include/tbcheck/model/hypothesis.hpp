@@ -16,7 +16,7 @@ struct Device;
 // from, in its mechanism's descriptor (hypothesis.cpp); the engines check them in exhaustive switches
 // (no default, -Werror=switch), so a value added here does not compile until both the simulator and
 // the SMT encoder handle it (docs/extending.md).
-enum class Selection { RoundRobin, MostRoom, GpcPriority };
+enum class Selection { RoundRobin, MostRoom, GpcPriority, GpcSpread };
 enum class Order { Natural, EvenFirst };
 enum class Warps { Sm, PbStrictRR, PbAny };
 enum class Registers { Sm, Pb, PbContiguous };
