@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <map>
 #include <mutex>
 #include <random>
 
@@ -313,7 +314,7 @@ class PairSearch {
   // The pair is separated by `found` (checked by the caller): the case, made robust to tied retirements
   // where its durations can be staggered, and the figures of the result.
   void record_witness(const model::Scenario& found, Finder finder, std::string route) {
-    RobustWitness robust = robust_witness(found, h1_, h2_, b_.params.max_duration);
+    RobustWitness robust = robust_of(found);
     const model::Scenario& witness = robust.scenario;
     r_.ties = robust.ties;
     r_.ties_beyond_max_duration = robust.beyond_max_duration;
@@ -394,7 +395,7 @@ class PairSearch {
     for (int f : factors) {
       const model::Scenario lifted = detail::lift(l.best, full_, f);
       if (!separates(lifted, h1_, h2_)) continue;
-      if (robust_witness(lifted, h1_, h2_, b_.params.max_duration).ties == WitnessTies::Dependent) {
+      if (robust_of(lifted).ties == WitnessTies::Dependent) {
         if (!l.dependent) l.dependent = f;
         continue;
       }
@@ -403,6 +404,17 @@ class PairSearch {
       return l;
     }
     return l;
+  }
+
+  // robust_witness of a scenario, once per pair: the same lifted witness is judged again when a deeper
+  // search compares it, when it is accepted and when it is recorded, and the order search that judges
+  // a tie-dependent one simulates every admissible order of its retirements on the full device.
+  const RobustWitness& robust_of(const model::Scenario& s) const {
+    std::string key = s.to_json().dump();
+    auto it = robust_cache_.find(key);
+    if (it == robust_cache_.end())
+      it = robust_cache_.emplace(std::move(key), robust_witness(s, h1_, h2_, b_.params.max_duration)).first;
+    return it->second;
   }
 
   // After a structure's witness rested on tied retirements: more simulator samples of that structure
@@ -740,6 +752,7 @@ class PairSearch {
     return r_;
   }
 
+  mutable std::map<std::string, RobustWitness> robust_cache_;  // robust_of's answers, by the scenario's JSON
   const model::Hypothesis& h1_;
   const model::Hypothesis& h2_;
   const model::Device& full_;
