@@ -498,12 +498,13 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
   if (!best_width) return std::nullopt;
   const int64_t split_cost = best_cost;
   const auto& opts = model::threshold_options();
-  std::vector<std::string> moves;
+  std::map<std::pair<size_t, size_t>, std::string> moves;  // (kernel, option): the value it was moved to
   for (size_t round = 0; round < best.kernels.size() * opts.size(); ++round) {
     std::optional<model::Scenario> pick;
     std::optional<ThresholdFit> pick_fit;
     int pick_width = *best_width;
     int64_t pick_cost = 0;
+    std::pair<size_t, size_t> pick_at;
     std::string pick_move;
     for (size_t x = 0; x < opts.size(); ++x) {
       const auto& iv = best_fit->intervals[x];
@@ -536,6 +537,7 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
           if (pick && (*w > pick_width || (*w == pick_width && cost >= pick_cost))) continue;
           pick_width = *w;
           pick_cost = cost;
+          pick_at = {k, x};
           pick_move = fmt::format("{} {} {}", best.kernels[k].name, v, model::unit_of(opts[x].quantity));
           pick = std::move(*s);
           pick_fit = std::move(f);
@@ -547,15 +549,17 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
     best_fit = std::move(pick_fit);
     best_width = pick_width;
     best_cost = pick_cost;
-    moves.push_back(std::move(pick_move));
+    moves[pick_at] = std::move(pick_move);
   }
   if (moves.empty()) return std::nullopt;
+  std::vector<std::string> moved;
+  for (auto& [at, text] : moves) moved.push_back(std::move(text));
   model::Case c;
   c.id = fmt::format("{}-sharpened", cases_[ci].id);
   c.scenario = std::move(best);
   cases_[ci].used = true;
   return add_case(c, fmt::format("{} ({}), with {} (the same split; the observation also brackets the thresholds)",
-                                 cases_[ci].id, cases_[ci].origin, fmt::join(moves, ", ")));
+                                 cases_[ci].id, cases_[ci].origin, fmt::join(moved, ", ")));
 }
 
 std::string Learner::scope_of(const std::vector<model::ThresholdInterval>& intervals) const {
