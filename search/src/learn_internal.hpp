@@ -164,11 +164,11 @@ class Learner {
   bool refit(size_t i);
   bool bracket();
   // A split that leaves one group whatever the device does, with the boundary kernels bracketing would ask next
-  // for its largest class folded in (learn_numeric.hpp BoundaryPrefix): the combined case, or none.
+  // for each class's representative folded in (learn_numeric.hpp BoundaryPrefix): the combined case, or none.
   std::optional<size_t> fold_bracket(size_t ci);
   // The split with kernel quantities moved to values a boundary question would ask about, where every consistent
   // candidate still falls into the same classes: the same split, whose observation also narrows the thresholds of
-  // the largest class's representative (no step of its own). None when no move narrows them.
+  // the largest classes' representatives (no step of its own). None when no move narrows them.
   std::optional<size_t> sharpen_split(size_t ci);
   // r's thresholds fitted to the cases `before` and s, as if the device did on s what r predicts.
   // `makespan`, when given, is raised to r's predicted makespan of s.
