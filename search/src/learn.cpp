@@ -181,8 +181,10 @@ LearnResult Learner::run() {
     size_t synth_ci = 0;
     if (!ci && groups_of_alive().size() > 1 && split_by_synthesis(synth_ci)) ci = synth_ci;
     if (ci) {
-      if (o_.confirm)
+      if (o_.confirm) {
+        if (auto sharpened = sharpen_split(*ci)) ci = sharpened;
         if (auto folded = fold_bracket(*ci)) ci = folded;
+      }
       if (run_case(*ci, StepPurpose::Split, {}) == Ran::NoDevice) break;
       continue;
     }

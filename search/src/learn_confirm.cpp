@@ -1,6 +1,8 @@
 // Learn's confirmation: a survivor is accepted only once it predicted the cases that separate it from its
 // neighbours in the composition space, and its thresholds are bracketed by boundary cases (learn_numeric.hpp).
 #include <algorithm>
+#include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -300,11 +302,22 @@ bool same_prefix_placements(const model::Schedule& a, const model::Schedule& b, 
   return true;
 }
 
+std::optional<ThresholdFit> Learner::fit_after(const model::Scenario& s, size_t r, const std::vector<SeenCase>& before,
+                                               int64_t* makespan) const {
+  const auto sch = model::try_simulate(s, hs_[r]);
+  if (!sch) return std::nullopt;
+  if (makespan) *makespan = std::max(*makespan, sch->makespan());
+  const model::Observation obs = oracle::observation_of(*sch, model::ObservationKind::Synthetic);
+  std::vector<SeenCase> with = before;
+  with.push_back({&s, &obs});
+  return fit_thresholds(hs_[r], device_, with);
+}
+
 std::optional<size_t> Learner::fold_bracket(size_t ci) {
   // Only the split after which one group is left whatever the device does: then the survivor is one of its
-  // classes, and the boundary question asked for the largest class's representative is likely the one bracketing
-  // would ask next. A question folded in for a candidate that does not survive costs device time, no claim: every
-  // interval is the fit of whole observed cases.
+  // classes, and the boundary questions bracketing would ask next for each class's representative (largest class
+  // first) ride on it. A question folded in for a candidate that does not survive costs device time, no claim:
+  // every interval is the fit of whole observed cases.
   std::map<int, std::vector<size_t>> by_class;
   for (size_t i : alive_) {
     const int k = cases_[ci].classify(hs_, i, sharing());
@@ -312,15 +325,14 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
     by_class[k].push_back(i);
   }
   if (by_class.size() < 2) return std::nullopt;
-  const std::vector<size_t>* largest = nullptr;
+  std::vector<const std::vector<size_t>*> classes;
   for (const auto& [k, members] : by_class) {
     for (size_t i : members)
       if (uf_.find(i) != uf_.find(members.front())) return std::nullopt;
-    if (!largest || members.size() > largest->size()) largest = &members;
+    classes.push_back(&members);
   }
-  const size_t rep = largest->front();
-  auto fit = fit_thresholds(hs_[rep], device_, seen());
-  if (!fit) return std::nullopt;
+  std::stable_sort(classes.begin(), classes.end(), [](const auto* a, const auto* b) { return a->size() > b->size(); });
+  const std::vector<SeenCase> before = seen();
   const auto& opts = model::threshold_options();
   const model::Scenario& split = cases_[ci].scenario;
   const size_t split_kernels = split.kernels.size();
@@ -342,45 +354,70 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
   for (const auto& a : alone) combined_makespan = std::max(combined_makespan, a.makespan());
   std::vector<std::string> asked;
   std::vector<size_t> asked_options;
-  for (size_t x = 0; x < opts.size(); ++x) {
-    const auto& iv = fit->intervals[x];
-    if (iv.cuts() <= 1) continue;
-    const model::Scenario& before = combined ? *combined : split;
-    int64_t last_release = 0;
-    for (const auto& k : before.kernels) last_release = std::max(last_release, k.release);
-    const int own = model::cut_of(opts[x], model::threshold_of(hs_[rep], opts[x]), iv.values);
-    // Beside the split's tail first (no device time of its own when it fits in), then after it.
-    for (const int64_t release : {last_release, std::max(last_release, combined_makespan)}) {
-      const BoundaryPrefix prefix{&before, release};
-      std::optional<BoundaryCase> bc;
-      std::string question;
-      if (own > iv.lo_cut && own < iv.hi_cut) {
-        bc = boundary_pair_case(hs_[rep], device_, fit->intervals, x, own, own + 1, prefix);
-        if (bc)
-          question = fmt::format("{} {} and {} {}", opts[x].key, iv.values[static_cast<size_t>(own) - 1],
-                                 iv.values[static_cast<size_t>(own)], model::unit_of(opts[x].quantity));
-      }
-      if (!bc) {
-        std::vector<int> cuts;
-        if (own >= iv.lo_cut && own <= iv.hi_cut) {
-          if (own < iv.hi_cut) cuts.push_back(own + 1);
-          if (own > iv.lo_cut) cuts.push_back(own);
+  for (const auto* members : classes) {
+    const size_t rep = members->front();
+    // What this representative would still have open once the device answered the case so far as it predicts.
+    const auto fit = fit_after(combined ? *combined : split, rep, before);
+    if (!fit) continue;
+    for (size_t x = 0; x < opts.size(); ++x) {
+      const auto& iv = fit->intervals[x];
+      if (iv.cuts() <= 1) continue;
+      const model::Scenario& prior = combined ? *combined : split;
+      int64_t last_release = 0;
+      for (const auto& k : prior.kernels) last_release = std::max(last_release, k.release);
+      const int own = model::cut_of(opts[x], model::threshold_of(hs_[rep], opts[x]), iv.values);
+      // Beside the split's tail (no device time of its own when it fits in) or after it; a shape each of whose
+      // sides predicts one schedule, or one whose observation narrows the fit as this representative predicts it
+      // (the split's kernels ahead of it may be read differently across the intervals). The shortest is kept.
+      const int64_t after_split = std::max(last_release, combined_makespan);
+      std::optional<model::Scenario> shortest;
+      int64_t shortest_makespan = 0;
+      std::string shortest_question;
+      for (const auto& [release, judged] : {std::pair{last_release, false}, std::pair{after_split, false},
+                                            std::pair{last_release, true}, std::pair{after_split, true}}) {
+        BoundaryPrefix prefix{&prior, release, {}};
+        if (judged)
+          prefix.accept = [&, x = x, rep = rep, open = iv.cuts()](const model::Scenario& c) {
+            int64_t m = 0;
+            if (!keeps_split(c, m)) return false;
+            const auto f = fit_after(c, rep, before);
+            return f && f->intervals[x].cuts() < open;
+          };
+        std::optional<BoundaryCase> bc;
+        std::string question;
+        if (own > iv.lo_cut && own < iv.hi_cut) {
+          bc = boundary_pair_case(hs_[rep], device_, fit->intervals, x, own, own + 1, prefix);
+          if (bc)
+            question = fmt::format("{} {} and {} {}", opts[x].key, iv.values[static_cast<size_t>(own) - 1],
+                                   iv.values[static_cast<size_t>(own)], model::unit_of(opts[x].quantity));
         }
-        cuts.push_back((iv.lo_cut + iv.hi_cut + 1) / 2);
-        for (int m : cuts)
-          if ((bc = boundary_case(hs_[rep], device_, fit->intervals, x, m, prefix))) {
-            question = fmt::format("{} {} {}", opts[x].key, iv.values[static_cast<size_t>(m) - 1],
-                                   model::unit_of(opts[x].quantity));
-            break;
+        if (!bc) {
+          std::vector<int> cuts;
+          if (own >= iv.lo_cut && own <= iv.hi_cut) {
+            if (own < iv.hi_cut) cuts.push_back(own + 1);
+            if (own > iv.lo_cut) cuts.push_back(own);
           }
+          cuts.push_back((iv.lo_cut + iv.hi_cut + 1) / 2);
+          for (int m : cuts)
+            if ((bc = boundary_case(hs_[rep], device_, fit->intervals, x, m, prefix))) {
+              question = fmt::format("{} {} {}", opts[x].key, iv.values[static_cast<size_t>(m) - 1],
+                                     model::unit_of(opts[x].quantity));
+              break;
+            }
+        }
+        int64_t makespan = 0;
+        if (bc && keeps_split(bc->scenario, makespan) && (!shortest || makespan < shortest_makespan)) {
+          shortest = std::move(bc->scenario);
+          shortest_makespan = makespan;
+          shortest_question = std::move(question);
+          if (makespan <= combined_makespan) break;  // takes no device time of its own
+        }
       }
-      int64_t makespan = 0;
-      if (bc && keeps_split(bc->scenario, makespan)) {
-        combined = std::move(bc->scenario);
-        combined_makespan = makespan;
-        asked.push_back(question);
+      if (shortest) {
+        combined = std::move(shortest);
+        combined_makespan = shortest_makespan;
+        if (std::find(asked.begin(), asked.end(), shortest_question) == asked.end()) asked.push_back(shortest_question);
         asked_options.push_back(x);
-        break;
       }
     }
   }
@@ -396,6 +433,133 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
   folded_case_.resize(opts.size());
   for (size_t x : asked_options) folded_case_[x] = c.id;
   return folded;
+}
+
+std::optional<size_t> Learner::sharpen_split(size_t ci) {
+  // The split runs anyway; moving a kernel's quantity to a value bracketing would ask about keeps it the same split
+  // when every consistent candidate falls into the same classes, and its observation then narrows the thresholds
+  // of whichever candidate survives.
+  if (alive_.size() > kSharpenAlive) return std::nullopt;
+  std::map<int, std::vector<size_t>> by_class;
+  for (size_t i : alive_) {
+    const int k = cases_[ci].classify(hs_, i, sharing());
+    if (k < 0) return std::nullopt;
+    by_class[k].push_back(i);
+  }
+  if (by_class.size() < 2) return std::nullopt;
+  // Representatives of the largest classes, largest first: a move is scored by the widths their thresholds
+  // would have, summed, so a move is taken when it narrows some survivor's thresholds.
+  std::vector<const std::vector<size_t>*> classes;
+  for (const auto& [k, members] : by_class) classes.push_back(&members);
+  std::stable_sort(classes.begin(), classes.end(), [](const auto* a, const auto* b) { return a->size() > b->size(); });
+  std::vector<size_t> reps;
+  for (const auto* members : first_n(classes, kSharpenReps)) reps.push_back(members->front());
+  const size_t rep = reps.front();
+  const std::vector<SeenCase> before = seen();
+  // Per consistent candidate, the first one predicting the same placements: one simulation per machine.
+  auto partition = [&](const model::Scenario& s) -> std::optional<std::vector<size_t>> {
+    std::unordered_map<uint32_t, size_t> first_of_machine;
+    std::vector<std::pair<size_t, model::Schedule>> firsts;
+    std::vector<size_t> out;
+    for (size_t a = 0; a < alive_.size(); ++a) {
+      const uint32_t m = machines_.of[alive_[a]];
+      auto it = first_of_machine.find(m);
+      if (it == first_of_machine.end()) {
+        auto sch = model::try_simulate(s, machines_.acting[m]);
+        if (!sch) return std::nullopt;
+        size_t j = 0;
+        while (j < firsts.size() && !same_placements(firsts[j].second, *sch)) ++j;
+        if (j == firsts.size()) firsts.emplace_back(a, std::move(*sch));
+        it = first_of_machine.emplace(m, firsts[j].first).first;
+      }
+      out.push_back(it->second);
+    }
+    return out;
+  };
+  // The representatives' threshold widths summed, each after the device did what it predicts for s; `own`: the
+  // first representative's fit (the moves' values come from it).
+  auto width_of = [&](const model::Scenario& s, std::optional<ThresholdFit>& own, int64_t& cost) -> std::optional<int> {
+    int w = 0;
+    cost = 0;
+    for (size_t r : reps) {
+      auto f = fit_after(s, r, before, &cost);
+      if (!f) return std::nullopt;
+      for (const auto& iv : f->intervals) w += iv.cuts();
+      if (r == rep) own = std::move(f);
+    }
+    return w;
+  };
+  const std::optional<std::vector<size_t>> same_as = partition(cases_[ci].scenario);
+  if (!same_as) return std::nullopt;
+  model::Scenario best = cases_[ci].scenario;
+  std::optional<ThresholdFit> best_fit;
+  int64_t best_cost = 0;
+  std::optional<int> best_width = width_of(best, best_fit, best_cost);
+  if (!best_width) return std::nullopt;
+  const int64_t split_cost = best_cost;
+  const auto& opts = model::threshold_options();
+  std::map<std::pair<size_t, size_t>, std::string> moves;  // (kernel, option): the value it was moved to
+  for (size_t round = 0; round < best.kernels.size() * opts.size(); ++round) {
+    std::optional<model::Scenario> pick;
+    std::optional<ThresholdFit> pick_fit;
+    int pick_width = *best_width;
+    int64_t pick_cost = 0;
+    std::pair<size_t, size_t> pick_at;
+    std::string pick_move;
+    for (size_t x = 0; x < opts.size(); ++x) {
+      const auto& iv = best_fit->intervals[x];
+      if (iv.cuts() <= 1) continue;
+      const int own = model::cut_of(opts[x], model::threshold_of(hs_[rep], opts[x]), iv.values);
+      std::set<int> asked;
+      for (int m : {own, own + 1, iv.lo_cut + 1, iv.hi_cut, (iv.lo_cut + iv.hi_cut + 1) / 2})
+        if (m > iv.lo_cut && m <= iv.hi_cut) asked.insert(m);
+      for (int m : asked) {
+        const int v = iv.values[static_cast<size_t>(m) - 1];
+        for (size_t k = 0; k < best.kernels.size(); ++k) {
+          if (model::quantity_of(opts[x].quantity, best.kernels[k], best.device) == v) continue;
+          model::Kernel kernel = best.kernels[k];
+          model::set_quantity(opts[x].quantity, kernel, v, best.device);
+          model::json j = best.to_json();
+          j["kernels"][k]["regs"] = kernel.regs;
+          j["kernels"][k]["smem"] = kernel.smem;
+          auto s = model::try_scenario_from_json(j, "sharpened split");
+          if (!s) continue;
+          s->device = best.device;
+          s->device_builtin = best.device_builtin;
+          const auto p = partition(*s);
+          if (!p || *p != *same_as) continue;
+          std::optional<ThresholdFit> f;
+          int64_t cost = 0;
+          const auto w = width_of(*s, f, cost);
+          // Narrower, at no more device time than the split as it was (a question carried at a cost may cost
+          // more than the boundary case it spares); the cheapest of equal width.
+          if (!w || *w >= *best_width || cost > split_cost) continue;
+          if (pick && (*w > pick_width || (*w == pick_width && cost >= pick_cost))) continue;
+          pick_width = *w;
+          pick_cost = cost;
+          pick_at = {k, x};
+          pick_move = fmt::format("{} {} {}", best.kernels[k].name, v, model::unit_of(opts[x].quantity));
+          pick = std::move(*s);
+          pick_fit = std::move(f);
+        }
+      }
+    }
+    if (!pick) break;
+    best = std::move(*pick);
+    best_fit = std::move(pick_fit);
+    best_width = pick_width;
+    best_cost = pick_cost;
+    moves[pick_at] = std::move(pick_move);
+  }
+  if (moves.empty()) return std::nullopt;
+  std::vector<std::string> moved;
+  for (auto& [at, text] : moves) moved.push_back(std::move(text));
+  model::Case c;
+  c.id = fmt::format("{}-sharpened", cases_[ci].id);
+  c.scenario = std::move(best);
+  cases_[ci].used = true;
+  return add_case(c, fmt::format("{} ({}), with {} (the same split; the observation also brackets the thresholds)",
+                                 cases_[ci].id, cases_[ci].origin, fmt::join(moved, ", ")));
 }
 
 std::string Learner::scope_of(const std::vector<model::ThresholdInterval>& intervals) const {

@@ -31,6 +31,11 @@ constexpr int kRescueFits = 300;
 constexpr size_t kNearestPool = 200, kNearestListed = 5;
 // Boundary cases in a row without an observation before bracketing stops.
 constexpr int kBracketBlind = 3;
+// Consistent candidates at most for which a split's kernel quantities are moved onto a boundary question
+// (sharpen_split): each move simulates every machine among them.
+constexpr size_t kSharpenAlive = 64;
+// Classes whose representatives' thresholds score a move of sharpen_split.
+constexpr size_t kSharpenReps = 4;
 
 // The candidates as machines on the device: their distinct options as they act there (model::effective_options),
 // and each candidate's machine. Candidates of one machine predict one schedule for every case.
@@ -159,8 +164,16 @@ class Learner {
   bool refit(size_t i);
   bool bracket();
   // A split that leaves one group whatever the device does, with the boundary kernels bracketing would ask next
-  // for its largest class folded in (learn_numeric.hpp BoundaryPrefix): the combined case, or none.
+  // for each class's representative folded in (learn_numeric.hpp BoundaryPrefix): the combined case, or none.
   std::optional<size_t> fold_bracket(size_t ci);
+  // The split with kernel quantities moved to values a boundary question would ask about, where every consistent
+  // candidate still falls into the same classes: the same split, whose observation also narrows the thresholds of
+  // the largest classes' representatives (no step of its own). None when no move narrows them.
+  std::optional<size_t> sharpen_split(size_t ci);
+  // r's thresholds fitted to the cases `before` and s, as if the device did on s what r predicts.
+  // `makespan`, when given, is raised to r's predicted makespan of s.
+  std::optional<ThresholdFit> fit_after(const model::Scenario& s, size_t r, const std::vector<SeenCase>& before,
+                                        int64_t* makespan = nullptr) const;
   std::string scope_of(const std::vector<model::ThresholdInterval>& intervals) const;
 
   const model::Device& device_;

@@ -90,9 +90,17 @@ std::optional<model::Schedule> uniform_schedule(const model::Scenario& s, const 
 std::optional<model::Scenario> boundary_scenario(const model::Device& d, const BoundaryPrefix& prefix, model::json kernels) {
   model::json all = model::json::array();
   if (prefix.before) {
+    // Named apart from the prefix's kernels, which may hold an earlier question's boundary kernels.
+    std::string tag = "boundary-";
+    for (int n = 2;; ++n) {
+      bool taken = false;
+      for (const auto& k : prefix.before->kernels) taken = taken || k.name.rfind(tag, 0) == 0;
+      if (!taken) break;
+      tag = fmt::format("boundary{}-", n);
+    }
     for (const auto& k : prefix.before->kernels) all.push_back(k.to_json());
     for (auto& k : kernels) {
-      k["name"] = "boundary-" + k["name"].get<std::string>();
+      k["name"] = tag + k["name"].get<std::string>();
       if (prefix.release > 0) k["release_time"] = prefix.release;
     }
   }
@@ -231,7 +239,7 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
   };
   int tries = 0;
   // Predictions of every threshold combination the intervals allow, split by whether `value` is ignored.
-  auto separates = [&](const model::Scenario& s) -> std::optional<BoundaryCase> {
+  auto uniform_sides = [&](const model::Scenario& s) -> std::optional<BoundaryCase> {
     ++tries;
     std::vector<std::vector<int>> local(n);
     std::vector<int> lo(n), hi(n);
@@ -250,6 +258,14 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
     }
     if (same_placements(*side[0], *side[1])) return std::nullopt;
     return BoundaryCase{s, std::move(*side[0]), std::move(*side[1]), tries};
+  };
+  // With a judge (a prefix that is a split), a shape is kept when the judge says so: the split's kernels ahead
+  // may be read differently across the intervals, and the fit of the whole observed case is what narrows them.
+  auto separates = [&](const model::Scenario& s) -> std::optional<BoundaryCase> {
+    if (!prefix.accept) return uniform_sides(s);
+    ++tries;
+    if (!prefix.accept(s)) return std::nullopt;
+    return BoundaryCase{s, {}, {}, tries};
   };
   auto scenario = [&](const model::json& kernels) { return boundary_scenario(d, prefix, kernels); };
   std::vector<int> threads;
@@ -337,7 +353,7 @@ std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const
   // The cut ranges of the three regions over the option's axis; each must predict one schedule whatever the
   // other thresholds are within their intervals, and the three must differ.
   const std::pair<int, int> regions[3] = {{iv.lo_cut, m1 - 1}, {m1, m2 - 1}, {m2, iv.hi_cut}};
-  auto separates = [&](const model::Scenario& s) -> std::optional<BoundaryCase> {
+  auto uniform_sides = [&](const model::Scenario& s) -> std::optional<BoundaryCase> {
     ++tries;
     std::vector<std::vector<int>> local(n);
     std::vector<int> lo(n), hi(n);
@@ -358,6 +374,14 @@ std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const
       for (int b = a + 1; b < 3; ++b)
         if (same_placements(*side[a], *side[b])) return std::nullopt;
     return BoundaryCase{s, std::move(*side[0]), std::move(*side[2]), tries};
+  };
+  // With a judge (a prefix that is a split), a shape is kept when the judge says so: the split's kernels ahead
+  // may be read differently across the intervals, and the fit of the whole observed case is what narrows them.
+  auto separates = [&](const model::Scenario& s) -> std::optional<BoundaryCase> {
+    if (!prefix.accept) return uniform_sides(s);
+    ++tries;
+    if (!prefix.accept(s)) return std::nullopt;
+    return BoundaryCase{s, {}, {}, tries};
   };
   auto scenario = [&](const model::json& kernels) { return boundary_scenario(d, prefix, kernels); };
   std::vector<int> threads;

@@ -461,6 +461,56 @@ TEST_CASE("learn asks the boundary question of a threshold the space names and a
   CHECK(folded <= 1);
 }
 
+TEST_CASE("learn brackets a threshold the space names within the splits it runs", "[learn][numeric]") {
+  const auto truth = alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 3072; });
+  auto r = learn_space(truth, "rtx3090");
+  INFO(r.reason);
+  REQUIRE(r.outcome == search::LearnOutcome::Identified);
+  for (const auto& iv : r.intervals)
+    if (iv.option.key == "smem_ignore_below") CHECK(iv.range_text() == "in (2944, 3072] B");
+  // The questions rode on splits (their kernels' quantities moved onto the boundary, or boundary kernels
+  // following them), each still a split with groups of its own, and no step was spent on a boundary case alone.
+  int carried = 0;
+  for (const auto& s : r.steps) {
+    CHECK(s.purpose != search::StepPurpose::Bracket);
+    const bool sharpened = s.case_id.find("-sharpened") != std::string::npos;
+    const bool folded = s.case_id.size() > 9 && s.case_id.compare(s.case_id.size() - 9, 9, "+boundary") == 0;
+    if (sharpened || folded) {
+      ++carried;
+      CHECK(s.purpose == search::StepPurpose::Split);
+      CHECK(s.group_sizes.size() >= 2);
+    }
+  }
+  CHECK(carried >= 1);
+}
+
+TEST_CASE("thresholds learned through moved and folded splits hold the device's value between the probe values", "[learn][numeric]") {
+  // 3100 B and 36 registers lie strictly between the values a boundary question asks about: an interval read
+  // from a split whose quantities were moved must still hold them, one step of the granularity wide.
+  struct Truth {
+    model::Hypothesis h;
+    std::string option, range;
+    int value;
+  };
+  const std::vector<Truth> truths = {
+      {alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 3100; }), "smem_ignore_below", "in (3072, 3200] B", 3100},
+      {alg1_with([](model::Hypothesis& h) { h.registers_ignore_at_or_below = 36; }), "registers_ignore_at_or_below",
+       "in [32, 39] registers per thread", 36}};
+  for (const auto& t : truths) {
+    auto r = learn_space(t.h, "rtx3090");
+    INFO(t.h.name << ": " << r.reason);
+    CHECK(search::grade_answer(r, t.h) != search::AnswerGrade::Wrong);
+    bool found = false;
+    for (const auto& iv : r.intervals) {
+      if (iv.option.key != t.option) continue;
+      found = true;
+      CHECK(iv.contains(t.value));
+      CHECK(iv.range_text() == t.range);
+    }
+    CHECK((found || r.outcome != search::LearnOutcome::Identified));
+  }
+}
+
 TEST_CASE("a folded boundary question the device answers against the space's value is bracketed further", "[learn][numeric]") {
   // One step of 128 B above the space's 3072: the question asked for 3072 finds both values ignored.
   const auto truth = alg1_with([](model::Hypothesis& h) { h.smem_ignore_below = 3200; });

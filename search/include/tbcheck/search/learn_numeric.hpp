@@ -1,6 +1,7 @@
 // Learn's numeric options: which thresholds of one composition agree with every observation, jointly over its
 // threshold options, and the boundary case that asks the device on which side of one value its threshold lies.
 #pragma once
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -47,9 +48,12 @@ struct BoundaryCase {
 // A case that runs anyway (a split), whose kernels a boundary case's follow, released at `release`: one oracle
 // run then asks both. The boundary case is judged on the whole (the prefix's kernels take room), and its
 // kernels are named apart from the prefix's.
+// `accept`, when set, replaces the test that each side predicts one schedule: it judges the whole case (kept when
+// it returns true), e.g. by how much the fit of the observed case would narrow.
 struct BoundaryPrefix {
   const model::Scenario* before = nullptr;
   int64_t release = 0;
+  std::function<bool(const model::Scenario&)> accept;
 };
 std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const model::Device& d,
                                           const std::vector<model::ThresholdInterval>& intervals, size_t which, int cut,
