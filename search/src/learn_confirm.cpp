@@ -126,7 +126,9 @@ bool Learner::confirm(bool& stop) {
     if (nchecks_[k].verdict == NeighbourVerdict::NotSeparated) open.push_back(k);
   if (open.empty()) return finish();
 
-  // The unused corpus case that separates the survivor from the most open neighbours (then the cheapest).
+  // The unused corpus case that separates the survivor from the most open neighbours per unit of the device
+  // time it costs (its makespan: greedy weighted set cover), then from the most: a case covering every
+  // neighbour at a hundred times the makespan of one covering half of them is not worth the device time.
   std::optional<size_t> best;
   std::vector<size_t> best_cover;
   int64_t best_cost = 0;
@@ -142,10 +144,13 @@ bool Learner::confirm(bool& stop) {
       if (!s || !same_placements(*s, ms)) cover.push_back(k);  // no schedule: predicts it cannot run
     }
     if (cover.empty()) continue;
-    if (!best || cover.size() > best_cover.size() || (cover.size() == best_cover.size() && ms.makespan() < best_cost)) {
+    const int64_t cost = std::max<int64_t>(1, ms.makespan());
+    const int64_t mine_per_cost = static_cast<int64_t>(cover.size()) * best_cost;  // cover / cost, cross-multiplied
+    const int64_t best_per_cost = static_cast<int64_t>(best_cover.size()) * cost;
+    if (!best || mine_per_cost > best_per_cost || (mine_per_cost == best_per_cost && cover.size() > best_cover.size())) {
       best = ci;
       best_cover = std::move(cover);
-      best_cost = ms.makespan();
+      best_cost = cost;
     }
   }
   if (!best && o_.synthesize) {
