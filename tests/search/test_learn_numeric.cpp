@@ -160,7 +160,7 @@ TEST_CASE("a boundary case after a split keeps the split's placements and still 
   for (const auto* sch : {&alone, &alone_other}) end = std::max(end, sch->makespan());
   for (int64_t release : {int64_t(0), end}) {
     INFO("release " << release);
-    const search::BoundaryPrefix prefix{&split, release};
+    const search::BoundaryPrefix prefix{&split, release, {}};
     auto bc = search::boundary_pair_case(h, d, intervals, s, cut_at(iv, 2944), cut_at(iv, 3072), prefix);
     if (!bc) bc = search::boundary_case(h, d, intervals, s, cut_at(iv, 3072), prefix);
     // Beside the split's tail a shape may not exist (the split's blocks take the room it asks about); after the
