@@ -577,7 +577,10 @@ std::string Learner::scope_of(const std::vector<model::ThresholdInterval>& inter
   return fmt::format("among {} candidates ({}), each threshold the interval of values every observation allows, in "
                      "steps of the granularity the device can tell apart: {}; confirmation covered {} neighbours (one "
                      "or two option changes){}",
-                     res_.candidates, res_.space == LearnSpace::Compositions ? "every valid composition" : "the given list",
+                     res_.candidates, res_.space == LearnSpace::Compositions
+                         ? "every valid composition that runs on the device, priority options it cannot exercise folded "
+                           "into the default"
+                         : "the given list",
                      fmt::join(iv, ", "), res_.confirmation ? res_.confirmation->neighbours.size() : 0,
                      all_one ? " and each threshold's neighbouring values" : ", not the values inside a wider interval");
 }
