@@ -94,26 +94,24 @@ const std::vector<Dispatched>& Dispatcher::dispatch(int64_t now) {
 // fewest of its TPCs at that count, so that the GPCs take turns; then the lowest GPC, TPC and scan position.
 // A key per SM with room, the least one wins: the twin of smt/src/dispatch.cpp's spread_pick.
 int Dispatcher::spread_pick(int k) const {
-  const std::vector<int>& gpc_of_tpc = d_.gpc_of_tpc;  // check_feasibility refuses a device without one
-  const int tpcs = d_.tpcs();
-  std::vector<int> on_tpc(static_cast<size_t>(tpcs), 0), gpc_tpcs;
+  // The GPC map as the cluster rule keeps it (gpc_of_sm_, gpc_sms_); check_feasibility refuses a device without one.
+  const int per = d_.sms_per_tpc;
+  std::vector<int> on_tpc(static_cast<size_t>(d_.tpcs()), 0);
   for (int sm = 0; sm < d_.sms; ++sm) on_tpc[static_cast<size_t>(g_.tpc_of(sm))] += g_.sm(sm).blocks;
-  for (int g : gpc_of_tpc) {
-    if (g >= static_cast<int>(gpc_tpcs.size())) gpc_tpcs.resize(static_cast<size_t>(g) + 1, 0);
-    gpc_tpcs[static_cast<size_t>(g)] += 1;
-  }
   std::array<int, 7> best{};
   int best_pos = -1;
   for (int pos = 0; pos < d_.sms; ++pos) {
     const int sm = order_[static_cast<size_t>(pos)];
     if (capacity_of(sm, k) <= 0) continue;
     const int t = g_.tpc_of(sm);
-    const int g = gpc_of_tpc[static_cast<size_t>(t)];
+    const int g = gpc_of_sm_[static_cast<size_t>(sm)];
     const int level = on_tpc[static_cast<size_t>(t)];
-    int served = 0;  // TPCs of this GPC past the level: its turns taken at it
-    for (int u = 0; u < tpcs; ++u)
-      if (gpc_of_tpc[static_cast<size_t>(u)] == g && on_tpc[static_cast<size_t>(u)] > level) ++served;
-    const std::array<int, 7> key{g_.sm(sm).blocks, gpc_tpcs[static_cast<size_t>(g)] == 1 ? 0 : 1, level, served, g, t, pos};
+    const std::vector<int>& members = gpc_sms_[static_cast<size_t>(g)];
+    int past = 0;  // SMs of this GPC whose TPC is past the level: its turns taken at it, `per` SMs a turn
+    for (int m : members)
+      if (on_tpc[static_cast<size_t>(g_.tpc_of(m))] > level) ++past;
+    const int tier = static_cast<int>(members.size()) == per ? 0 : 1;  // GPCs of one TPC first
+    const std::array<int, 7> key{g_.sm(sm).blocks, tier, level, past / per, g, t, pos};
     if (best_pos < 0 || key < best) {
       best = key;
       best_pos = pos;
