@@ -318,11 +318,7 @@ std::optional<ThresholdFit> Learner::fit_after(const model::Scenario& s, size_t 
   return fit_thresholds(hs_[r], device_, with);
 }
 
-std::optional<size_t> Learner::fold_bracket(size_t ci) {
-  // Only the split after which one group is left whatever the device does: then the survivor is one of its
-  // classes, and the boundary questions bracketing would ask next for each class's representative (largest class
-  // first) ride on it. A question folded in for a candidate that does not survive costs device time, no claim:
-  // every interval is the fit of whole observed cases.
+std::optional<std::map<int, std::vector<size_t>>> Learner::split_classes(size_t ci) {
   std::map<int, std::vector<size_t>> by_class;
   for (size_t i : alive_) {
     const int k = cases_[ci].classify(hs_, i, sharing());
@@ -330,13 +326,27 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
     by_class[k].push_back(i);
   }
   if (by_class.size() < 2) return std::nullopt;
+  return by_class;
+}
+
+std::vector<const std::vector<size_t>*> largest_first(const std::map<int, std::vector<size_t>>& by_class) {
   std::vector<const std::vector<size_t>*> classes;
-  for (const auto& [k, members] : by_class) {
+  for (const auto& [k, members] : by_class) classes.push_back(&members);
+  std::stable_sort(classes.begin(), classes.end(), [](const auto* a, const auto* b) { return a->size() > b->size(); });
+  return classes;
+}
+
+std::optional<size_t> Learner::fold_bracket(size_t ci) {
+  // Only the split after which one group is left whatever the device does: then the survivor is one of its
+  // classes, and the boundary questions bracketing would ask next for each class's representative (largest class
+  // first) ride on it. A question folded in for a candidate that does not survive costs device time, no claim:
+  // every interval is the fit of whole observed cases.
+  const std::optional<std::map<int, std::vector<size_t>>> by_class = split_classes(ci);
+  if (!by_class) return std::nullopt;
+  for (const auto& [k, members] : *by_class)
     for (size_t i : members)
       if (uf_.find(i) != uf_.find(members.front())) return std::nullopt;
-    classes.push_back(&members);
-  }
-  std::stable_sort(classes.begin(), classes.end(), [](const auto* a, const auto* b) { return a->size() > b->size(); });
+  const std::vector<const std::vector<size_t>*> classes = largest_first(*by_class);
   const std::vector<SeenCase> before = seen();
   const auto& opts = model::threshold_options();
   const model::Scenario& split = cases_[ci].scenario;
@@ -445,18 +455,11 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
   // when every consistent candidate falls into the same classes, and its observation then narrows the thresholds
   // of whichever candidate survives.
   if (alive_.size() > kSharpenAlive) return std::nullopt;
-  std::map<int, std::vector<size_t>> by_class;
-  for (size_t i : alive_) {
-    const int k = cases_[ci].classify(hs_, i, sharing());
-    if (k < 0) return std::nullopt;
-    by_class[k].push_back(i);
-  }
-  if (by_class.size() < 2) return std::nullopt;
+  const std::optional<std::map<int, std::vector<size_t>>> by_class = split_classes(ci);
+  if (!by_class) return std::nullopt;
   // Representatives of the largest classes, largest first: a move is scored by the widths their thresholds
   // would have, summed, so a move is taken when it narrows some survivor's thresholds.
-  std::vector<const std::vector<size_t>*> classes;
-  for (const auto& [k, members] : by_class) classes.push_back(&members);
-  std::stable_sort(classes.begin(), classes.end(), [](const auto* a, const auto* b) { return a->size() > b->size(); });
+  const std::vector<const std::vector<size_t>*> classes = largest_first(*by_class);
   std::vector<size_t> reps;
   for (const auto* members : first_n(classes, kSharpenReps)) reps.push_back(members->front());
   const size_t rep = reps.front();

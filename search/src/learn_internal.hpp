@@ -120,6 +120,9 @@ std::vector<T> first_n(const std::vector<T>& v, size_t n) {
   return std::vector<T>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size())));
 }
 
+// The member lists of Learner::split_classes, largest first (ties in class order).
+std::vector<const std::vector<size_t>*> largest_first(const std::map<int, std::vector<size_t>>& by_class);
+
 struct Observed {
   size_t case_index;
   model::Observation obs;
@@ -163,6 +166,9 @@ class Learner {
   std::vector<SeenCase> seen() const;
   bool refit(size_t i);
   bool bracket();
+  // The consistent candidates by the class case ci puts them in; none when some candidate cannot run it or all
+  // fall into one class (the case would not split them).
+  std::optional<std::map<int, std::vector<size_t>>> split_classes(size_t ci);
   // A split that leaves one group whatever the device does, with the boundary kernels bracketing would ask next
   // for each class's representative folded in (learn_numeric.hpp BoundaryPrefix): the combined case, or none.
   std::optional<size_t> fold_bracket(size_t ci);
