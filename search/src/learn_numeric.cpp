@@ -113,6 +113,25 @@ std::optional<model::Scenario> boundary_scenario(const model::Device& d, const B
   return s;
 }
 
+// A shape's verdict: with a judge (a prefix that is a split) the judge's, since the split's kernels ahead may be
+// read differently across the intervals and the fit of the whole observed case is what narrows them; without
+// one, `uniform` (each side predicts one schedule). `tries` counts the shapes judged.
+template <class Uniform>
+std::optional<BoundaryCase> judged(const model::Scenario& s, const BoundaryPrefix& prefix, int& tries, Uniform& uniform) {
+  if (!prefix.accept) return uniform(s);
+  ++tries;
+  if (!prefix.accept(s)) return std::nullopt;
+  return BoundaryCase{s, {}, {}, tries};
+}
+
+// The block sizes a boundary kernel tries: one warp and powers of two above it, up to the device's limit.
+std::vector<int> probe_threads(const model::Device& d) {
+  std::vector<int> threads;
+  for (int t : {32, 64, 128, 256, 512, 1024})
+    if (t <= d.max_threads_per_block) threads.push_back(t);
+  return threads;
+}
+
 }  // namespace
 
 std::optional<ThresholdFit> fit_thresholds(const model::Hypothesis& h, const model::Device& d,
@@ -259,18 +278,9 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
     if (same_placements(*side[0], *side[1])) return std::nullopt;
     return BoundaryCase{s, std::move(*side[0]), std::move(*side[1]), tries};
   };
-  // With a judge (a prefix that is a split), a shape is kept when the judge says so: the split's kernels ahead
-  // may be read differently across the intervals, and the fit of the whole observed case is what narrows them.
-  auto separates = [&](const model::Scenario& s) -> std::optional<BoundaryCase> {
-    if (!prefix.accept) return uniform_sides(s);
-    ++tries;
-    if (!prefix.accept(s)) return std::nullopt;
-    return BoundaryCase{s, {}, {}, tries};
-  };
+  auto separates = [&](const model::Scenario& s) { return judged(s, prefix, tries, uniform_sides); };
   auto scenario = [&](const model::json& kernels) { return boundary_scenario(d, prefix, kernels); };
-  std::vector<int> threads;
-  for (int t : {32, 64, 128, 256, 512, 1024})
-    if (t <= d.max_threads_per_block) threads.push_back(t);
+  const std::vector<int> threads = probe_threads(d);
   // One kernel of the value, enough blocks per SM that counting it binds.
   for (int per_sm : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64})
     for (int t : threads) {
@@ -375,18 +385,9 @@ std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const
         if (same_placements(*side[a], *side[b])) return std::nullopt;
     return BoundaryCase{s, std::move(*side[0]), std::move(*side[2]), tries};
   };
-  // With a judge (a prefix that is a split), a shape is kept when the judge says so: the split's kernels ahead
-  // may be read differently across the intervals, and the fit of the whole observed case is what narrows them.
-  auto separates = [&](const model::Scenario& s) -> std::optional<BoundaryCase> {
-    if (!prefix.accept) return uniform_sides(s);
-    ++tries;
-    if (!prefix.accept(s)) return std::nullopt;
-    return BoundaryCase{s, {}, {}, tries};
-  };
+  auto separates = [&](const model::Scenario& s) { return judged(s, prefix, tries, uniform_sides); };
   auto scenario = [&](const model::json& kernels) { return boundary_scenario(d, prefix, kernels); };
-  std::vector<int> threads;
-  for (int t : {32, 64, 128, 256, 512, 1024})
-    if (t <= d.max_threads_per_block) threads.push_back(t);
+  const std::vector<int> threads = probe_threads(d);
   // boundary_case's family with a probe per value: the two kernels filling every SM, then a filler that each
   // probe must fit beside.
   for (int per_sm : {1, 2, 3, 4, 6, 8, 12, 16})
