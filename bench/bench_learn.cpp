@@ -94,6 +94,29 @@ bool runs_on(const model::Device& d, const model::Hypothesis& h) {
   }
 }
 
+// One seeded acceptance draw: the composition playing the device and its hypothesis file (for the sim: oracle).
+struct Draw {
+  model::Hypothesis truth;
+  std::string path;
+};
+
+// The draws of device `di` (its position in --devices) at distance `dist` from alg1: seed + distance + 1000 x the
+// position, among the compositions that can place one block on the device (gpc-priority needs a GPC map), each
+// written into `dir`.
+std::vector<Draw> acceptance_draws(const model::Device& d, size_t di, int dist, uint64_t seed, int per_distance,
+                                   const std::filesystem::path& dir) {
+  const model::Hypothesis& alg1 = *model::find_builtin_hypothesis("alg1");
+  const uint64_t draw = seed + static_cast<uint64_t>(dist) + 1000u * di;
+  auto runs_on_device = [&](const model::Hypothesis& h) { return runs_on(d, h); };
+  std::vector<Draw> out;
+  for (auto& truth : model::sample_compositions(alg1, draw, per_distance, dist, dist, runs_on_device)) {
+    const std::string path = (dir / (truth.name + ".json")).string();
+    model::write_file_atomic(path, truth.to_json().dump(2) + "\n");
+    out.push_back({std::move(truth), path});
+  }
+  return out;
+}
+
 // The thresholds bench (--thresholds): a composition near alg1 with its thresholds redrawn off the enumerated
 // values, so the truth is outside the space and only bracketing can name it.
 model::Hypothesis with_drawn_thresholds(model::Hypothesis h, const model::Device& d, std::mt19937_64& rng) {
@@ -279,7 +302,6 @@ int speed_bench(const std::vector<std::string>& devices, const std::vector<int>&
                 const std::vector<model::Case>& corpus, uint64_t seed, bool check) {
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("tbcheck-bench-learn-speed-{}", seed);
   std::filesystem::create_directories(dir);
-  const model::Hypothesis& alg1 = *model::find_builtin_hypothesis("alg1");
   fmt::print("learn's host time against its device time: the compositions of the main table (seed {} + d + 1000 i), "
              "learned over the device's composition space, clean, 3 repetitions, 20 ms per model unit; each run in a "
              "child process; 'every' simulates every candidate on every case, 'shared' shares a simulation among "
@@ -294,11 +316,7 @@ int speed_bench(const std::vector<std::string>& devices, const std::vector<int>&
     const std::vector<model::Hypothesis> space = model::compositions_for(d);
     std::vector<double> ratio[2], wall[2], cpu[2], peak[2];
     for (int dist : distances) {
-      const uint64_t draw = seed + static_cast<uint64_t>(dist) + 1000u * di;
-      auto runs_on_device = [&](const model::Hypothesis& h) { return runs_on(d, h); };
-      for (const auto& truth : model::sample_compositions(alg1, draw, per_distance, dist, dist, runs_on_device)) {
-        const auto path = (dir / (truth.name + ".json")).string();
-        model::write_file_atomic(path, truth.to_json().dump(2) + "\n");
+      for (const auto& [truth, path] : acceptance_draws(d, di, dist, seed, per_distance, dir)) {
         SpeedRun runs[2];
         for (int share = 0; share < 2; ++share) {
           runs[share] = speed_run(space, d, corpus, "sim:" + path, share == 1);
@@ -389,7 +407,6 @@ int main(int argc, char** argv) {
   if (thresholds > 0) return thresholds_bench(devices, corpus, seed, thresholds, noise, reps, budget, with_noise, check, list);
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("tbcheck-bench-learn-{}", seed);
   std::filesystem::create_directories(dir);
-  const model::Hypothesis& alg1 = *model::find_builtin_hypothesis("alg1");
   const auto& space = model::all_compositions();
   const auto& shipped = model::builtin_hypotheses();
   fmt::print("compositions for device i (0-based in --devices) at distance d drawn with seed {} + d + 1000 i\n", seed);
@@ -409,13 +426,7 @@ int main(int argc, char** argv) {
     const std::string& dn = devices[di];
     const model::Device& d = model::builtin_device(dn, "bench_learn", "--devices");
     for (int dist : distances) {
-      // Each device and distance draws its own compositions: seed + distance + 1000 x device position.
-      const uint64_t draw = seed + static_cast<uint64_t>(dist) + 1000u * di;
-      // A composition that cannot place one block on the device (gpc-priority without a GPC map) cannot play it.
-      auto runs_on_device = [&](const model::Hypothesis& h) { return runs_on(d, h); };
-      for (const auto& truth : model::sample_compositions(alg1, draw, per_distance, dist, dist, runs_on_device)) {
-        const auto path = (dir / (truth.name + ".json")).string();
-        model::write_file_atomic(path, truth.to_json().dump(2) + "\n");
+      for (const auto& [truth, path] : acceptance_draws(d, di, dist, seed, per_distance, dir)) {
         const std::string oracle = "sim:" + path;
         Cell cells[4];
         cells[0] = run(space, search::LearnSpace::Compositions, d, corpus, oracle, truth, 0.0, 1, budget, 1);
