@@ -198,22 +198,21 @@ const CodedRows& composition_rows() {
   static const CodedRows rows = [] {
     CodedRows r;
     const auto& all = all_compositions();
-    std::vector<std::vector<std::string>> values;
-    values.reserve(all.size());
-    for (const auto& c : all) values.push_back(option_values(c));
-    // option_settings gives every hypothesis one value per mechanism; the shortest row bounds the compare
-    // as distance_of's does.
-    r.width = values.empty() ? 0 : values.front().size();
-    for (const auto& v : values) r.width = std::min(r.width, v.size());
+    // Coded one composition at a time: holding every composition's texts at once cost more memory than
+    // the rows themselves. option_settings gives every hypothesis one value per mechanism.
+    r.width = all.empty() ? 0 : option_values(all.front()).size();
     r.codes.resize(r.width);
     r.cells.reserve(all.size() * r.width);
-    for (const auto& v : values)
+    for (const auto& c : all) {
+      const std::vector<std::string> v = option_values(c);
       for (size_t f = 0; f < r.width; ++f) {
         auto& code = r.codes[f];
-        auto it = code.find(v[f]);
-        if (it == code.end()) it = code.emplace(v[f], static_cast<uint16_t>(code.size())).first;
+        const std::string& text = f < v.size() ? v[f] : std::string();
+        auto it = code.find(text);
+        if (it == code.end()) it = code.emplace(text, static_cast<uint16_t>(code.size())).first;
         r.cells.push_back(it->second);
       }
+    }
     return r;
   }();
   return rows;
@@ -352,16 +351,21 @@ StateCheckResult check_pb_any_as_sm(const Device& d) {
 }  // namespace
 
 StateCheckResult pb_any_as_sm(const Device& d) {
+  // Keyed by the device itself: effective_options asks for every candidate of a composition space, and
+  // writing the device as JSON per call cost more than the learner's first split.
   static std::mutex mu;
-  static std::map<std::string, StateCheckResult> memo;
-  const std::string key = d.to_json().dump();
+  static std::vector<std::pair<Device, StateCheckResult>> memo;  // a process meets a handful of devices
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (auto it = memo.find(key); it != memo.end()) return it->second;
+    for (const auto& [dev, r] : memo)
+      if (dev == d) return r;
   }
   StateCheckResult r = check_pb_any_as_sm(d);
   std::lock_guard<std::mutex> lock(mu);
-  return memo.emplace(key, std::move(r)).first->second;
+  for (const auto& [dev, known] : memo)
+    if (dev == d) return known;
+  memo.emplace_back(d, r);
+  return r;
 }
 
 bool pb_any_acts_as_sm(const Hypothesis& h, const Device& d) {

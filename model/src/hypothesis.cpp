@@ -410,12 +410,6 @@ const std::vector<ThresholdOption>& threshold_options() {
 
 namespace {
 
-const OptionInfo* row_of(std::string_view key, std::string_view value) {
-  for (const auto& r : option_table())
-    if (r.mechanism == key && r.value == value) return &r;
-  return nullptr;
-}
-
 // The JSON fields a hypothesis object may have: the descriptive ones, then every mechanism's.
 const std::vector<std::string>& hypothesis_keys() {
   static const std::vector<std::string> keys = [] {
@@ -566,21 +560,39 @@ void set_option(Hypothesis& h, std::string_view key, const json& value) {
 }
 
 std::vector<OptionSetting> option_settings(const Hypothesis& h) {
+  // Each mechanism's option-table rows, gathered once: this runs for every composition of the space, and
+  // scanning the whole table per mechanism was most of its cost.
+  static const std::vector<std::vector<const OptionInfo*>> rows = [] {
+    std::vector<std::vector<const OptionInfo*>> out;
+    for_each_mechanism([&](const auto& m) {
+      auto& mine = out.emplace_back();
+      for (const auto& r : option_table())
+        if (r.mechanism == m.key) mine.push_back(&r);
+    });
+    return out;
+  }();
   std::vector<OptionSetting> out;
+  out.reserve(rows.size());
   for_each_mechanism([&](const auto& m) {
     using M = std::decay_t<decltype(m)>;
+    const auto& mine = rows[out.size()];
+    auto row = [&](std::string_view value) -> const OptionInfo* {
+      for (const auto* r : mine)
+        if (r->value == value) return r;
+      return nullptr;
+    };
     OptionSetting s{m.key, "", nullptr, true};
     if constexpr (std::is_same_v<M, FlagMechanism>) {
       s.on = h.*m.field;
       s.value = s.on ? "true" : "false";
-      s.row = row_of(m.key, "true");
+      s.row = row("true");
     } else if constexpr (std::is_same_v<M, ThresholdMechanism>) {
       s.on = (h.*m.field).has_value();
       s.value = s.on ? std::to_string(*(h.*m.field)) : "off";
-      s.row = row_of(m.key, "<int>");
+      s.row = row("<int>");
     } else {
       s.value = std::string(name_in(m.choices, h.*m.field));
-      s.row = row_of(m.key, s.value);
+      s.row = row(s.value);
     }
     out.push_back(std::move(s));
   });

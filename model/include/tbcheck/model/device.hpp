@@ -20,6 +20,7 @@ struct PriorityRange {
   int greatest = 0;
   std::string source;
   bool contains(int p) const { return p <= least && p >= greatest; }
+  bool operator==(const PriorityRange&) const = default;
 };
 
 struct Device {
@@ -70,6 +71,8 @@ struct Device {
   std::optional<int> config_at_least(int64_t bytes) const;
 
   json to_json() const;
+  // Every field alike (what to_json() writes): memos keyed by a device compare with this, not with its JSON.
+  bool operator==(const Device&) const = default;
 };
 
 // Reads and validates a device object. `where` names the file, `path` the field prefix.
