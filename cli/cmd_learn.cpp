@@ -83,7 +83,7 @@ struct Learn : Command {
   int run() override {
     const model::Device dev = model::device_from_spec(device_name, "--device");
     opt.space = hypothesis_spec.empty() ? search::LearnSpace::Compositions : search::LearnSpace::List;
-    const std::vector<model::Hypothesis> hs =
+    std::vector<model::Hypothesis> hs =
         hypothesis_spec.empty() ? model::compositions_for(dev) : model::resolve_hypotheses(hypothesis_spec);
     if (!out_dir.empty()) model::check_output_dir(out_dir, "--out");  // before the oracle runs; created at the first write
     // Default corpus: every case this checkout holds when run from its root (paper, synthesized, predictions,
@@ -120,7 +120,7 @@ struct Learn : Command {
       if (!json) fmt::print("{}", report::learn_step_text(step_view(s)));
       progress(fmt::format("learn: step {} done, {} consistent; choosing the next case...", s.index, s.survivor_count));
     };
-    search::LearnResult r = search::learn(hs, dev, corpus, opt, print_step);
+    search::LearnResult r = search::learn(std::move(hs), dev, corpus, opt, print_step);
     progress("");
     if (tty) fmt::print(stderr, "\r\033[K");
 

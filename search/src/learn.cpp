@@ -15,7 +15,7 @@ namespace tbcheck::search {
 
 namespace learn_detail {
 
-Learner::Learner(const std::vector<model::Hypothesis>& candidates, const model::Device& device,
+Learner::Learner(std::vector<model::Hypothesis> candidates, const model::Device& device,
                  const std::vector<model::Case>& corpus, const LearnOptions& o,
                  const std::function<void(const LearnStep&)>& on_step)
     : device_(device), o_(o), on_step_(on_step), uf_(0) {
@@ -37,7 +37,7 @@ Learner::Learner(const std::vector<model::Hypothesis>& candidates, const model::
   // Candidates the probe cannot tell apart (model::options_on) either all run it or are each asked why not.
   const model::ScenarioReach probe_reach(probe_);
   std::unordered_map<std::string, bool> probe_ran;
-  for (const auto& h : candidates) {
+  for (auto& h : candidates) {
     // The composition space keeps the priority option at its default on a device without
     // a priority range to exercise it, instead of tripling the candidates for nothing.
     const model::Priority by_default = model::Hypothesis{}.priority;
@@ -57,21 +57,24 @@ Learner::Learner(const std::vector<model::Hypothesis>& candidates, const model::
       res_.not_applicable.push_back(fmt::format("{}: {}", h.name, *why));
       continue;
     }
-    hs_.push_back(h);
     machines_.of.push_back(machines_.add(acting));
+    hs_.push_back(std::move(h));
   }
   if (hs_.empty()) throw model::InputError("--hypotheses", "", "none of the hypotheses applies to " + device.name);
   res_.candidates = hs_.size();
   alive_.resize(hs_.size());
   std::iota(alive_.begin(), alive_.end(), 0);
   uf_ = UnionFind(hs_.size());
-  std::map<std::string, size_t> by_key;
+  // Candidates of one machine are one group from the start: the first of each machine leads it.
+  std::vector<size_t> first_of(machines_.acting.size(), SIZE_MAX);
   for (size_t i = 0; i < hs_.size(); ++i) {
-    auto [it, fresh] = by_key.emplace(machine_key(hs_[i], device), i);
-    if (!fresh) {
-      uf_.unite(it->second, i);
-      proof_[i] = why_one_machine(hs_[it->second], hs_[i], device);
+    size_t& first = first_of[machines_.of[i]];
+    if (first == SIZE_MAX) {
+      first = i;
+      continue;
     }
+    uf_.unite(first, i);
+    proof_[i] = why_one_machine(hs_[first], hs_[i], device);
   }
   for (auto& c : device_cases(corpus, device)) cases_.emplace_back(c.id, c.origin, std::move(c.scenario));
   fields_ = model::mechanism_fields();
@@ -230,12 +233,16 @@ LearnResult Learner::run() {
 
 }  // namespace learn_detail
 
-std::string acting_key(const model::Hypothesis& h, const model::Device& d) { return learn_detail::machine_key(h, d); }
+std::string acting_key(const model::Hypothesis& h, const model::Device& d) {
+  return model::effective_options(h, d).to_json().dump();
+}
 
-LearnResult learn(const std::vector<model::Hypothesis>& candidates, const model::Device& device,
+LearnResult learn(std::vector<model::Hypothesis> candidates, const model::Device& device,
                   const std::vector<model::Case>& corpus, const LearnOptions& o,
                   const std::function<void(const LearnStep&)>& on_step) {
-  return learn_detail::Learner(candidates, device, corpus, o, on_step).run();
+  // Its own statement, so the candidates the learner did not keep are freed before the first step.
+  learn_detail::Learner learner(std::move(candidates), device, corpus, o, on_step);
+  return learner.run();
 }
 
 }  // namespace tbcheck::search

@@ -212,7 +212,7 @@ bool Learner::refit(size_t i) {
     machines_.of[i] = machines_.add(model::effective_options(hs_[i], device_));
     if (!sharing())
       for (auto& c : cases_)
-        if (!c.cls.empty()) c.cls[i] = kNotSimulated;
+        if (!c.cls.empty()) c.cls.set(i, kNotSimulated);
     set_values(i);
   }
   return true;

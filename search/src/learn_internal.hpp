@@ -1,6 +1,7 @@
 // Internal to learn: the case pool, the candidate bookkeeping and the Learner whose steps the learn_*.cpp
 // files implement, one concept each (pool, split, step, confirm, result; learn.cpp runs the loop).
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -46,6 +47,36 @@ struct Machines {
   uint32_t add(const model::Hypothesis& acting_options);  // its machine, appended when new
 };
 
+// A case's class per slot (candidate or machine). Two bytes a slot until a class number does not fit, then
+// four: every case of the pool keeps one entry per machine, tens of thousands on a clustered device.
+class ClassTable {
+ public:
+  size_t size() const { return wide_ ? wide_values_.size() : narrow_values_.size(); }
+  bool empty() const { return size() == 0; }
+  int operator[](size_t i) const { return wide_ ? wide_values_[i] : narrow_values_[i]; }
+  void set(size_t i, int v) {
+    if (!wide_ && !fits(v)) widen();
+    if (wide_) wide_values_[i] = v;
+    else narrow_values_[i] = static_cast<int16_t>(v);
+  }
+  void resize(size_t n, int fill) {
+    if (!wide_ && !fits(fill)) widen();
+    if (wide_) wide_values_.resize(n, fill);
+    else narrow_values_.resize(n, static_cast<int16_t>(fill));
+  }
+
+ private:
+  static bool fits(int v) { return v >= INT16_MIN && v <= INT16_MAX; }
+  void widen() {
+    wide_values_.assign(narrow_values_.begin(), narrow_values_.end());
+    std::vector<int16_t>().swap(narrow_values_);
+    wide_ = true;
+  }
+  bool wide_ = false;
+  std::vector<int16_t> narrow_values_;
+  std::vector<int32_t> wide_values_;
+};
+
 // One case, the schedules its candidates predict, shared by the candidates predicting the same placements:
 // a candidate is simulated at most once per case, and a class is compared with an observation once
 // (learn_pool.cpp). With machines, a case is simulated once per machine, and machines whose options the case
@@ -58,7 +89,7 @@ struct CaseEntry {
   // Per candidate (per machine when shared): kNotSimulated, kDeferred (asked for, not simulated yet), kCannotRun
   // or a class. Classes are numbered as they are found, which a deferral can change: class_order numbers them
   // as classing every candidate asked for, in the order asked, would.
-  std::vector<int> cls;
+  ClassTable cls;
   std::vector<model::Schedule> schedule;  // per class
   std::unordered_map<size_t, std::vector<int>> by_hash;
   std::optional<model::ScenarioReach> reach;               // of `scenario`, once sharing asks for it
@@ -94,7 +125,7 @@ SplitScore score_of(CaseEntry& c, const std::vector<model::Hypothesis>& hs, cons
 bool same_prefix_placements(const model::Schedule& a, const model::Schedule& b, size_t kernels);
 // Whether a threshold of h is off the enumerated values (threshold_set): found by refitting or bracketing.
 bool thresholds_off_space(const model::Hypothesis& h);
-// One key per machine: the options as they act on d (model::effective_options).
+// One key per machine: the options as they act on d (model::effective_options), as model::option_key.
 std::string machine_key(const model::Hypothesis& h, const model::Device& d);
 // Why two hypotheses with one machine_key act alike on d.
 std::string why_one_machine(const model::Hypothesis& a, const model::Hypothesis& b, const model::Device& d);
@@ -132,7 +163,8 @@ class Learner {
  public:
   // learn.cpp: refuses what cannot be learned from (InputError names the flag), sets aside candidates that
   // cannot run on the device, and groups those that are one machine there.
-  Learner(const std::vector<model::Hypothesis>& candidates, const model::Device& device,
+  // Takes the candidates: a composition space is the largest thing learn holds, and only those kept stay.
+  Learner(std::vector<model::Hypothesis> candidates, const model::Device& device,
           const std::vector<model::Case>& corpus, const LearnOptions& o,
           const std::function<void(const LearnStep&)>& on_step);
 

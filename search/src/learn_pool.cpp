@@ -1,5 +1,6 @@
 // Learn's case pool: corpus cases moved to the device, each case's candidates classed by the schedules they
 // predict, and which candidates are one machine on the device (model::effective_options).
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -85,7 +86,7 @@ void CaseEntry::defer(size_t i, const Machines& m) {
   if (cls.size() <= slot) cls.resize(m.acting.size(), kNotSimulated);
   if (cls[slot] != kNotSimulated) return;
   asked.emplace_back(i, slot);
-  cls[slot] = kDeferred;
+  cls.set(slot, kDeferred);
 }
 
 std::vector<int> CaseEntry::class_order(const std::vector<model::Hypothesis>& hs, const Machines* m) {
@@ -109,11 +110,15 @@ int CaseEntry::evaluate(const model::Hypothesis& h, size_t slot, const Machines*
   if (m) {
     if (!reach) reach.emplace(scenario);
     key = model::option_key(model::options_on(m->acting[slot], scenario, *reach));
-    if (const auto it = by_options.find(key); it != by_options.end()) return cls[slot] = it->second;
+    if (const auto it = by_options.find(key); it != by_options.end()) {
+      cls.set(slot, it->second);
+      return it->second;
+    }
   }
   auto remember = [&](int c) {
     if (m) by_options.emplace(std::move(key), c);
-    return cls[slot] = c;
+    cls.set(slot, c);
+    return c;
   };
   std::optional<model::Schedule> s = model::try_simulate(scenario, h);
   if (!s) return remember(kCannotRun);
@@ -158,7 +163,7 @@ bool thresholds_off_space(const model::Hypothesis& h) {
 }
 
 std::string machine_key(const model::Hypothesis& h, const model::Device& d) {
-  return model::effective_options(h, d).to_json().dump();
+  return model::option_key(model::effective_options(h, d));
 }
 
 std::string why_one_machine(const model::Hypothesis& a, const model::Hypothesis& b, const model::Device& d) {
@@ -169,11 +174,18 @@ std::string why_one_machine(const model::Hypothesis& a, const model::Hypothesis&
 }
 
 std::vector<std::string> field_values(const model::Hypothesis& h, const std::vector<std::string>& fields) {
-  const auto j = h.to_json();
+  // option_settings writes each mechanism as a file does ("off": no threshold), without building the JSON
+  // object: this runs for every candidate of the composition space.
+  const std::vector<model::OptionSetting> settings = model::option_settings(h);
   std::vector<std::string> v;
-  for (const auto& f : fields) {
-    const auto& x = j.contains(f) ? j[f] : model::json();
-    v.push_back(x.is_string() ? x.get<std::string>() : x.is_null() ? "off" : x.dump());
+  v.reserve(fields.size());
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i < settings.size() && settings[i].mechanism == fields[i]) {
+      v.push_back(settings[i].value);
+      continue;
+    }
+    const auto it = std::find_if(settings.begin(), settings.end(), [&](const auto& x) { return x.mechanism == fields[i]; });
+    v.push_back(it != settings.end() ? it->value : "off");
   }
   return v;
 }

@@ -195,7 +195,8 @@ struct DeviceCase {
 };
 std::vector<DeviceCase> device_cases(const std::vector<model::Case>& corpus, const model::Device& d);
 
-LearnResult learn(const std::vector<model::Hypothesis>& candidates, const model::Device& device,
+// Takes the candidates by value: pass a composition space with std::move, so learn holds one copy of it.
+LearnResult learn(std::vector<model::Hypothesis> candidates, const model::Device& device,
                   const std::vector<model::Case>& corpus, const LearnOptions& o,
                   const std::function<void(const LearnStep&)>& on_step = {});
 
