@@ -6,7 +6,11 @@
 #include "tbcheck/model/one_case.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
+#include <exception>
+#include <iterator>
+#include <thread>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -317,7 +321,31 @@ std::vector<Case> load_cases(const std::string& path) {
   }
   if (ec) throw InputError(path, "", fmt::format("cannot list the folder: {}", ec.message()));
   std::sort(files.begin(), files.end());
-  for (const auto& f : files) load_file_cases(f, true, out);
+  // Files are read on a few threads (parsing JSON is most of a large corpus's cost); the cases come out in name
+  // order, and the first bad file in that order is the error, as reading them one by one would report.
+  std::vector<std::vector<Case>> per_file(files.size());
+  std::vector<std::exception_ptr> failed(files.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      try {
+        load_file_cases(files[i], true, per_file[i]);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    }
+  };
+  constexpr size_t kFilesPerThread = 16, kMaxThreads = 8;  // a thread is worth starting for a few files
+  const size_t threads = std::min({static_cast<size_t>(std::max(1u, std::thread::hardware_concurrency())), kMaxThreads,
+                                   files.size() / kFilesPerThread + 1});
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (failed[i]) std::rethrow_exception(failed[i]);
+    std::move(per_file[i].begin(), per_file[i].end(), std::back_inserter(out));
+  }
   return out;
 }
 

@@ -2,11 +2,14 @@
 // and load_cases on single files, collections and directories (the Table II corpus, ntbs recordings).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "helpers.hpp"
 #include "tbcheck/model/observation.hpp"
@@ -299,5 +302,30 @@ TEST_CASE("observation: a case id with a control character is refused at load", 
     const auto e = error_of([&] { case_from_json(parse_json_text(text, "c.json"), "c.json"); });
     CHECK(e.field() == "id");
     CHECK(e.reason().find("control character") != std::string::npos);
+  }
+}
+
+TEST_CASE("load_cases: a large folder comes out in name order, and its first bad file in that order is the error",
+          "[loaders][observation]") {
+  // Enough files for load_cases to read them on several threads.
+  TempDir dir("tbcheck-test-observation-many");
+  const std::string kernels =
+      R"("device": "rtx3090", "kernels": [{"name": "a", "blocks": 1, "threads": 32, "regs": 32, "duration": 1}])";
+  for (int i = 0; i < 120; ++i) dir.write(fmt::format("d{:03}/case-{:03}.json", i % 7, i), "{" + kernels + "}");
+  std::vector<Case> cs = load_cases(dir.path.string());
+  REQUIRE(cs.size() == 120);
+  std::vector<std::string> ids;
+  for (const auto& c : cs) ids.push_back(c.file);
+  CHECK(std::is_sorted(ids.begin(), ids.end()));
+  CHECK(std::set<std::string>(ids.begin(), ids.end()).size() == 120);
+
+  // Two bad files: the one first in name order is reported, whichever thread read it.
+  const std::string bad_kernel = R"("device": "rtx3090", "kernels": [{"name": "a", "blocks": 1, "threads": 1200, "regs": 32, "duration": 1}])";
+  const std::string first = dir.write("d002/case-050.json", "{" + bad_kernel + "}");
+  dir.write("d006/case-999.json", "{ not json");
+  for (int round = 0; round < 5; ++round) {
+    InputError e = error_of([&] { load_cases(dir.path.string()); });
+    CHECK(e.where() == first);
+    CHECK(e.field() == "kernels[0].threads");
   }
 }
