@@ -11,8 +11,9 @@
 // --speed: instead, the same seeded compositions (devices default rtx3090,h100-sxm,h100-sxm-assumed-gpcs) learned
 // over the device's composition space, clean, at the default 3 repetitions and 20 ms per model unit, once
 // simulating every candidate on every case (sharing off) and once sharing simulations among candidates a case
-// cannot tell apart, each run in a child process so that its peak RSS is its own: wall time, device seconds, their
-// ratio, peak RSS, and whether both gave the same answer; --check then exits 1 unless every answer is the same.
+// cannot tell apart (on learn's default jobs), each run in a child process that builds the space and reads the
+// repository corpus itself, as `tbcheck learn` does, so that its time and peak RSS are what a user meets: wall time,
+// device seconds, their ratio, peak RSS, and whether both gave the same answer; --check then exits 1 unless every answer is the same.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -238,8 +240,9 @@ struct SpeedRun {
 };
 
 // One learn run in a child process: its peak RSS (getrusage) is then its own, not the largest of the runs so far.
-SpeedRun speed_run(const std::vector<model::Hypothesis>& space, const model::Device& d,
-                   const std::vector<model::Case>& corpus, const std::string& oracle, bool share) {
+// The child times what a user of `tbcheck learn` waits for: the composition space built, the corpus read, the
+// learner run.
+SpeedRun speed_run(const model::Device& d, const std::string& corpus_dir, const std::string& oracle, bool share, int jobs) {
   int fd[2];
   if (pipe(fd) != 0) throw std::runtime_error("bench_learn: pipe failed");
   const pid_t pid = fork();
@@ -251,8 +254,10 @@ SpeedRun speed_run(const std::vector<model::Hypothesis>& space, const model::Dev
     o.space = search::LearnSpace::Compositions;
     o.synthesis_budget_s = 30;
     o.share_simulations = share;
+    o.jobs = jobs;
     const auto t0 = std::chrono::steady_clock::now();
-    const search::LearnResult r = search::learn(space, d, corpus, o);
+    search::SpaceAndCorpus in = search::composition_space_and_corpus(d, {corpus_dir});
+    const search::LearnResult r = search::learn(std::move(in.space), d, in.corpus, o);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
@@ -299,27 +304,28 @@ double median(std::vector<double> v) {
 }
 
 int speed_bench(const std::vector<std::string>& devices, const std::vector<int>& distances, int per_distance,
-                const std::vector<model::Case>& corpus, uint64_t seed, bool check) {
+                const std::string& corpus_dir, uint64_t seed, bool check) {
+  const int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));  // learn's default
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("tbcheck-bench-learn-speed-{}", seed);
   std::filesystem::create_directories(dir);
   fmt::print("learn's host time against its device time: the compositions of the main table (seed {} + d + 1000 i), "
-             "learned over the device's composition space, clean, 3 repetitions, 20 ms per model unit; each run in a "
-             "child process; 'every' simulates every candidate on every case, 'shared' shares a simulation among "
-             "candidates the case cannot tell apart\n",
-             seed);
+             "learned over the device's composition space from the repository corpus (learn's default), clean, 3 "
+             "repetitions, 20 ms per model unit; each run in a child process, timed from building the space and "
+             "reading the corpus to the answer; 'every' simulates every candidate on every case, 'shared' shares a "
+             "simulation among candidates the case cannot tell apart, {} job(s)\n",
+             seed, jobs);
   fmt::print("cell: wall-s cpu-s (of the child, user + system) device-s wall/device peak-MB\n\n");
   fmt::print("{:<22} {:<72} {:>1} {:>5} {:<14} | {:<35} | {:<35} | {}\n", "device", "composition", "d", "steps",
              "outcome", "every candidate", "shared", "same answer");
   int differ = 0;
   for (size_t di = 0; di < devices.size(); ++di) {
     const model::Device& d = model::builtin_device(devices[di], "bench_learn", "--devices");
-    const std::vector<model::Hypothesis> space = model::compositions_for(d);
     std::vector<double> ratio[2], wall[2], cpu[2], peak[2];
     for (int dist : distances) {
       for (const auto& [truth, path] : acceptance_draws(d, di, dist, seed, per_distance, dir)) {
         SpeedRun runs[2];
         for (int share = 0; share < 2; ++share) {
-          runs[share] = speed_run(space, d, corpus, "sim:" + path, share == 1);
+          runs[share] = speed_run(d, corpus_dir, "sim:" + path, share == 1, share == 1 ? jobs : 1);
           const SpeedRun& r = runs[share];
           wall[share].push_back(r.wall_s);
           cpu[share].push_back(r.cpu_s);
@@ -393,16 +399,16 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (speed) {
+    if (!devices_given) devices = {"rtx3090", "h100-sxm", "h100-sxm-assumed-gpcs"};
+    return speed_bench(devices, distances, per_distance, std::string(TBCHECK_SOURCE_DIR) + "/corpus", seed, check);
+  }
   std::vector<model::Case> corpus = model::load_cases(std::string(TBCHECK_SOURCE_DIR) + "/corpus");
   const std::string shared = std::string(TBCHECK_SOURCE_DIR) + "/../shared/external";
   const bool have_shared = std::filesystem::exists(shared);
   if (have_shared) {
     auto more = model::load_cases(shared);
     corpus.insert(corpus.end(), more.begin(), more.end());
-  }
-  if (speed) {
-    if (!devices_given) devices = {"rtx3090", "h100-sxm", "h100-sxm-assumed-gpcs"};
-    return speed_bench(devices, distances, per_distance, corpus, seed, check);
   }
   if (thresholds > 0) return thresholds_bench(devices, corpus, seed, thresholds, noise, reps, budget, with_noise, check, list);
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("tbcheck-bench-learn-{}", seed);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -83,16 +84,22 @@ struct Learn : Command {
   int run() override {
     const model::Device dev = model::device_from_spec(device_name, "--device");
     opt.space = hypothesis_spec.empty() ? search::LearnSpace::Compositions : search::LearnSpace::List;
-    std::vector<model::Hypothesis> hs =
-        hypothesis_spec.empty() ? model::compositions_for(dev) : model::resolve_hypotheses(hypothesis_spec);
+    std::vector<model::Hypothesis> hs;
+    if (!hypothesis_spec.empty()) hs = model::resolve_hypotheses(hypothesis_spec);
     if (!out_dir.empty()) model::check_output_dir(out_dir, "--out");  // before the oracle runs; created at the first write
     // Default corpus: every case this checkout holds when run from its root (paper, synthesized, predictions,
     // hardware runs and imported recordings).
     if (corpus_paths.empty()) corpus_paths = require_default_corpus({"corpus"}, "--corpus");
     std::vector<model::Case> corpus;
-    for (const auto& p : corpus_paths) {
-      auto cs = model::load_cases(p);
-      corpus.insert(corpus.end(), cs.begin(), cs.end());
+    if (hypothesis_spec.empty()) {
+      auto both = search::composition_space_and_corpus(dev, corpus_paths);
+      hs = std::move(both.space);
+      corpus = std::move(both.corpus);
+    } else {
+      for (const auto& p : corpus_paths) {
+        auto cs = model::load_cases(p);
+        corpus.insert(corpus.end(), cs.begin(), cs.end());
+      }
     }
     if (is_replay_learning(opt.oracle_spec)) {  // recordings are judged, not run (cmd_learn_replay.cpp)
       search::ReplayLearnOptions ro;
@@ -198,6 +205,11 @@ std::unique_ptr<Command> make_learn(CLI::App& app) {
                      "Neighbours Z3 is asked about when no corpus case separates them (default 12)")
       ->check(integer_in(0, 100000));
   c->app->add_flag("--no-synthesis", c->no_synthesis, "Use corpus cases only");
+  c->opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  c->app->add_option("--jobs,-j", c->opt.jobs,
+                     "Cases classed at once while choosing a split, each on its own thread; the answer does not depend "
+                     "on it (default: hardware threads)")
+      ->check(integer_in(1, 64));
   add_judging_options(c->app, c->judging, "replay:<recordings> only: ");
   c->app->add_flag("--json", c->json, "Machine-readable output");
   return c;

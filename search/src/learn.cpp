@@ -3,6 +3,8 @@
 #include "tbcheck/search/learn.hpp"
 
 #include <algorithm>
+#include <future>
+#include <iterator>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -232,6 +234,21 @@ LearnResult Learner::run() {
 
 
 }  // namespace learn_detail
+
+SpaceAndCorpus composition_space_and_corpus(const model::Device& d, const std::vector<std::string>& corpus_paths) {
+  auto space = std::async(std::launch::async, [&d] {
+    std::vector<model::Hypothesis> hs = model::compositions_for(d);
+    (void)model::pb_any_as_sm(d);  // memoised: the learner's first effective_options then finds it made
+    return hs;
+  });
+  SpaceAndCorpus out;
+  for (const auto& p : corpus_paths) {
+    auto cs = model::load_cases(p);
+    std::move(cs.begin(), cs.end(), std::back_inserter(out.corpus));
+  }
+  out.space = space.get();
+  return out;
+}
 
 std::string acting_key(const model::Hypothesis& h, const model::Device& d) {
   return model::effective_options(h, d).to_json().dump();

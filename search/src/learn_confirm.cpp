@@ -11,6 +11,7 @@
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/search/check.hpp"
 #include "learn_internal.hpp"
+#include "worker_pool.hpp"
 
 namespace tbcheck::search::learn_detail {
 
@@ -508,12 +509,16 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
   const auto& opts = model::threshold_options();
   std::map<std::pair<size_t, size_t>, std::string> moves;  // (kernel, option): the value it was moved to
   for (size_t round = 0; round < best.kernels.size() * opts.size(); ++round) {
-    std::optional<model::Scenario> pick;
-    std::optional<ThresholdFit> pick_fit;
-    int pick_width = *best_width;
-    int64_t pick_cost = 0;
-    std::pair<size_t, size_t> pick_at;
-    std::string pick_move;
+    // The moves of this round, each judged on its own (jobs at once), then taken in order as one thread would.
+    struct Move {
+      size_t k, x;
+      int v;
+      model::Scenario s;
+      std::optional<int> width;
+      std::optional<ThresholdFit> fit;
+      int64_t cost = 0;
+    };
+    std::vector<Move> round_moves;
     for (size_t x = 0; x < opts.size(); ++x) {
       const auto& iv = best_fit->intervals[x];
       if (iv.cuts() <= 1) continue;
@@ -534,23 +539,34 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
           if (!s) continue;
           s->device = best.device;
           s->device_builtin = best.device_builtin;
-          const auto p = partition(*s);
-          if (!p || *p != *same_as) continue;
-          std::optional<ThresholdFit> f;
-          int64_t cost = 0;
-          const auto w = width_of(*s, f, cost);
-          // Narrower, at no more device time than the split as it was (a question carried at a cost may cost
-          // more than the boundary case it spares); the cheapest of equal width.
-          if (!w || *w >= *best_width || cost > split_cost) continue;
-          if (pick && (*w > pick_width || (*w == pick_width && cost >= pick_cost))) continue;
-          pick_width = *w;
-          pick_cost = cost;
-          pick_at = {k, x};
-          pick_move = fmt::format("{} {} {}", best.kernels[k].name, v, model::unit_of(opts[x].quantity));
-          pick = std::move(*s);
-          pick_fit = std::move(f);
+          round_moves.push_back({k, x, v, std::move(*s), std::nullopt, std::nullopt, 0});
         }
       }
+    }
+    detail::run_on_workers(round_moves.size(), o_.jobs, [&](size_t i) {
+      Move& mv = round_moves[i];
+      const auto p = partition(mv.s);
+      if (!p || *p != *same_as) return;
+      mv.width = width_of(mv.s, mv.fit, mv.cost);
+    });
+    std::optional<model::Scenario> pick;
+    std::optional<ThresholdFit> pick_fit;
+    int pick_width = *best_width;
+    int64_t pick_cost = 0;
+    std::pair<size_t, size_t> pick_at;
+    std::string pick_move;
+    for (auto& mv : round_moves) {
+      // Narrower, at no more device time than the split as it was (a question carried at a cost may cost
+      // more than the boundary case it spares); the cheapest of equal width.
+      const auto& w = mv.width;
+      if (!w || *w >= *best_width || mv.cost > split_cost) continue;
+      if (pick && (*w > pick_width || (*w == pick_width && mv.cost >= pick_cost))) continue;
+      pick_width = *w;
+      pick_cost = mv.cost;
+      pick_at = {mv.k, mv.x};
+      pick_move = fmt::format("{} {} {}", best.kernels[mv.k].name, mv.v, model::unit_of(opts[mv.x].quantity));
+      pick = std::move(mv.s);
+      pick_fit = std::move(mv.fit);
     }
     if (!pick) break;
     best = std::move(*pick);

@@ -1,6 +1,7 @@
 // Learn's splitting cases: the pool case whose predictions split the consistent candidates best, else a
 // witness between group representatives (PB-hole search, a lifted corpus case, simulator search, then Z3).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <exception>
 
@@ -9,6 +10,7 @@
 #include "tbcheck/model/compare.hpp"
 #include "control_variants.hpp"
 #include "learn_internal.hpp"
+#include "worker_pool.hpp"
 
 namespace tbcheck::search {
 
@@ -161,14 +163,24 @@ std::optional<size_t> Learner::best_split() {
     for (size_t k = 0; k < o_.split_sample; ++k) sample.push_back(alive_[k * alive_.size() / o_.split_sample]);
   }
   for (int pass = 0; pass < 2; ++pass) {
+    // Each case is classed on its own (jobs at once), cut once a class outgrows the smallest largest class
+    // of any case finished so far (with machines). A cut case's largest class exceeds a real split's, so it
+    // cannot be chosen, whichever case set the bound: the choice below is the one a single thread makes.
+    std::vector<SplitScore> scores(cases_.size());
+    std::atomic<size_t> bound{SIZE_MAX};
+    detail::run_on_workers(cases_.size(), sharing() ? o_.jobs : 1, [&](size_t ci) {
+      if (cases_[ci].used) return;
+      SplitScore& s = scores[ci];
+      s = score_of(cases_[ci], hs_, sample, sharing(), sharing() ? bound.load() : SIZE_MAX);
+      if (s.cut || s.groups < 2) return;
+      for (size_t b = bound.load(); s.largest < b && !bound.compare_exchange_weak(b, s.largest);) {
+      }
+    });
     std::optional<size_t> best;
     SplitScore bs;
     for (size_t ci = 0; ci < cases_.size(); ++ci) {
-      if (cases_[ci].used) continue;
-      // With machines, a case stops being classed once it cannot beat the best so far (an equal one may still
-      // win on cost or blocks); without, every case is classed in full: the reference the shortcut must equal.
-      SplitScore s = score_of(cases_[ci], hs_, sample, sharing(), best ? bs.largest : SIZE_MAX);
-      if (s.cut || s.groups < 2) continue;
+      const SplitScore& s = scores[ci];
+      if (cases_[ci].used || s.cut || s.groups < 2) continue;
       const int blocks = cases_[ci].scenario.total_blocks();
       if (!best || s.largest < bs.largest ||
           (s.largest == bs.largest &&

@@ -39,8 +39,10 @@ std::string sim_file(const model::Hypothesis& h) {
   return path;
 }
 
-search::LearnResult learn_with(const model::Hypothesis& truth, const model::Device& d, bool synthesize, bool share) {
+search::LearnResult learn_with(const model::Hypothesis& truth, const model::Device& d, bool synthesize, bool share,
+                               int jobs = 1) {
   search::LearnOptions o;
+  o.jobs = jobs;
   o.oracle_spec = "sim:" + sim_file(truth);
   o.space = search::LearnSpace::Compositions;
   o.synthesize = synthesize;
@@ -195,5 +197,27 @@ TEST_CASE("learn sharing simulations gives the steps and survivors of simulating
     INFO(every.reason);
     CHECK(every.steps.size() > 2);
     check_same_answer(every, shared);
+  }
+}
+
+TEST_CASE("learn on several threads gives the steps and survivors of one thread", "[learn][sharing][jobs]") {
+  // Cases are classed for a split, and a sharpened split's moves judged, on worker threads; each worker cuts a
+  // case against the best split any has finished, so which cases are cut depends on timing: the choice must not.
+  const auto& alg1 = test::hyp("alg1");
+  std::vector<std::pair<model::Hypothesis, const char*>> runs;
+  for (const auto& h : model::sample_compositions(alg1, 5, 2, 2, 3)) runs.emplace_back(h, "rtx3090");
+  for (const auto& h : model::sample_compositions(alg1, 9, 1, 2, 2)) runs.emplace_back(h, "h100-sxm");
+  model::Hypothesis off = alg1;  // refitted and bracketed: sharpen_split moves kernels onto boundary values
+  off.smem_ignore_below = 8192;
+  off.name = model::composition_name(off);
+  runs.emplace_back(off, "rtx3090");
+  for (const auto& [truth, device] : runs) {
+    INFO(truth.name << " on " << device);
+    const model::Device& d = model::builtin_device(device, "test", "device");
+    const auto one = learn_with(truth, d, false, true, 1);
+    for (int jobs : {2, 4}) {
+      INFO(jobs << " jobs");
+      check_same_answer(one, learn_with(truth, d, false, true, jobs));
+    }
   }
 }

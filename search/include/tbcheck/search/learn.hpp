@@ -63,6 +63,9 @@ struct LearnOptions {
   // case stops being classed for a split once it cannot beat the best so far. Off: every candidate is simulated
   // on every case it is classed on, and every case in full: the reference the shared run must equal.
   bool share_simulations = true;
+  // Cases classed at once while choosing a split, each on its own thread (with share_simulations; the choice
+  // does not depend on it).
+  int jobs = 1;
 };
 
 // Identified: one survivor that predicted its confirmation suite and is separated from every neighbour.
@@ -194,6 +197,15 @@ struct DeviceCase {
   model::Scenario scenario;
 };
 std::vector<DeviceCase> device_cases(const std::vector<model::Case>& corpus, const model::Device& d);
+
+// What learn starts from over the composition space: model::compositions_for(d), built (with the device proofs
+// effective_options asks for each candidate, model::pb_any_as_sm) on a thread of its own while the corpus is
+// read from `corpus_paths` (model::load_cases each, in order).
+struct SpaceAndCorpus {
+  std::vector<model::Hypothesis> space;
+  std::vector<model::Case> corpus;
+};
+SpaceAndCorpus composition_space_and_corpus(const model::Device& d, const std::vector<std::string>& corpus_paths);
 
 // Takes the candidates by value: pass a composition space with std::move, so learn holds one copy of it.
 LearnResult learn(std::vector<model::Hypothesis> candidates, const model::Device& device,
