@@ -309,14 +309,14 @@ bool same_prefix_placements(const model::Schedule& a, const model::Schedule& b, 
 }
 
 std::optional<ThresholdFit> Learner::fit_after(const model::Scenario& s, size_t r, const std::vector<SeenCase>& before,
-                                               int64_t* makespan) const {
+                                               int64_t* makespan, const std::vector<FitTable>* known) const {
   const auto sch = model::try_simulate(s, hs_[r]);
   if (!sch) return std::nullopt;
   if (makespan) *makespan = std::max(*makespan, sch->makespan());
   const model::Observation obs = oracle::observation_of(*sch, model::ObservationKind::Synthetic);
   std::vector<SeenCase> with = before;
   with.push_back({&s, &obs});
-  return fit_thresholds(hs_[r], device_, with);
+  return known ? fit_thresholds(hs_[r], device_, with, *known) : fit_thresholds(hs_[r], device_, with);
 }
 
 std::optional<std::map<int, std::vector<size_t>>> Learner::split_classes(size_t ci) {
@@ -349,6 +349,12 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
       if (uf_.find(i) != uf_.find(members.front())) return std::nullopt;
   const std::vector<const std::vector<size_t>*> classes = largest_first(*by_class);
   const std::vector<SeenCase> before = seen();
+  std::map<size_t, std::vector<FitTable>> known;  // per representative: its tables over `before`, made once
+  auto known_of = [&](size_t rep) -> const std::vector<FitTable>* {
+    auto it = known.find(rep);
+    if (it == known.end()) it = known.emplace(rep, fit_tables(hs_[rep], before)).first;
+    return &it->second;
+  };
   const auto& opts = model::threshold_options();
   const model::Scenario& split = cases_[ci].scenario;
   const size_t split_kernels = split.kernels.size();
@@ -373,7 +379,8 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
   for (const auto* members : classes) {
     const size_t rep = members->front();
     // What this representative would still have open once the device answered the case so far as it predicts.
-    const auto fit = fit_after(combined ? *combined : split, rep, before);
+    const std::vector<FitTable>* rep_known = known_of(rep);
+    const auto fit = fit_after(combined ? *combined : split, rep, before, nullptr, rep_known);
     if (!fit) continue;
     for (size_t x = 0; x < opts.size(); ++x) {
       const auto& iv = fit->intervals[x];
@@ -396,7 +403,7 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
           prefix.accept = [&, x = x, rep = rep, open = iv.cuts()](const model::Scenario& c) {
             int64_t m = 0;
             if (!keeps_split(c, m)) return false;
-            const auto f = fit_after(c, rep, before);
+            const auto f = fit_after(c, rep, before, nullptr, rep_known);
             return f && f->intervals[x].cuts() < open;
           };
         std::optional<BoundaryCase> bc;
@@ -465,6 +472,9 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
   for (const auto* members : first_n(classes, kSharpenReps)) reps.push_back(members->front());
   const size_t rep = reps.front();
   const std::vector<SeenCase> before = seen();
+  // Each representative's tables over the cases seen, made once for the many moves below.
+  std::vector<std::vector<FitTable>> known(reps.size());
+  detail::run_on_workers(reps.size(), o_.jobs, [&](size_t i) { known[i] = fit_tables(hs_[reps[i]], before); });
   // Per consistent candidate, the first one predicting the same placements: one simulation per machine.
   auto partition = [&](const model::Scenario& s) -> std::optional<std::vector<size_t>> {
     std::unordered_map<uint32_t, size_t> first_of_machine;
@@ -490,8 +500,9 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
   auto width_of = [&](const model::Scenario& s, std::optional<ThresholdFit>& own, int64_t& cost) -> std::optional<int> {
     int w = 0;
     cost = 0;
-    for (size_t r : reps) {
-      auto f = fit_after(s, r, before, &cost);
+    for (size_t i = 0; i < reps.size(); ++i) {
+      const size_t r = reps[i];
+      auto f = fit_after(s, r, before, &cost, &known[i]);
       if (!f) return std::nullopt;
       for (const auto& iv : f->intervals) w += iv.cuts();
       if (r == rep) own = std::move(f);

@@ -210,8 +210,9 @@ class Learner {
   std::optional<size_t> sharpen_split(size_t ci);
   // r's thresholds fitted to the cases `before` and s, as if the device did on s what r predicts.
   // `makespan`, when given, is raised to r's predicted makespan of s.
+  // `known`: fit_tables(hs_[r], before), made once for the many fits of one representative over one `before`.
   std::optional<ThresholdFit> fit_after(const model::Scenario& s, size_t r, const std::vector<SeenCase>& before,
-                                        int64_t* makespan = nullptr) const;
+                                        int64_t* makespan = nullptr, const std::vector<FitTable>* known = nullptr) const;
   std::string scope_of(const std::vector<model::ThresholdInterval>& intervals) const;
 
   const model::Device& device_;

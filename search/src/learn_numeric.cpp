@@ -134,31 +134,12 @@ std::vector<int> probe_threads(const model::Device& d) {
 
 }  // namespace
 
-std::optional<ThresholdFit> fit_thresholds(const model::Hypothesis& h, const model::Device& d,
-                                           const std::vector<SeenCase>& seen) {
+std::vector<FitTable> fit_tables(const model::Hypothesis& h, const std::vector<SeenCase>& seen) {
   const auto& opts = model::threshold_options();
   const size_t n = opts.size();
-  // Per option: the axis (device values and seen ones) and the seen values, whose cuts are the cells.
-  std::vector<std::vector<int>> axis(n), seen_values(n);
-  for (size_t i = 0; i < n; ++i) {
-    std::set<int> all, mine;
-    for (int v : model::threshold_values(opts[i].quantity, d)) all.insert(v);
-    for (const auto& c : seen)
-      for (int v : values_in(*c.scenario, opts[i])) {
-        all.insert(v);
-        mine.insert(v);
-      }
-    axis[i].assign(all.begin(), all.end());
-    seen_values[i].assign(mine.begin(), mine.end());
-  }
-  // Which combinations of each case's own cuts fit what it showed.
-  struct CaseTable {
-    std::vector<std::vector<int>> local;  // per option
-    std::vector<char> fits;               // indexed by the combination, option 0 fastest
-  };
-  std::vector<CaseTable> tables;
+  std::vector<FitTable> tables;
   for (const auto& c : seen) {
-    CaseTable t;
+    FitTable t;
     std::vector<int> hi(n);
     for (size_t i = 0; i < n; ++i) {
       t.local.push_back(values_in(*c.scenario, opts[i]));
@@ -174,7 +155,34 @@ std::optional<ThresholdFit> fit_thresholds(const model::Hypothesis& h, const mod
     });
     tables.push_back(std::move(t));
   }
-  auto index_of = [&](const CaseTable& t, const std::vector<int>& k) {
+  return tables;
+}
+
+std::optional<ThresholdFit> fit_thresholds(const model::Hypothesis& h, const model::Device& d,
+                                           const std::vector<SeenCase>& seen, const std::vector<FitTable>& known) {
+  const auto& opts = model::threshold_options();
+  const size_t n = opts.size();
+  // Per option: the axis (device values and seen ones) and the seen values, whose cuts are the cells.
+  std::vector<std::vector<int>> axis(n), seen_values(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::set<int> all, mine;
+    for (int v : model::threshold_values(opts[i].quantity, d)) all.insert(v);
+    for (const auto& c : seen)
+      for (int v : values_in(*c.scenario, opts[i])) {
+        all.insert(v);
+        mine.insert(v);
+      }
+    axis[i].assign(all.begin(), all.end());
+    seen_values[i].assign(mine.begin(), mine.end());
+  }
+  // Which combinations of each case's own cuts fit what it showed: those of the first cases as given, the rest made.
+  const size_t given = std::min(known.size(), seen.size());
+  const std::vector<SeenCase> rest(seen.begin() + static_cast<std::ptrdiff_t>(given), seen.end());
+  std::vector<FitTable> made = fit_tables(h, rest);
+  std::vector<const FitTable*> tables;
+  for (size_t c = 0; c < given; ++c) tables.push_back(&known[c]);
+  for (const auto& t : made) tables.push_back(&t);
+  auto index_of = [&](const FitTable& t, const std::vector<int>& k) {
     size_t idx = 0, stride = 1;
     for (size_t i = 0; i < n; ++i) {
       idx += static_cast<size_t>(k[i]) * stride;
@@ -198,10 +206,10 @@ std::optional<ThresholdFit> fit_thresholds(const model::Hypothesis& h, const mod
   std::vector<int> cells_hi(n);
   for (size_t i = 0; i < n; ++i) cells_hi[i] = static_cast<int>(seen_values[i].size());
   for_each_combination(std::vector<int>(n, 0), cells_hi, [&](const std::vector<int>& cell) {
-    for (const auto& t : tables) {
+    for (const FitTable* t : tables) {
       std::vector<int> k(n);
-      for (size_t i = 0; i < n; ++i) k[i] = local_cut(cell_range(i, cell[i]).second, axis[i], t.local[i]);
-      if (!t.fits[index_of(t, k)]) return true;
+      for (size_t i = 0; i < n; ++i) k[i] = local_cut(cell_range(i, cell[i]).second, axis[i], t->local[i]);
+      if (!t->fits[index_of(*t, k)]) return true;
     }
     std::vector<int> cuts(n);
     int distance = 0;

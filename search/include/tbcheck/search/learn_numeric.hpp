@@ -32,8 +32,16 @@ struct ThresholdFit {
   std::vector<model::ThresholdInterval> intervals;
   model::Hypothesis fitted;
 };
+// Which combinations of a seen case's own cuts fit what it showed under h (h's thresholds aside): the part of
+// fit_thresholds that simulates. Made once, a case's table serves every later fit of h over that case.
+struct FitTable {
+  std::vector<std::vector<int>> local;  // per threshold option: the case's own values of its quantity
+  std::vector<char> fits;               // indexed by the combination of cuts, option 0 fastest
+};
+std::vector<FitTable> fit_tables(const model::Hypothesis& h, const std::vector<SeenCase>& seen);
+// `known`: fit_tables(h, ...) of the first cases of `seen`, made before (the rest are made here).
 std::optional<ThresholdFit> fit_thresholds(const model::Hypothesis& h, const model::Device& d,
-                                           const std::vector<SeenCase>& seen);
+                                           const std::vector<SeenCase>& seen, const std::vector<FitTable>& known = {});
 
 // A case that asks whether the device ignores value `cut` (1-based: the cut-th of intervals[which].values) of
 // option `which`: under h, every combination of thresholds within `intervals` that keeps it predicts `below`,
