@@ -207,8 +207,8 @@ std::unique_ptr<Command> make_learn(CLI::App& app) {
   c->app->add_flag("--no-synthesis", c->no_synthesis, "Use corpus cases only");
   c->opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c->app->add_option("--jobs,-j", c->opt.jobs,
-                     "Cases classed at once while choosing a split, each on its own thread; the answer does not depend "
-                     "on it (default: hardware threads)")
+                     "Worker threads for a step's simulations (cases classed for a split, a sharpened split's moves); "
+                     "the answer does not depend on it (default: hardware threads)")
       ->check(integer_in(1, 64));
   add_judging_options(c->app, c->judging, "replay:<recordings> only: ");
   c->app->add_flag("--json", c->json, "Machine-readable output");

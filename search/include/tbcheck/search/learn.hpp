@@ -63,8 +63,8 @@ struct LearnOptions {
   // case stops being classed for a split once it cannot beat the best so far. Off: every candidate is simulated
   // on every case it is classed on, and every case in full: the reference the shared run must equal.
   bool share_simulations = true;
-  // Cases classed at once while choosing a split, each on its own thread (with share_simulations; the choice
-  // does not depend on it).
+  // Worker threads for a step's simulations: cases classed for a split (with share_simulations), a sharpened
+  // split's moves and its representatives' threshold tables. The answer does not depend on it.
   int jobs = 1;
 };
 
