@@ -85,7 +85,10 @@ struct Learn : Command {
     const model::Device dev = model::device_from_spec(device_name, "--device");
     opt.space = hypothesis_spec.empty() ? search::LearnSpace::Compositions : search::LearnSpace::List;
     std::vector<model::Hypothesis> hs;
-    if (!hypothesis_spec.empty()) hs = model::resolve_hypotheses(hypothesis_spec);
+    // Given but empty (an unset shell variable, say) is refused as every command refuses it, not read as
+    // "left out", which would learn over the whole composition space.
+    if (!hypothesis_spec.empty() || app->get_option("--hypotheses")->count() > 0)
+      hs = model::resolve_hypotheses(hypothesis_spec);
     if (!out_dir.empty()) model::check_output_dir(out_dir, "--out");  // before the oracle runs; created at the first write
     // Default corpus: every case this checkout holds when run from its root (paper, synthesized, predictions,
     // hardware runs and imported recordings).

@@ -21,8 +21,11 @@ nlohmann::json envelope() {
 // nlohmann::json keeps object keys sorted, which would put "cases" before "schema_version"; the
 // envelope's keys go first and the rest keep their order.
 void print_json(const nlohmann::json& j) {
+  // Text that is not UTF-8 (a file name read from a folder, say) is written with U+FFFD rather than
+  // ending the command with an internal error after its work is done.
+  constexpr auto replace = nlohmann::json::error_handler_t::replace;
   if (!j.is_object()) {
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", j.dump(2, ' ', false, replace));
     return;
   }
   nlohmann::ordered_json out;
@@ -30,7 +33,7 @@ void print_json(const nlohmann::json& j) {
     if (j.contains(k)) out[k] = nlohmann::ordered_json(j.at(k));
   for (const auto& [k, v] : j.items())
     if (k != "schema_version" && k != "tool") out[k] = nlohmann::ordered_json(v);
-  fmt::print("{}\n", out.dump(2));
+  fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 
 namespace {

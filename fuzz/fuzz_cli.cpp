@@ -338,6 +338,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& f : flags) args.push_back(f);
   for (const char* f : sub.fixed) args.emplace_back(f);
 
+  // TBCHECK_FUZZ_ECHO=1: print each command line, to read what a saved input (a slow unit, say) runs.
+  if (std::getenv("TBCHECK_FUZZ_ECHO")) {
+    std::fprintf(stderr, "fuzz_cli: running:");
+    for (const auto& a : args) std::fprintf(stderr, " '%s'", a.c_str());
+    std::fprintf(stderr, "\n");
+  }
   reset_work();
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

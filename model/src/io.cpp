@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/json_reader.hpp"
 
 namespace tbcheck::model {
 namespace fs = std::filesystem;
@@ -164,7 +165,19 @@ bool is_hardware_record(const std::string& path) {
   return !ec && under_hw(real);
 }
 
+// An output path is echoed in reports and written into JSON, which holds only UTF-8: a path that is not
+// UTF-8 is refused before any work (shown with U+FFFD where its bytes are not UTF-8).
+void check_path_text(const std::string& path, const std::string& flag) {
+  try {
+    (void)json(path).dump();
+  } catch (const json::type_error&) {
+    const std::string shown = json(path).dump(-1, ' ', false, json::error_handler_t::replace);
+    throw InputError(shown.substr(1, shown.size() - 2), flag, "is not valid UTF-8; an output path is written into JSON");
+  }
+}
+
 void check_output_file(const std::string& path, bool force, const std::string& flag) {
+  check_path_text(path, flag);
   std::error_code ec;
   const fs::path target(path);
   const auto st = fs::symlink_status(target, ec);
@@ -178,6 +191,7 @@ void check_output_file(const std::string& path, bool force, const std::string& f
 }
 
 void check_output_dir(const std::string& dir, const std::string& flag) {
+  check_path_text(dir, flag);
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError(dir, flag, "is not a folder");
   check_folder_writable(fs::path(dir), dir, flag);

@@ -2,6 +2,7 @@
 // escaped as something other than InputError replayed; and the in-memory entries those targets drive.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <string>
 
 #include "helpers.hpp"
@@ -100,4 +101,37 @@ TEST_CASE("an examiner config field of the wrong JSON type is an InputError nami
   std::string ok = named;
   ok.replace(ok.find("5"), 1, "\"five\"");
   CHECK(examiner::import_config_text(ok, "named.json", o).scenario.kernels.size() == 1);
+}
+
+// fuzz_cli_bounded, crash-f867dd09: `random ... --out $'\x87&' --json` wrote its cases, then nlohmann threw
+// type_error 316 (invalid UTF-8) printing the written paths: exit 3 after the work was done.
+TEST_CASE("an output path that is not UTF-8 is refused by its flag before any work", "[fuzz]") {
+  const std::string dir = std::filesystem::temp_directory_path() / "tbcheck-fuzz-utf8";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // The shell's printf makes the raw bytes (popen's sh has no $'...').
+  auto r = tbcheck::test::run_tbcheck("random --count 3 --max-blocks 1 --must-run alg1 --json --out \"$(printf '" +
+                                      dir + "/\\207&')\"");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--out: is not valid UTF-8") != std::string::npos);
+  CHECK(std::filesystem::is_empty(dir));  // nothing written
+  r = tbcheck::test::run_tbcheck("predict corpus/paper/000-wang/case-1.1.json --svg \"$(printf '" + dir +
+                                 "/a\\377.svg')\"");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--svg: is not valid UTF-8") != std::string::npos);
+  InputError e = tbcheck::test::error_of([&] { check_output_dir(dir + "/\xc3(", "--out"); });
+  CHECK(e.field() == "--out");
+  CHECK(e.where() == dir + "/\xef\xbf\xbd(");  // shown with U+FFFD where its bytes are not UTF-8
+  CHECK_NOTHROW(check_output_dir(dir + "/r\xc3\xa9sultats", "--out"));  // UTF-8 beyond ASCII is a path like any
+  std::filesystem::remove_all(dir);
+}
+
+// fuzz_cli_bounded, slow-unit-f44dcf3f: `learn --hypotheses ''` read the empty list as "left out" and learned
+// over the whole composition space; every other command refuses an empty list.
+TEST_CASE("learn refuses an empty hypothesis list instead of learning over the composition space", "[fuzz]") {
+  for (const char* flag : {"--hypotheses", "-H"}) {
+    auto r = tbcheck::test::run_tbcheck(std::string("learn --device tx2 --oracle sim:alg1 ") + flag + " ''");
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.find("no hypothesis given") != std::string::npos);
+  }
 }
