@@ -89,29 +89,34 @@ const std::vector<Dispatched>& Dispatcher::dispatch(int64_t now) {
   return placed_;
 }
 
-// Measured on H200s (docs/results/h200.md, finding 8): one block on every SM before a second on any; the
-// single-TPC GPCs before the others; the TPC with the fewest blocks; among GPCs the one that has served the
-// fewest of its TPCs at that count, so that the GPCs take turns; then the lowest GPC, TPC and scan position.
+// Measured on H200s (docs/results/h200.md, findings 8 and 10): the SM with the most room for this kernel
+// (one block on every SM before a second on any, for a kernel alone); the single-TPC GPCs before the others;
+// the TPC with the most room; among GPCs the one that has served the fewest of its TPCs at that room, so
+// that the GPCs take turns; then the lowest GPC, TPC and scan position. Room, not blocks held: a second
+// kernel that fits beside the first one's blocks lands on the same SMs (finding 10).
 // A key per SM with room, the least one wins: the twin of smt/src/dispatch.cpp's spread_pick.
 int Dispatcher::spread_pick(int k) const {
   // The GPC map as the cluster rule keeps it (gpc_of_sm_, gpc_sms_); check_feasibility refuses a device without one.
   const int per = d_.sms_per_tpc;
-  std::vector<int> on_tpc(static_cast<size_t>(d_.tpcs()), 0);
-  for (int sm = 0; sm < d_.sms; ++sm) on_tpc[static_cast<size_t>(g_.tpc_of(sm))] += g_.sm(sm).blocks;
+  std::vector<int> room(static_cast<size_t>(d_.sms), 0), tpc_room(static_cast<size_t>(d_.tpcs()), 0);
+  for (int sm = 0; sm < d_.sms; ++sm) {
+    room[static_cast<size_t>(sm)] = static_cast<int>(std::max<int64_t>(0, capacity_of(sm, k)));
+    tpc_room[static_cast<size_t>(g_.tpc_of(sm))] += room[static_cast<size_t>(sm)];
+  }
   std::array<int, 7> best{};
   int best_pos = -1;
   for (int pos = 0; pos < d_.sms; ++pos) {
     const int sm = order_[static_cast<size_t>(pos)];
-    if (capacity_of(sm, k) <= 0) continue;
+    if (room[static_cast<size_t>(sm)] <= 0) continue;
     const int t = g_.tpc_of(sm);
     const int g = gpc_of_sm_[static_cast<size_t>(sm)];
-    const int level = on_tpc[static_cast<size_t>(t)];
+    const int level = tpc_room[static_cast<size_t>(t)];
     const std::vector<int>& members = gpc_sms_[static_cast<size_t>(g)];
-    int past = 0;  // SMs of this GPC whose TPC is past the level: its turns taken at it, `per` SMs a turn
+    int past = 0;  // SMs of this GPC whose TPC is past the level (less room): its turns taken at it, `per` SMs a turn
     for (int m : members)
-      if (on_tpc[static_cast<size_t>(g_.tpc_of(m))] > level) ++past;
+      if (tpc_room[static_cast<size_t>(g_.tpc_of(m))] < level) ++past;
     const int tier = static_cast<int>(members.size()) == per ? 0 : 1;  // GPCs of one TPC first
-    const std::array<int, 7> key{g_.sm(sm).blocks, tier, level, past / per, g, t, pos};
+    const std::array<int, 7> key{-room[static_cast<size_t>(sm)], tier, -level, past / per, g, t, pos};
     if (best_pos < 0 || key < best) {
       best = key;
       best_pos = pos;

@@ -327,6 +327,11 @@ nlohmann::json LaunchPlan::to_json() const {
                       {"nominal_registers", nominal}, {"kernels", std::move(ks)}, {"partitions", std::move(parts)},
                       {"notes", notes}};
   if (!partitions.empty()) j["green_contexts"] = green.to_json();
+  if (!smem_attribute_of_variant.empty()) {
+    nlohmann::json a = nlohmann::json::object();
+    for (const auto& [regs, bytes] : smem_attribute_of_variant) a[fmt::format("r{}", regs)] = bytes;
+    j["max_dynamic_smem_of_variant"] = std::move(a);
+  }
   return j;
 }
 
@@ -429,6 +434,10 @@ PlanResult build_launch_plan(const model::Scenario& s, const std::vector<Variant
       const PriorityCheck pc = check_priority(k.name, *k.priority, s.device.stream_priorities->least,
                                               s.device.stream_priorities->greatest);
       if (pc.status != PriorityFit::Fits) refusals.push_back(pc.reason);
+    }
+    if (l.smem_optin) {
+      int& bytes = p.smem_attribute_of_variant[l.variant_regs];
+      bytes = std::max(bytes, l.dynamic_smem);
     }
     p.kernels.push_back(std::move(l));
   }

@@ -542,10 +542,8 @@ class CudaOracle : public Oracle {
       };
 #endif
     }
-    for (const auto& k : plan.kernels)
-      if (k.smem_optin)
-        TBCHECK_CUDA(cudaFuncSetAttribute(variant_entry(k.variant_regs).func(), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          k.dynamic_smem));
+    for (const auto& [variant_regs, bytes] : plan.smem_attribute_of_variant)
+      TBCHECK_CUDA(cudaFuncSetAttribute(variant_entry(variant_regs).func(), cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
 
     std::vector<std::unique_ptr<DeviceBuffer>> records;
     for (const auto& k : s.kernels) records.push_back(std::make_unique<DeviceBuffer>(sizeof(TbcheckProbeRecord) * static_cast<size_t>(k.blocks)));

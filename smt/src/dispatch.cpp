@@ -54,12 +54,12 @@ void Encoder::block(int i) {
   } else if (ku < s_.cluster.size() && s_.cluster[ku]) {
     cluster_pick(i, caps, lok);
   } else {
-    generic_pick(i, now, caps, lok);
+    generic_pick(i, caps, lok);
   }
   commit(i, now, caps);
 }
 
-void Encoder::generic_pick(int i, const Instant& now, const std::vector<SmCap>& caps, const expr& lok) {
+void Encoder::generic_pick(int i, const std::vector<SmCap>& caps, const expr& lok) {
   size_t iu = static_cast<size_t>(i);
   const expr& sm = d_.sm[iu];
   const expr& st = d_.start[iu];
@@ -67,7 +67,7 @@ void Encoder::generic_pick(int i, const Instant& now, const std::vector<SmCap>& 
   std::vector<expr> chosen(static_cast<size_t>(n_), bv(false));  // by SM id
   switch (h_.selection) {
     case model::Selection::GpcPriority: throw std::logic_error("gpc-priority reached generic_pick");
-    case model::Selection::GpcSpread: chosen = spread_pick(i, now, caps); break;
+    case model::Selection::GpcSpread: chosen = spread_pick(i, caps); break;
     case model::Selection::MostRoom:
       for (int p = 0; p < n_; ++p) {
         int s = order_[static_cast<size_t>(p)];
@@ -124,22 +124,20 @@ void Encoder::generic_pick(int i, const Instant& now, const std::vector<SmCap>& 
   }
 }
 
-std::vector<expr> Encoder::spread_pick(int i, const Instant& now, const std::vector<SmCap>& caps) {
+std::vector<expr> Encoder::spread_pick(int i, const std::vector<SmCap>& caps) {
   const std::vector<int>& gpc_of_tpc = dev_.gpc_of_tpc;  // check_feasibility refuses a device without one
   const int per = dev_.sms_per_tpc;
   const int tpcs = n_ / per;
-  // Blocks on each SM and TPC at the instant.
-  std::vector<expr> on_sm, on_tpc;
+  // Room for this kernel on each SM and TPC at the instant (the simulator's capacity_of).
+  std::vector<expr> room, tpc_room;
   for (int s = 0; s < n_; ++s) {
-    std::vector<expr> parts;
-    for (int j = 0; j < i; ++j)
-      parts.push_back(z3::ite(now.resident[static_cast<size_t>(j)] && d_.sm[static_cast<size_t>(j)] == s, iv(1), iv(0)));
-    on_sm.push_back(define(fmt::format("on{}_", s), i, sum_of(parts)));
+    const expr& v = caps[static_cast<size_t>(s)].value;
+    room.push_back(z3::ite(v > 0, v, iv(0)));
   }
   for (int t = 0; t < tpcs; ++t) {
     std::vector<expr> parts;
-    for (int s = t * per; s < (t + 1) * per; ++s) parts.push_back(on_sm[static_cast<size_t>(s)]);
-    on_tpc.push_back(sum_of(parts));
+    for (int s = t * per; s < (t + 1) * per; ++s) parts.push_back(room[static_cast<size_t>(s)]);
+    tpc_room.push_back(define(fmt::format("tr{}_", t), i, sum_of(parts)));
   }
   std::vector<int> gpc_tpcs, pos_of(static_cast<size_t>(n_), 0);
   for (int g : gpc_of_tpc) {
@@ -147,15 +145,15 @@ std::vector<expr> Encoder::spread_pick(int i, const Instant& now, const std::vec
     gpc_tpcs[static_cast<size_t>(g)] += 1;
   }
   for (int p = 0; p < n_; ++p) pos_of[static_cast<size_t>(order_[static_cast<size_t>(p)])] = p;
-  // The key's terms per SM: blocks, tier (a constant), TPC level, the GPC's turns taken at that level; then
-  // the constants GPC, TPC and scan position.
+  // The key's terms per SM: room (more first), tier (a constant), TPC room (more first), the GPC's turns
+  // taken at that room; then the constants GPC, TPC and scan position.
   std::vector<expr> served;
   for (int s = 0; s < n_; ++s) {
     const int t = s / per;
     std::vector<expr> parts;
     for (int u = 0; u < tpcs; ++u)
       if (gpc_of_tpc[static_cast<size_t>(u)] == gpc_of_tpc[static_cast<size_t>(t)])
-        parts.push_back(z3::ite(on_tpc[static_cast<size_t>(u)] > on_tpc[static_cast<size_t>(t)], iv(1), iv(0)));
+        parts.push_back(z3::ite(tpc_room[static_cast<size_t>(u)] < tpc_room[static_cast<size_t>(t)], iv(1), iv(0)));
     served.push_back(sum_of(parts));
   }
   auto constants = [&](int s) {
@@ -168,10 +166,10 @@ std::vector<expr> Encoder::spread_pick(int i, const Instant& now, const std::vec
     const size_t au = static_cast<size_t>(a), bu = static_cast<size_t>(b);
     const size_t ta = static_cast<size_t>(a / per), tb = static_cast<size_t>(b / per);
     const expr tail = bv(std::array<int, 3>{ca[1], ca[2], ca[3]} < std::array<int, 3>{cb[1], cb[2], cb[3]});
-    const expr after_tier = on_tpc[ta] < on_tpc[tb] ||
-                            (on_tpc[ta] == on_tpc[tb] && (served[au] < served[bu] || (served[au] == served[bu] && tail)));
+    const expr after_tier = tpc_room[ta] > tpc_room[tb] ||
+                            (tpc_room[ta] == tpc_room[tb] && (served[au] < served[bu] || (served[au] == served[bu] && tail)));
     const expr from_tier = ca[0] != cb[0] ? bv(ca[0] < cb[0]) : after_tier;
-    return on_sm[au] < on_sm[bu] || (on_sm[au] == on_sm[bu] && from_tier);
+    return room[au] > room[bu] || (room[au] == room[bu] && from_tier);
   };
   std::vector<expr> chosen;
   for (int s = 0; s < n_; ++s) {

@@ -133,9 +133,9 @@ class Encoder {
   // ---- dispatch.cpp: one dispatch decision (model/src/dispatch.cpp's loop) ----
   void block(int i);
   // Selection and waiting rule of the generic dispatcher (round-robin, most-room, gpc-spread; issue paired).
-  void generic_pick(int i, const Instant& now, const std::vector<SmCap>& caps, const expr& lok);
+  void generic_pick(int i, const std::vector<SmCap>& caps, const expr& lok);
   // gpc-spread's choice by SM id: the SM with room whose key is least (model/src/dispatch.cpp's spread_pick).
-  std::vector<expr> spread_pick(int i, const Instant& now, const std::vector<SmCap>& caps);
+  std::vector<expr> spread_pick(int i, const std::vector<SmCap>& caps);
   // Thread block clusters (cluster_pick.cpp; model/src/cluster.cpp is the reference): a cluster's leader waits
   // until a GPC has room for all its blocks and picks the GPC; its other blocks start with it on that GPC.
   void cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lok);

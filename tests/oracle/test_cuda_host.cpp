@@ -249,6 +249,25 @@ TEST_CASE("MPS is detected from its control pipe or client settings", "[cuda-hos
   CHECK(detect_mps(getenv, exists).state == MpsState::Active);
 }
 
+TEST_CASE("launch plan: kernels sharing a variant get the largest shared-memory opt-in of them all", "[cuda-host]") {
+  // The attribute belongs to the variant: set to the last kernel's 100000 B, the first kernel's
+  // 164224 B launch failed on an H200 with cudaErrorInvalidValue.
+  const auto s = test::scenario(R"({"device": "h200", "kernels": [
+      {"name": "big", "blocks": 30, "threads": 128, "regs": 32, "smem": 164224, "duration": 1, "stream": 0},
+      {"name": "small", "blocks": 50, "threads": 128, "regs": 32, "smem": 100000, "duration": 1, "stream": 1},
+      {"name": "plain", "blocks": 5, "threads": 128, "regs": 32, "smem": 1024, "duration": 1},
+      {"name": "other", "blocks": 5, "threads": 128, "regs": 64, "smem": 60000, "duration": 1}]})");
+  auto pr = build_launch_plan(s, nominal_variants(), CudaOptions{});
+  REQUIRE(pr.status == PlanStatus::Ok);
+  const auto& p = pr.plan;
+  REQUIRE(p.kernels.size() == 4);
+  REQUIRE(p.kernels[0].variant_regs == p.kernels[1].variant_regs);
+  CHECK(p.smem_attribute_of_variant.size() == 2);
+  CHECK(p.smem_attribute_of_variant.at(p.kernels[0].variant_regs) == p.kernels[0].dynamic_smem);
+  CHECK(p.smem_attribute_of_variant.at(p.kernels[3].variant_regs) == p.kernels[3].dynamic_smem);
+  CHECK(p.to_json()["max_dynamic_smem_of_variant"]["r" + std::to_string(p.kernels[0].variant_regs)] == p.kernels[0].dynamic_smem);
+}
+
 TEST_CASE("launch plan: streams, variants, shared memory opt-in, watchdog, refusals", "[cuda-host]") {
   const auto s = test::scenario(R"({"device": "rtx3090", "kernels": [
       {"name": "a", "blocks": 4, "threads": 128, "regs": 40, "smem": 65536, "duration": 2, "stream": 7},

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -231,6 +232,10 @@ struct LaunchPlan {
   int streams = 0;
   bool nominal = true;  // register counts from nominal_variants(), not yet read from a device
   std::vector<KernelLaunch> kernels;
+  // cudaFuncAttributeMaxDynamicSharedMemorySize is a property of the variant, not of a launch:
+  // kernels sharing a variant need the largest of their opt-in requests, set once before any
+  // launch (the last kernel's value would make a larger one's launch fail: cudaErrorInvalidValue).
+  std::map<int, int> smem_attribute_of_variant;  // variant_regs -> bytes, opt-in kernels only
   std::vector<Partition> partitions;
   GreenSplitPlan green;  // with nominal_sm_resource (no groups when there is no partition)
   std::vector<std::string> notes;
