@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+# How the H200 rules predicted recordings they were not read from: run 8's held-out grids and witnesses, run 9's
+# random scenarios registered before the run (hopper-spread), the same held-out grids on an H100, judged per SM
+# (counts level) by `tbcheck validate`.
+# Usage: scripts/h200_predictions.py [--tbcheck PATH] [--markdown]   (the table of docs/results/h200.md, finding 12)
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+HYPOTHESES = ["docs/results/h200/hopper-spread.json", "docs/results/h200/gpc-spread.json", "alg1-no-tpc-config",
+              "alg1", "alg1-natural-order", "round-robin", "most-room", "olmedo"]
+GROUPS = [  # (label, run folder, which cases)
+    ("run 8: one-kernel grids held out from the spread rule", "corpus/hw/h200/2026-11-26-run8",
+     lambda c: not c.startswith("synth-") and "two-streams" not in c),
+    ("run 8: two kernels in two streams", "corpus/hw/h200/2026-11-26-run8", lambda c: "two-streams" in c),
+    ("run 8: witnesses (gpc-spread and four shipped rules)", "corpus/hw/h200/2026-11-26-run8", lambda c: c.startswith("synth-")),
+    ("run 9: random scenarios that fit at once, registered before the run", "corpus/hw/h200/2026-11-26-run9",
+     lambda c: c.startswith("h200-random1w-")),
+    ("run 9: a 164 KB and a 100 KB kernel in two streams", "corpus/hw/h200/2026-11-26-run9", lambda c: "two-streams" in c),
+    ("run 9: witnesses (hopper-spread, gpc-spread and two shipped rules)", "corpus/hw/h200/2026-11-26-run9",
+     lambda c: c.startswith("synth-")),
+    ("H100 run 1: run 8's held-out one-kernel grids", "corpus/hw/h100/2026-11-26-run1",
+     lambda c: not c.startswith("synth-") and "two-streams" not in c),
+    ("H100 run 1: two kernels in two streams (run 8's and run 9's)", "corpus/hw/h100/2026-11-26-run1",
+     lambda c: "two-streams" in c),
+    ("H100 run 1: witnesses (hopper-spread, gpc-spread, alg1, alg1-natural-order)", "corpus/hw/h100/2026-11-26-run1",
+     lambda c: c.startswith("synth-")),
+]
+
+
+def judge(tbcheck, folder):
+    out = subprocess.run([tbcheck, "validate", os.path.join(ROOT, folder), "-H", ",".join(HYPOTHESES), "--json"],
+                         capture_output=True, text=True, cwd=ROOT)
+    if out.returncode not in (0, 1):
+        sys.exit(f"tbcheck validate {folder}: exit {out.returncode}: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tbcheck", default=os.environ.get("TBCHECK", os.path.join(ROOT, "build/cli/tbcheck")))
+    ap.add_argument("--markdown", action="store_true")
+    a = ap.parse_args()
+    judged = {}
+    names = None
+    rows = []
+    for label, folder, pick in GROUPS:
+        if folder not in judged:
+            judged[folder] = judge(a.tbcheck, folder)
+        d = judged[folder]
+        names = names or [h if isinstance(h, str) else h["name"] for h in d["hypotheses"]]
+        cases = [c for c in d["cases"] if pick(c["id"])]
+        cells = []
+        for n in names:
+            counts = sum(1 for c in cases for r in c["results"] if r["hypothesis"] == n and r["levels"]["counts"]["verdict"] == "pass")
+            cells.append(f"{counts}/{len(cases)}")
+        rows.append((label, cells))
+    sep = " | "
+    print("| cases" + sep + sep.join(names) + " |")
+    print("| ---" + " | ---:" * len(names) + " |")
+    for label, cells in rows:
+        print("| " + label + sep + sep.join(cells) + " |")
+    if not a.markdown:
+        print("\ncells: cases whose blocks per SM (counts level, model durations) the hypothesis predicts, of those in the group")
+
+
+if __name__ == "__main__":
+    main()
