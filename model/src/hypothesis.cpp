@@ -50,9 +50,9 @@ constexpr Choice<Selection> kSelectionChoices[] = {
      "in %smid order, and loses that many; later blocks go to SMs in the order blocks complete; 2-D grids are "
      "picked along U/n multirows; needs the device's GPC map",
      OptionNeeds::GpcMap},
-    {Selection::GpcSpread, "gpc-spread", "measured on H200s: docs/results/h200.md, finding 8 (scripts/h200_spread.py)",
-     "the SM with the fewest blocks; then single-TPC GPCs first; then the TPC with the fewest blocks; then the GPC "
-     "that has served the fewest TPCs at that count (GPCs take turns); then the lowest GPC, TPC and SM in the order; "
+    {Selection::GpcSpread, "gpc-spread", "measured on H200s: docs/results/h200.md, findings 8 and 10 (scripts/h200_spread.py)",
+     "the SM with the most room for the kernel; then single-TPC GPCs first; then the TPC with the most room; then the "
+     "GPC that has served the fewest TPCs at that room (GPCs take turns); then the lowest GPC, TPC and SM in the order; "
      "needs the device's GPC map",
      OptionNeeds::GpcMap, false},
 };
@@ -85,6 +85,10 @@ constexpr Choice<SmemConfig> kSmemConfigChoices[] = {
     {SmemConfig::Tpc, "tpc", "seed 000 Mechanism 3, Section IV-C, Algorithm 1 lines 10-12 and 26-27",
      "the first block into an idle TPC sets both SMs to its kernel's config_s; a busy TPC takes only kernels whose "
      "config_s fits"},
+    {SmemConfig::Sm, "sm", "Mechanism 3 per SM, measured on H200s: docs/results/h200.md, finding 11",
+     "the first block into an idle SM sets it to its kernel's config_s; a busy SM takes only kernels whose config_s "
+     "fits; the other SM of its TPC is configured apart",
+     OptionNeeds::Nothing, false},
 };
 constexpr Choice<Local> kLocalChoices[] = {
     {Local::Ignore, "ignore", "-", "local memory plays no part"},

@@ -23,10 +23,10 @@ bool is_fermi(Selection s) {
 
 bool ranks_by_capacity(Selection s) {
   switch (s) {
-    case Selection::MostRoom: return true;
+    case Selection::MostRoom:
+    case Selection::GpcSpread: return true;
     case Selection::RoundRobin:
-    case Selection::GpcPriority:
-    case Selection::GpcSpread: return false;
+    case Selection::GpcPriority: return false;
   }
   return true;
 }

@@ -28,7 +28,8 @@ BlockNeeds block_needs(const Kernel& k, const Device& d, const Hypothesis& h) {
   }
   switch (h.smem_config) {
     case SmemConfig::None: break;
-    case SmemConfig::Tpc: {
+    case SmemConfig::Tpc:
+    case SmemConfig::Sm: {
       // Mechanism 3: config_s = (blocks one empty SM holds) x S, rounded up to a supported configuration.
       int64_t blocks = GpuState::empty_sm_capacity(d, h, n).blocks;
       int64_t bytes = blocks * n.smem;
@@ -281,35 +282,42 @@ GpuState::GpuState(const Device& d, const Hypothesis& h)
       })),
       sms_(static_cast<size_t>(d.sms), empty_sm(d, h)),
       tpc_of_(static_cast<size_t>(d.sms)),
-      tpc_config_(static_cast<size_t>(d.tpcs()), d.max_smem_config_bytes()),
+      config_(static_cast<size_t>(d.sms), d.max_smem_config_bytes()),
       tpc_blocks_(static_cast<size_t>(d.tpcs()), 0) {
   for (int sm = 0; sm < d.sms; ++sm) tpc_of_[sm] = d.tpc_of(sm);
+}
+
+bool GpuState::config_idle(int sm) const {
+  switch (h_.smem_config) {
+    case SmemConfig::None:
+    case SmemConfig::Tpc: break;
+    case SmemConfig::Sm: return sms_[static_cast<size_t>(sm)].blocks == 0;
+  }
+  return tpc_idle(tpc_of_[sm]);
 }
 
 CapacityParts GpuState::empty_sm_capacity(const Device& d, const Hypothesis& h, const BlockNeeds& n) {
   return sm_capacity(SmLimits(d), h, empty_sm(d, h), n, d.max_smem_config_bytes(), false);
 }
 
-// Mechanism 3 (Algorithm 1 lines 26-27): an idle TPC will be configured for this kernel, a busy
+// Mechanism 3 (Algorithm 1 lines 26-27): an idle TPC (or SM) will be configured for this kernel, a busy
 // one keeps its configuration; without the mechanism every SM has the device maximum.
 int64_t GpuState::smem_limit(int sm, const BlockNeeds& n) const {
   switch (h_.smem_config) {
     case SmemConfig::None: break;
-    case SmemConfig::Tpc: {
-      const int tpc = tpc_of(sm);
-      return tpc_idle(tpc) ? n.config_s : tpc_config_[tpc];
-    }
+    case SmemConfig::Tpc:
+    case SmemConfig::Sm: return config_idle(sm) ? n.config_s : config_of(sm);
   }
   return max_config_;
 }
 
 CapacityParts GpuState::capacity_parts(int sm, const BlockNeeds& n) const {
-  const int tpc = tpc_of(sm);
   bool blocked = false;
   switch (h_.smem_config) {
     case SmemConfig::None: break;
-    // Algorithm 1 lines 10-12: a busy TPC configured below the kernel's config_s is skipped.
-    case SmemConfig::Tpc: blocked = !tpc_idle(tpc) && n.config_s > tpc_config_[tpc]; break;
+    // Algorithm 1 lines 10-12: a busy TPC (or SM) configured below the kernel's config_s is skipped.
+    case SmemConfig::Tpc:
+    case SmemConfig::Sm: blocked = !config_idle(sm) && n.config_s > config_of(sm); break;
   }
   return sm_capacity(lim_, h_, sms_[sm], n, smem_limit(sm, n), blocked);
 }
@@ -320,16 +328,15 @@ int64_t GpuState::capacity_value(int sm, const BlockNeeds& n) const {
   int64_t limit = max_config_;
   switch (h_.smem_config) {
     case SmemConfig::None: break;
-    case SmemConfig::Tpc: {
-      const int tpc = tpc_of(sm);
-      if (!tpc_idle(tpc)) {
-        if (n.config_s > tpc_config_[tpc]) return 0;
-        limit = tpc_config_[tpc];
+    case SmemConfig::Tpc:
+    case SmemConfig::Sm:
+      if (!config_idle(sm)) {
+        if (n.config_s > config_of(sm)) return 0;
+        limit = config_of(sm);
       } else {
         limit = n.config_s;
       }
       break;
-    }
   }
   return sm_capacity<kW, kR, kS, kPbs>(lim_, h_.capacity, sms_[sm], n, limit, false).value;
 }
@@ -357,7 +364,8 @@ void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
   switch (h_.smem_config) {
     case SmemConfig::None: break;
     case SmemConfig::Tpc:
-      if (tpc_idle(tpc)) tpc_config_[tpc] = n.config_s;  // Mechanism 3
+    case SmemConfig::Sm:
+      if (config_idle(sm)) config_[static_cast<size_t>(config_unit(sm))] = n.config_s;  // Mechanism 3
       break;
   }
   switch (h_.local) {

@@ -29,6 +29,7 @@ Dispatcher::Dispatcher(const Device& d, const Hypothesis& h)
   switch (h.smem_config) {
     case SmemConfig::None: break;
     case SmemConfig::Tpc: tpc_coupled_ = d.sms_per_tpc > 1; break;
+    case SmemConfig::Sm: break;  // an SM's configuration follows its own blocks only
   }
   switch (h.issue) {
     case Issue::Single: break;

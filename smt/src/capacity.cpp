@@ -30,7 +30,7 @@ void Encoder::kernel_terms() {
     expr cap0 = define("cap0", ki, count_if(levels));
     out_.push_back(cap0 >= 1);  // launchable: one block fits an empty SM
     CAP0_.push_back(cap0);
-    if (tpc_config_) {
+    if (config_span_ > 0) {
       std::vector<expr> parts;
       for (const auto& l : levels) parts.push_back(z3::ite(l, S_[k], iv(0)));
       expr bytes = sum_of(parts);
@@ -125,17 +125,17 @@ std::vector<Encoder::SmCap> Encoder::capacities(int i, const Instant& t, int lma
   size_t ku = static_cast<size_t>(k);
   std::vector<SmCap> caps;
   std::vector<expr> busy, cfg;
-  if (tpc_config_)
-    for (int tp = 0; tp < dev_.tpcs(); ++tp) {
-      busy.push_back(tpc_busy(i, tp, t));
-      cfg.push_back(tpc_config(i, tp));
+  if (config_span_ > 0)
+    for (int u = 0; u < units(); ++u) {
+      busy.push_back(unit_busy(i, u, t));
+      cfg.push_back(unit_config(i, u));
     }
   for (int sm = 0; sm < n_; ++sm) {
     SmView v = view(i, sm, t);
     expr limit = iv(dev_.max_smem_config_bytes());
     expr blocked = bv(false);
-    if (tpc_config_) {
-      size_t tp = static_cast<size_t>(dev_.tpc_of(sm));
+    if (config_span_ > 0) {
+      size_t tp = static_cast<size_t>(sm / config_span_);
       limit = z3::ite(busy[tp], cfg[tp], CFG_[ku]);
       blocked = busy[tp] && CFG_[ku] > cfg[tp];
     }

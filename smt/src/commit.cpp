@@ -15,11 +15,11 @@ void Encoder::commit(int i, const Instant& now, const std::vector<SmCap>& caps) 
   int k = s_.kernel_of_block(i);
   size_t ku = static_cast<size_t>(k);
   const expr& sm = d_.sm[iu];
-  expr tpc_idle = bv(true);
-  if (tpc_config_) {
-    for (int tp = 0; tp < dev_.tpcs(); ++tp) tpc_idle = z3::ite(tpc_of(sm) == tp, !tpc_busy(i, tp, now), tpc_idle);
+  expr unit_idle = bv(true);
+  if (config_span_ > 0) {
+    for (int u = 0; u < units(); ++u) unit_idle = z3::ite(unit_of(sm) == u, !unit_busy(i, u, now), unit_idle);
   }
-  opener_.push_back(define("opener", i, tpc_idle));
+  opener_.push_back(define("opener", i, unit_idle));
   gpu_opener_.push_back(define("gpuopen", i, !gpu_busy(i, now)));
   block_regs_.push_back(h_.pb_registers() ? iv(0) : define("bregs", i, unary_times(W_[ku], R_[ku], dev_.max_warps_per_sm)));
 

@@ -107,10 +107,12 @@ class Encoder {
   // Contiguous holes of an SM (Mechanism 4): one candidate hole after each boundary (0 and the end of
   // each resident allocation), running to the next allocation or the configuration limit.
   std::vector<expr> holes(int i, const SmView& v, const expr& limit);
-  // TPC state at an instant: busy, and the configuration its opener set (Mechanism 3).
-  expr tpc_busy(int i, int tpc, const Instant& t);
-  expr tpc_of(const expr& sm) { return dev_.sms_per_tpc == 1 ? sm : sm / dev_.sms_per_tpc; }
-  expr tpc_config(int i, int tpc);
+  // Mechanism 3's unit (a TPC under smem_config tpc, an SM under sm) at an instant: busy, and the
+  // configuration its opener set; the simulator's GpuState::config_idle and config_of.
+  expr unit_busy(int i, int unit, const Instant& t);
+  expr unit_of(const expr& sm) { return config_span_ == 1 ? sm : sm / config_span_; }
+  int units() const { return n_ / config_span_; }
+  expr unit_config(int i, int unit);
   expr gpu_busy(int i, const Instant& t);
   // Algorithm 1 lines 1-3: the local-memory configuration allows block i now.
   // kernel: the kernel asking (-1: block i's own; release times ask for other kernels too).
@@ -192,7 +194,7 @@ class Encoder {
   bool fermi_ = false;            // selection gpc-priority: fermi_pick, not generic_pick
   bool pb_regs_ = false;          // registers pb: a pool per PB
   bool contiguous_regs_ = false;  // registers pb-contiguous (with warps on PBs)
-  bool tpc_config_ = false;       // smem_config tpc
+  int config_span_ = 0;           // SMs per Mechanism 3 unit: sms_per_tpc (tpc), 1 (sm); 0: no configuration
   bool gpu_local_ = false;        // local gpu-config
   bool contiguous_smem_ = false;  // smem contiguous-first-fit
   bool start_order_ = false;      // retirement start-order: blocks ending together retire one at a time

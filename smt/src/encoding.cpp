@@ -399,7 +399,8 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
   }
   switch (h_.smem_config) {
     case model::SmemConfig::None: break;
-    case model::SmemConfig::Tpc: tpc_config_ = true; break;
+    case model::SmemConfig::Tpc: config_span_ = dev_.sms_per_tpc; break;
+    case model::SmemConfig::Sm: config_span_ = 1; break;
   }
   switch (h_.local) {
     case model::Local::Ignore: break;

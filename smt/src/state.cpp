@@ -185,21 +185,21 @@ std::vector<expr> Encoder::holes(int i, const SmView& v, const expr& limit) {
   return out;
 }
 
-expr Encoder::tpc_busy(int i, int tpc, const Instant& t) {
+expr Encoder::unit_busy(int i, int unit, const Instant& t) {
   std::vector<expr> any;
   for (int j = 0; j < i; ++j)
-    any.push_back(t.resident[static_cast<size_t>(j)] && tpc_of(d_.sm[static_cast<size_t>(j)]) == tpc);
+    any.push_back(t.resident[static_cast<size_t>(j)] && unit_of(d_.sm[static_cast<size_t>(j)]) == unit);
   if (any.empty()) return bv(false);
   z3::expr_vector v(c_);
   for (auto& x : any) v.push_back(x);
   return z3::mk_or(v);
 }
 
-expr Encoder::tpc_config(int i, int tpc) {
+expr Encoder::unit_config(int i, int unit) {
   expr cfg = iv(dev_.max_smem_config_bytes());
   for (int j = 0; j < i; ++j) {
     size_t ju = static_cast<size_t>(j);
-    cfg = z3::ite(opener_[ju] && tpc_of(d_.sm[ju]) == tpc, CFG_[static_cast<size_t>(s_.kernel_of_block(j))], cfg);
+    cfg = z3::ite(opener_[ju] && unit_of(d_.sm[ju]) == unit, CFG_[static_cast<size_t>(s_.kernel_of_block(j))], cfg);
   }
   return cfg;
 }

@@ -1,9 +1,10 @@
 // The generic dispatcher's selections beyond the papers': gpc-spread against the H200 recordings it was
-// read from, and its refusal of a device without a GPC map.
+// read from and those it predicted, its ranking by room for the kernel, and its refusal of a device without a GPC map.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "helpers.hpp"
@@ -22,6 +23,15 @@ std::vector<int> blocks_per_sm(const std::vector<int>& sms, int n) {
   std::vector<int> out(static_cast<size_t>(n), 0);
   for (int sm : sms) out[static_cast<size_t>(sm)] += 1;
   return out;
+}
+
+// Per SM, how many blocks of kernel `k` the hypothesis predicts and the recording observed.
+std::pair<std::vector<int>, std::vector<int>> counts_of(const Case& c, const Hypothesis& h, size_t k) {
+  const Schedule s = simulate(c.scenario, h);
+  std::vector<int> predicted;
+  for (const auto& b : s.kernels[k].blocks) predicted.push_back(b.sm);
+  const int n = c.scenario.device.sms;
+  return {blocks_per_sm(predicted, n), blocks_per_sm(c.observation->sm_of_block.at(c.scenario.kernels[k].name), n)};
 }
 
 }  // namespace
@@ -51,6 +61,69 @@ TEST_CASE("gpc-spread lands every block of the one-kernel H200 grids where the G
   std::vector<int> mr;
   for (const auto& b : most_room.kernels[0].blocks) mr.push_back(b.sm);
   CHECK(blocks_per_sm(mr, 132) != blocks_per_sm(c.observation->sm_of_block.at("k1"), 132));
+}
+
+TEST_CASE("gpc-spread predicts the grids held out from it, per SM, on another H200 and an H100", "[dispatch][gpc-spread]") {
+  // Run 8: one-kernel grids of sizes, block shapes (threads- and register-bound) and depths the rule was
+  // not read from, and two kernels in two streams; each recorded in fresh contexts.
+  const Hypothesis h = gpc_spread();
+  int compared = 0;
+  for (const Case& c : load_cases(test::source_path("corpus/hw/h200/2026-11-26-run8"))) {
+    if (c.id.rfind("synth-", 0) == 0) continue;  // the witnesses: second waves follow the GPU's retirement order
+    for (size_t k = 0; k < c.scenario.kernels.size(); ++k) {
+      const auto [predicted, observed] = counts_of(c, h, k);
+      INFO(c.id << " kernel " << k);
+      CHECK(predicted == observed);
+    }
+    ++compared;
+  }
+  CHECK(compared == 46);
+  // The same grids on an H100 SXM (same SM order and GPC map), and the two-stream cases where the second
+  // kernel cannot share an SM (a 164 KB kernel beside a 100 KB one is the open case of finding 12).
+  int on_h100 = 0;
+  for (const Case& c : load_cases(test::source_path("corpus/hw/h100/2026-11-26-run1"))) {
+    if (c.id.rfind("synth-", 0) == 0 || c.id.find("mixed") != std::string::npos) continue;
+    for (size_t k = 0; k < c.scenario.kernels.size(); ++k) {
+      const auto [predicted, observed] = counts_of(c, h, k);
+      INFO(c.id << " kernel " << k);
+      CHECK(predicted == observed);
+    }
+    ++on_h100;
+  }
+  CHECK(on_h100 == 31);
+}
+
+TEST_CASE("gpc-spread ranks SMs by room for the kernel: a second kernel that fits beside the first lands on its SMs",
+          "[dispatch][gpc-spread]") {
+  // 66 small blocks take one SM of each TPC; 66 blocks of 124 KB shared memory fit beside them, and the GPU
+  // put them on the same SMs (every SM has room for one): ranked by blocks held they would take the empty SMs.
+  const Case c = load_cases(test::source_path("corpus/hw/h200/2026-11-26-run8/synth-h200-h200-gpc-spread-vs-alg1.cuda.json")).at(0);
+  REQUIRE(c.scenario.kernels.size() == 2);
+  const auto [p1, o1] = counts_of(c, gpc_spread(), 0);
+  const auto [p2, o2] = counts_of(c, gpc_spread(), 1);
+  CHECK(p1 == o1);
+  CHECK(p2 == o2);
+  CHECK(o2 == o1);  // what the recording shows: the same SMs
+  // Where the second kernel does not fit beside the first (two blocks of 100 KB on an SM), it takes the SMs
+  // with more room: the empty ones.
+  const Case two = load_cases(test::source_path("corpus/hw/h200/2026-11-26-run8/h200-two-streams-40-40-two-per-sm.cuda.json")).at(0);
+  const auto [q2, r2] = counts_of(two, gpc_spread(), 1);
+  CHECK(q2 == r2);
+  const auto [q1, r1] = counts_of(two, gpc_spread(), 0);
+  for (size_t sm = 0; sm < r1.size(); ++sm) CHECK(r1[sm] * r2[sm] == 0);
+}
+
+TEST_CASE("hopper-spread: a TPC's SMs take blocks of different shared-memory sizes side by side", "[dispatch][gpc-spread]") {
+  // k1 (255 registers, no shared memory) takes one SM of each TPC; k2 (153 KB of shared memory) went to
+  // the other SMs of those same TPCs. alg1's TPC shared-memory configuration (seed 000 Section IV-C) keeps
+  // k2 off them until k1 retires; with every SM at the largest configuration it lands where the GPU put it.
+  const Case c = load_cases(test::source_path("corpus/hw/h200/2026-11-26-run8/synth-h200-round-robin-vs-most-room.cuda.json")).at(0);
+  const Hypothesis hopper = load_hypothesis_file(test::source_path("docs/results/h200/hopper-spread.json"));
+  REQUIRE(hopper.smem_config == SmemConfig::None);
+  const auto [p, o] = counts_of(c, hopper, 1);
+  CHECK(p == o);
+  const auto [q, r] = counts_of(c, gpc_spread(), 1);
+  CHECK(q != r);
 }
 
 TEST_CASE("gpc-spread: the GPCs take turns one TPC at a time, single-TPC GPCs first", "[dispatch][gpc-spread]") {

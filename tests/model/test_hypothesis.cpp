@@ -162,7 +162,7 @@ TEST_CASE("hypothesis: unknown option values list the valid ones", "[loaders][hy
       {"warps", "sm, pb-strict-rr, pb-any"},
       {"registers", "sm, pb, pb-contiguous"},
       {"smem", "counted, contiguous-first-fit"},
-      {"smem_config", "none, tpc"},
+      {"smem_config", "none, tpc, sm"},
       {"local", "ignore, gpu-config"},
       {"capacity", "blocks, literal"},
       {"issue", "single, paired, paired-cc8, device"}};
@@ -319,7 +319,7 @@ TEST_CASE("hypothesis: the option table lists every option with its source", "[l
   for (auto v : {Warps::Sm, Warps::PbStrictRR, Warps::PbAny}) CHECK(listed("warps", to_string(v)));
   for (auto v : {Registers::Sm, Registers::Pb, Registers::PbContiguous}) CHECK(listed("registers", to_string(v)));
   for (auto v : {Smem::Counted, Smem::ContiguousFirstFit}) CHECK(listed("smem", to_string(v)));
-  for (auto v : {SmemConfig::None, SmemConfig::Tpc}) CHECK(listed("smem_config", to_string(v)));
+  for (auto v : {SmemConfig::None, SmemConfig::Tpc, SmemConfig::Sm}) CHECK(listed("smem_config", to_string(v)));
   for (auto v : {Local::Ignore, Local::GpuConfig}) CHECK(listed("local", to_string(v)));
   for (auto v : {Capacity::Blocks, Capacity::Literal}) CHECK(listed("capacity", to_string(v)));
   for (auto v : {Issue::Single, Issue::Paired, Issue::PairedCc8, Issue::FromDevice}) CHECK(listed("issue", to_string(v)));

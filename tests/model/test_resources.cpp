@@ -318,14 +318,29 @@ TEST_CASE("smem_config tpc: a busy TPC configured smaller makes a kernel wait (m
   CHECK(starts_of(b, "k2") == Times{0});
 }
 
+TEST_CASE("smem_config sm: only the SM its first block configured closes, not the other SM of its TPC", "[resources][smem]") {
+  // As mini Case 3: k1 configures SM 0 to 16 KB and k2 needs 32 KB. Under tpc SM 1 closes too and k2
+  // waits; under sm SM 1 is configured apart and takes k2 at once.
+  Scenario s = mini(2, {kernel("k1", 1, 1, 32, 0, 1), kernel("k2", 1, 1, 32, 1024, 1)});
+  Hypothesis sm = variant("alg1", {{"smem_config", "sm"}});
+  Schedule a = simulate(s, test::hyp("alg1")), b = simulate(s, sm);
+  CHECK(starts_of(a, "k2") == Times{1});
+  CHECK(sms_of(b, "k2") == Ints{1});
+  CHECK(starts_of(b, "k2") == Times{0});
+  // With a k1 block on each SM both are configured to 16 KB: k2 waits under sm, not without configurations.
+  Scenario full = mini(2, {kernel("k1", 2, 1, 32, 0, 1), kernel("k2", 1, 1, 32, 1024, 1)});
+  CHECK(starts_of(simulate(full, sm), "k2") == Times{1});
+  CHECK(starts_of(simulate(full, variant("alg1", {{"smem_config", "none"}})), "k2") == Times{0});
+}
+
 TEST_CASE("smem_config tpc: the TPC takes the configuration of its first block", "[resources][smem]") {
   Scenario s = mini(4, {kernel("k1", 1, 1, 32, 0, 1), kernel("k2", 1, 1, 32, 1024, 1)});
   const Hypothesis& h = test::hyp("alg1");
   GpuState g(s.device, h);
   BlockNeeds n1 = block_needs(s.kernels[0], s.device, h), n2 = block_needs(s.kernels[1], s.device, h);
-  CHECK(g.tpc_config(0) == 100 * 1024);  // idle TPCs start at the device maximum
+  CHECK(g.config_of(0) == 100 * 1024);  // idle TPCs start at the device maximum
   Allocation a = g.commit(0, n1);
-  CHECK(g.tpc_config(0) == 16 * 1024);
+  CHECK(g.config_of(0) == 16 * 1024);
   CHECK_FALSE(g.tpc_idle(0));
   CHECK(g.tpc_idle(1));
   // Both SMs of TPC 0 are closed to k2 (config_s 32 KB > 16 KB); TPC 1 is idle and open.

@@ -1,5 +1,5 @@
-// The SMT twin of the generic dispatcher's gpc-spread selection: the model's schedule is the simulator's,
-// and unique, on random scenarios over a device whose GPC map mixes single- and multi-TPC GPCs.
+// The SMT twin of the generic dispatcher's gpc-spread selection (and of smem_config sm, measured beside it):
+// the model's schedule is the simulator's, and unique, on random scenarios over a mixed GPC map.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -10,10 +10,11 @@
 
 using namespace tbcheck;
 
-TEST_CASE("SMT gpc-spread conforms with the simulator on random scenarios over a mixed GPC map", "[smt][gpc-spread][conformance]") {
-  const model::Hypothesis h = model::load_hypothesis_file(test::source_path("docs/results/h200/gpc-spread.json"));
+namespace {
+
+void check_conforms_over_mixed_gpcs(const model::Hypothesis& h, unsigned seed0) {
   const model::Device& base = model::builtin_device("rtx3090", "test", "device");
-  auto report = smt::check_scenarios(h, 30, 515, 60000, [&](unsigned seed) {
+  auto report = smt::check_scenarios(h, 30, seed0, 60000, [&](unsigned seed) {
     model::Scenario s = smt::random_small_scenario(seed, base);
     // Four TPCs: single-TPC GPCs 0 and 2 around a two-TPC GPC 1, so that both tiers and the turns act.
     s.device.sms = 8;
@@ -27,4 +28,19 @@ TEST_CASE("SMT gpc-spread conforms with the simulator on random scenarios over a
   CHECK(report.not_unique == 0);
   CHECK(report.checked + report.unknown == 30);
   CHECK(report.checked >= 25);
+}
+
+}  // namespace
+
+TEST_CASE("SMT gpc-spread conforms with the simulator on random scenarios over a mixed GPC map", "[smt][gpc-spread][conformance]") {
+  check_conforms_over_mixed_gpcs(model::load_hypothesis_file(test::source_path("docs/results/h200/gpc-spread.json")), 515);
+}
+
+TEST_CASE("SMT smem_config sm conforms with the simulator beside gpc-spread and most-room", "[smt][gpc-spread][conformance]") {
+  model::Hypothesis spread = model::load_hypothesis_file(test::source_path("docs/results/h200/gpc-spread.json"));
+  spread.smem_config = model::SmemConfig::Sm;
+  check_conforms_over_mixed_gpcs(spread, 733);
+  model::Hypothesis most_room = test::hyp("alg1");
+  most_room.smem_config = model::SmemConfig::Sm;
+  check_conforms_over_mixed_gpcs(most_room, 911);
 }

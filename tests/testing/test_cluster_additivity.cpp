@@ -20,7 +20,7 @@ std::vector<model::Hypothesis> resource_variants(const model::Hypothesis& base) 
   for (auto w : {model::Warps::Sm, model::Warps::PbStrictRR, model::Warps::PbAny})
     for (auto r : {model::Registers::Sm, model::Registers::Pb, model::Registers::PbContiguous})
       for (auto sm : {model::Smem::Counted, model::Smem::ContiguousFirstFit})
-        for (auto cfg : {model::SmemConfig::None, model::SmemConfig::Tpc})
+        for (auto cfg : {model::SmemConfig::None, model::SmemConfig::Tpc, model::SmemConfig::Sm})
           for (auto skip : {false, true}) {
             if (r != model::Registers::Sm && w == model::Warps::Sm) continue;  // PB registers need PB warps
             if (skip && w != model::Warps::PbStrictRR) continue;                // Mechanism 2.2 is strict-rr's

@@ -21,7 +21,7 @@ enum class Order { Natural, EvenFirst };
 enum class Warps { Sm, PbStrictRR, PbAny };
 enum class Registers { Sm, Pb, PbContiguous };
 enum class Smem { Counted, ContiguousFirstFit };
-enum class SmemConfig { None, Tpc };
+enum class SmemConfig { None, Tpc, Sm };
 enum class Local { Ignore, GpuConfig };
 enum class Capacity { Blocks, Literal };
 enum class Issue { Single, Paired, PairedCc8, FromDevice };

@@ -12,7 +12,7 @@ struct Scenario;
 
 // Selection gpc-priority: the Fermi wave and completion order (model/fermi.hpp), not the generic dispatcher.
 bool is_fermi(Selection s);
-// Whether the selection ranks SMs by the capacity value (most-room); the others ask only whether a block
+// Whether the selection ranks SMs by the capacity value (most-room, gpc-spread); the others ask only whether a block
 // fits, which capacity blocks and literal answer alike (resources.cpp sm_capacity).
 bool ranks_by_capacity(Selection s);
 // Whether `o` scans the SMs of `d` as the natural order does (the simulator's sm_order, compared).

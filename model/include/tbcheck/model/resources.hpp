@@ -118,7 +118,9 @@ class GpuState {
 
   bool tpc_idle(int tpc) const { return tpc_blocks_[tpc] == 0; }
   int tpc_of(int sm) const { return tpc_of_[sm]; }  // d.tpc_of without its division
-  int tpc_config(int tpc) const { return tpc_config_[tpc]; }
+  // Mechanism 3's unit holding one configuration: the TPC (seed 000), or the SM (smem_config sm).
+  int config_of(int sm) const { return config_[static_cast<size_t>(config_unit(sm))]; }
+  bool config_idle(int sm) const;
   const SmState& sm(int i) const { return sms_[i]; }
   const Device& device() const { return d_; }
   const Hypothesis& hypothesis() const { return h_; }
@@ -141,6 +143,7 @@ class GpuState {
   template <Warps kW, Registers kR, Smem kS, int kPbs>
   void release_as(const Allocation& a);
   int64_t smem_limit(int sm, const BlockNeeds& n) const;
+  int config_unit(int sm) const { return h_.smem_config == SmemConfig::Sm ? sm : tpc_of_[sm]; }
   const Device& d_;
   const Hypothesis& h_;
   SmLimits lim_;
@@ -148,7 +151,7 @@ class GpuState {
   Ops ops_;
   std::vector<SmState> sms_;
   std::vector<int> tpc_of_;
-  std::vector<int> tpc_config_;   // bytes
+  std::vector<int> config_;       // bytes, per configuration unit (config_unit)
   std::vector<int> tpc_blocks_;   // resident blocks per TPC
   int gpu_local_ = 0;
   int resident_ = 0;
