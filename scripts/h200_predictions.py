@@ -28,6 +28,10 @@ GROUPS = [  # (label, run folder, which cases)
      lambda c: "two-streams" in c),
     ("H100 run 1: witnesses (hopper-spread, gpc-spread, alg1, alg1-natural-order)", "corpus/hw/h100/2026-11-26-run1",
      lambda c: c.startswith("synth-")),
+    ("H100 run 2 (another H100): the rest of run 8's held-out grids", "corpus/hw/h100/2026-11-26-run2",
+     lambda c: c.startswith("h100-spread")),
+    ("H100 run 2: run 9's random scenarios (34 of 36 before the time limit)", "corpus/hw/h100/2026-11-26-run2",
+     lambda c: c.startswith("h100-random1w-")),
 ]
 
 
