@@ -2,7 +2,7 @@
 # How the H200 rules predicted recordings they were not read from: run 8's held-out grids and witnesses, run 9's
 # random scenarios registered before the run (hopper-spread), the same held-out grids on an H100, judged per SM
 # (counts level) by `tbcheck validate`.
-# Usage: scripts/h200_predictions.py [--tbcheck PATH] [--markdown]   (the table of docs/results/h200.md, finding 12)
+# Usage: scripts/h200_predictions.py [--tbcheck PATH] [--markdown] [--waiting]   (docs/results/h200.md, findings 11 and 12)
 import argparse
 import json
 import os
@@ -43,11 +43,60 @@ def judge(tbcheck, folder):
     return json.loads(out.stdout)
 
 
+WAITING_HYPOTHESES = [("hopper-spread with smem_config sm", {"base": "alg1", "selection": "gpc-spread", "smem_config": "sm"}),
+                      ("hopper-spread (smem_config none)", "docs/results/h200/hopper-spread.json"),
+                      ("alg1 (smem_config tpc)", "alg1")]
+WAITING_RUNS = [("run 9 (H200)", "corpus/hw/h200/2026-11-26-run9"), ("H100 run 2", "corpus/hw/h100/2026-11-26-run2")]
+
+
+def late_blocks(starts):
+    return sum(1 for ts in starts.values() for t in ts if t > 0)
+
+
+def waiting_table(tbcheck, markdown):
+    """How many blocks of each registered random scenario start after the first instant: observed, and predicted."""
+    import glob
+    import tempfile
+    names = [n for n, _ in WAITING_HYPOTHESES]
+    print("| recordings | scenarios | with waiting blocks | " + " | ".join(names) + " |")
+    print("| --- | ---: | ---: |" + " ---: |" * len(names))
+    with tempfile.TemporaryDirectory() as tmp:
+        hyps = []
+        for i, (name, h) in enumerate(WAITING_HYPOTHESES):
+            if isinstance(h, dict):
+                path = os.path.join(tmp, f"h{i}.json")
+                json.dump(dict(h, name=f"h{i}"), open(path, "w"))
+                hyps.append(path)
+            else:
+                hyps.append(h)
+        for label, run in WAITING_RUNS:
+            files = sorted(glob.glob(os.path.join(ROOT, run, "*random1w-*.json")))
+            right = [0] * len(hyps)
+            waiting = 0
+            for f in files:
+                observed = late_blocks(json.load(open(f))["observation"]["start_of_block"])
+                waiting += observed > 0
+                for i, h in enumerate(hyps):
+                    out = subprocess.run([tbcheck, "predict", f, "-H", h, "--json"], capture_output=True, text=True, cwd=ROOT)
+                    if out.returncode != 0:
+                        sys.exit(f"tbcheck predict {f}: exit {out.returncode}: {out.stderr.strip()}")
+                    p = json.loads(out.stdout)
+                    predicted = sum(1 for k in p["kernels"] for b in k["blocks"] if b["start"] > 0)
+                    right[i] += predicted == observed
+            print(f"| {label} | {len(files)} | {waiting} | " + " | ".join(f"{r}/{len(files)}" for r in right) + " |")
+    if not markdown:
+        print("\ncells: scenarios whose number of blocks starting after the first instant the hypothesis predicts exactly")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tbcheck", default=os.environ.get("TBCHECK", os.path.join(ROOT, "build/cli/tbcheck")))
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--waiting", action="store_true", help="the table of blocks that wait (finding 11) instead")
     a = ap.parse_args()
+    if a.waiting:
+        waiting_table(a.tbcheck, a.markdown)
+        return
     judged = {}
     names = None
     rows = []

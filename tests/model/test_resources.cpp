@@ -7,6 +7,7 @@
 
 #include "helpers.hpp"
 #include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/resources.hpp"
 #include "tbcheck/model/simulator.hpp"
 
@@ -331,6 +332,31 @@ TEST_CASE("smem_config sm: only the SM its first block configured closes, not th
   Scenario full = mini(2, {kernel("k1", 2, 1, 32, 0, 1), kernel("k2", 1, 1, 32, 1024, 1)});
   CHECK(starts_of(simulate(full, sm), "k2") == Times{1});
   CHECK(starts_of(simulate(full, variant("alg1", {{"smem_config", "none"}})), "k2") == Times{0});
+}
+
+TEST_CASE("smem_config sm: as many blocks wait as waited on an H200 behind SMs a 0 KB kernel configured", "[resources][smem]") {
+  // Registered random scenarios (run 9): a kernel without shared memory takes most SMs, then a kernel of
+  // 161 or 173 KB blocks. The GPU made 1 and 30 of them wait; without configurations none would.
+  Hypothesis sm = load_hypothesis_file(test::source_path("docs/results/h200/gpc-spread.json"));
+  sm.smem_config = SmemConfig::Sm;
+  Hypothesis none = sm;
+  none.smem_config = SmemConfig::None;
+  for (const char* id : {"h200-random1w-s26-0014", "h200-random1w-s26-0048"}) {
+    const Case c = load_cases(test::source_path(std::string("corpus/hw/h200/2026-11-26-run9/") + id + ".cuda.json")).at(0);
+    auto waiting = [](const Schedule& s) {
+      int n = 0;
+      for (const auto& k : s.kernels)
+        for (const auto& b : k.blocks) n += b.start > 0;
+      return n;
+    };
+    int observed = 0;
+    for (const auto& [kernel, starts] : c.observation->start_of_block)
+      for (auto t : starts) observed += t > 0;
+    INFO(id);
+    CHECK(observed > 0);
+    CHECK(waiting(simulate(c.scenario, sm)) == observed);
+    CHECK(waiting(simulate(c.scenario, none)) == 0);
+  }
 }
 
 TEST_CASE("smem_config tpc: the TPC takes the configuration of its first block", "[resources][smem]") {
