@@ -4,10 +4,15 @@
 # (counts level) by `tbcheck validate`.
 # Usage: scripts/h200_predictions.py [--tbcheck PATH] [--markdown] [--waiting]   (docs/results/h200.md, findings 11 and 12)
 import argparse
+import glob
 import json
 import os
 import subprocess
 import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from h200_table import validate  # noqa: E402  (the sibling script's `tbcheck validate --json` call)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 HYPOTHESES = ["docs/results/h200/hopper-spread.json", "docs/results/h200/gpc-spread.json", "alg1-no-tpc-config",
@@ -36,11 +41,8 @@ GROUPS = [  # (label, run folder, which cases)
 
 
 def judge(tbcheck, folder):
-    out = subprocess.run([tbcheck, "validate", os.path.join(ROOT, folder), "-H", ",".join(HYPOTHESES), "--json"],
-                         capture_output=True, text=True, cwd=ROOT)
-    if out.returncode not in (0, 1):
-        sys.exit(f"tbcheck validate {folder}: exit {out.returncode}: {out.stderr.strip()}")
-    return json.loads(out.stdout)
+    hypotheses = [os.path.join(ROOT, h) if h.endswith(".json") else h for h in HYPOTHESES]
+    return validate(tbcheck, [os.path.join(ROOT, folder)], "model", hypotheses)
 
 
 WAITING_HYPOTHESES = [("hopper-spread with smem_config sm", {"base": "alg1", "selection": "gpc-spread", "smem_config": "sm"}),
@@ -55,8 +57,6 @@ def late_blocks(starts):
 
 def waiting_table(tbcheck, markdown):
     """How many blocks of each registered random scenario start after the first instant: observed, and predicted."""
-    import glob
-    import tempfile
     names = [n for n, _ in WAITING_HYPOTHESES]
     print("| recordings | scenarios | with waiting blocks | " + " | ".join(names) + " |")
     print("| --- | ---: | ---: |" + " ---: |" * len(names))

@@ -72,8 +72,8 @@ def microseconds(files, order, into):
     return kept
 
 
-def validate(tb, paths, timing):
-    cmd = [tb, "validate", *paths, "--hypothesis", ",".join(HYPOTHESES), "--timing", timing, "--json"]
+def validate(tb, paths, timing, hypotheses=HYPOTHESES):
+    cmd = [tb, "validate", *paths, "--hypothesis", ",".join(hypotheses), "--timing", timing, "--json"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode not in (0, 1):
         sys.exit("h200_table.py: {} exited {}: {}".format(" ".join(cmd[:4]), r.returncode, r.stderr.strip()))
