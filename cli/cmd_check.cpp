@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "tbcheck/model/device_spec.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/thresholds.hpp"
 #include "tbcheck/report/table.hpp"
@@ -37,6 +38,8 @@ struct Check : Command {
       throw model::InputError(hypothesis_spec, "hypothesis", fmt::format("check takes one hypothesis, got {}", mine.size()));
     const model::Hypothesis& h = mine[0].h;
     auto against = model::resolve_hypotheses(against_spec);
+    // Resolved before the corpus is read, so a wrong --device is the first error, not the last.
+    const model::Device device = model::device_from_spec(device_name, "--device");
     const std::vector<std::string> paths =
         corpus_paths.empty() ? require_default_corpus({"corpus/paper", "corpus/synth", "corpus/hw"}, "--corpus") : corpus_paths;
     std::vector<model::Case> cases;
@@ -45,7 +48,7 @@ struct Check : Command {
 
     search::CheckOptions o;
     o.judging = judging.options();
-    o.device = device_name;
+    o.device = device;
     o.bounds = search::default_check_bounds();
     o.bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
     o.synthesis = synthesis == "none" ? search::SynthesisMode::None
@@ -150,7 +153,7 @@ std::unique_ptr<Command> make_check(CLI::App& app) {
   c->app->add_option("--corpus", c->corpus_paths,
                      "Case files or directories (default: corpus/paper, corpus/synth, corpus/hw where present)");
   c->app->add_option(kHypothesisOption, c->against_spec, "Hypotheses to separate it from: names, comma list, 'all' (default) or files");
-  c->app->add_option("--device", c->device_name, "Device that synthesized cases target (default rtx3090)");
+  c->app->add_option("--device", c->device_name, "Device that synthesized cases target: a built-in name or a device JSON file (default rtx3090)");
   c->app->add_option("--synthesize", c->synthesis,
                      "Z3 synthesis: 'unseparated' (default: pairs no corpus case separates), 'all', 'none'")
       ->check(CLI::IsMember({"none", "unseparated", "all"}));

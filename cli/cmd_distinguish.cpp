@@ -142,6 +142,10 @@ std::unique_ptr<Command> make_distinguish(CLI::App& app) {
   c->app->add_option("--samples", c->bounds.sim_samples,
                      "Random scenarios per structure run on both simulators before Z3 is asked (default 3000; 0: Z3 only)")
       ->check(integer_in(0, 10'000'000));
+  c->app->add_option("--wide-samples", c->bounds.wide_samples,
+                     "When nothing separates a pair within the bounds: random scenarios beyond them, by simulation only "
+                     "(default 10000; 0: none)")
+      ->check(integer_in(0, 10'000'000));
   c->app->add_option("--jobs,-j", c->jobs, "Pairs answered at once, each on its own thread (default: hardware threads)")
       ->check(integer_in(1, 64));
   c->app->add_option("--shard", c->shard_spec,

@@ -145,7 +145,7 @@ CheckReport check_hypothesis(const model::Hypothesis& h, const std::vector<model
     }
     r.neighbours.push_back(std::move(ns));
   }
-  const model::Device& device = model::builtin_device(o.device, "check", "--device");
+  const model::Device& device = o.device;
   for (const auto& other : against) {
     if (on_pair) on_pair(other.name);
     PairCheck p;

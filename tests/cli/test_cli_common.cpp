@@ -249,3 +249,47 @@ TEST_CASE("default corpora are the repository's own, found from its root, never 
     CHECK(out.find("--corpus: not given, and no corpus") != std::string::npos);
   }
 }
+
+TEST_CASE("the device a command synthesizes or learns on is a built-in name or a device file in every such command",
+          "[cli]") {
+  tbcheck::test::ScratchDir d("device-file");
+  const std::string dev = (d.path / "mini.json").string();
+  write_file(dev, R"({"name": "mini", "cc": "8.6", "sms": 2, "sms_per_tpc": 2, "pbs_per_sm": 4, "max_blocks_per_sm": 16,
+    "max_warps_per_sm": 8, "max_threads_per_block": 128, "regs_per_sm": 8192, "reg_alloc_unit": 256,
+    "max_regs_per_thread": 64, "smem_configs_kb": [0, 8, 16], "smem_alloc_unit": 128, "smem_reserved_per_block": 1024,
+    "max_smem_per_block": 15360})");
+  // check's synthesized witness is built on the file's device, not on a built-in of that name.
+  auto r = run_tbcheck("check alg1 --corpus corpus/paper/000-wang/case-4.2.json -H round-robin --synthesize all --timeout 1 "
+                       "--json --device " + dev);
+  INFO(r.out.substr(0, 600));
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& s = j.at("pairs").at(0).at("synthesis");
+  CHECK(s.at("outcome") == "separated");
+  CHECK(s.at("case").at("device").at("name") == "mini");
+  CHECK(s.at("case").at("device").at("max_warps_per_sm") == 8);
+  // On two SMs even-first is the natural order: nothing separates the pair, and --wide-samples says how many
+  // random scenarios beyond the bounds were tried (none at 0).
+  const std::string hyp = (d.path / "natural.json").string();
+  write_file(hyp, R"({"name": "natural", "base": "alg1", "order": "natural"})");
+  for (int wide : {40, 0}) {
+    auto w = run_tbcheck("distinguish --max-kernels 1 --max-blocks 2 --timeout 1 --json -H alg1," + hyp + " --device " + dev +
+                         " --wide-samples " + std::to_string(wide));
+    INFO(w.out.substr(0, 600));
+    REQUIRE(w.exit_code == 0);
+    const auto p = nlohmann::json::parse(w.out).at("pairs").at(0);
+    CHECK(p.at("outcome") == "inseparable within bounds");
+    const std::string reason = p.at("reason");
+    CHECK((reason.find("40 random scenarios beyond the bounds") != std::string::npos) == (wide == 40));
+    CHECK((reason.find("beyond") != std::string::npos) == (wide == 40));
+  }
+  // A missing file is refused before any work, naming it, by each command alike.
+  for (const std::string& cmd : {std::string("check alg1 --synthesize none --corpus corpus/paper/000-wang"),
+                                 std::string("distinguish -H alg1,round-robin"),
+                                 std::string("learn --oracle sim:alg1 --no-synthesis --corpus corpus/paper/000-wang")}) {
+    auto bad = run_tbcheck(cmd + " --device " + (d.path / "nosuch.json").string());
+    INFO(cmd << "\n" << bad.out);
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.out.find("nosuch.json: no such file") != std::string::npos);
+  }
+}

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tbcheck/model/compare.hpp"
+#include "tbcheck/model/device.hpp"
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/observation.hpp"
 #include "tbcheck/search/distinguish.hpp"
@@ -30,7 +31,7 @@ enum class SynthesisMode { None, Unseparated, All };
 std::string_view to_string(SynthesisMode);
 
 struct CheckOptions {
-  std::string device = "rtx3090";  // the device synthesis targets
+  model::Device device = model::builtin_device("rtx3090", "check", "--device");  // the device synthesis targets
   DistinguishBounds bounds;        // small by default: see default_check_bounds()
   SynthesisMode synthesis = SynthesisMode::Unseparated;
   model::JudgeOptions judging;     // how the corpus' recordings judge the hypothesis
