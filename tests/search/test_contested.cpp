@@ -70,6 +70,24 @@ TEST_CASE("contested: with no case of the device or its architecture every candi
   CHECK(r.to_json()["verdict"] == "contested");
 }
 
+TEST_CASE("contested: a prediction fewer than two candidates run has every block settled and counted", "[contested]") {
+  // 2^25 blocks of 2048 threads: no candidate runs it (rtx3090 takes 1024 per block), so nothing is contested,
+  // and every block is still counted (from the kernels: walking 33 million blocks took seconds under ASan).
+  model::Scenario sc = grid(builtin("rtx3090"), 1 << 24);
+  sc.kernels[0].threads = 2048;
+  sc.kernels.push_back(sc.kernels[0]);
+  sc.kernels[1].name = "K2";
+  search::ContestOptions o;
+  o.synthesize = false;
+  const std::vector<model::Hypothesis> candidates = {hyp("alg1"), hyp("round-robin")};
+  auto r = search::contest(sc, candidates, std::vector<model::Case>{}, o);
+  CHECK(r.not_run.size() == 2);
+  CHECK(r.survivors.empty());
+  CHECK(r.blocks == size_t{1} << 25);
+  CHECK(r.settled_blocks == r.blocks);
+  CHECK(r.contested.empty());
+}
+
 TEST_CASE("contested: the device's own recording eliminates a candidate and settles the prediction", "[contested]") {
   const std::vector<model::Hypothesis> candidates = {hyp("alg1"), hyp("alg1-paired")};
   // An RTX 3090 recording that pairs (what alg1-paired predicts) rejects alg1; a synthetic case (a
