@@ -2,9 +2,11 @@
 # How the H200 rules predicted recordings they were not read from: run 8's held-out grids and witnesses, run 9's
 # random scenarios registered before the run (hopper-spread), the same held-out grids on an H100, judged per SM
 # (counts level) by `tbcheck validate`.
-# Usage: scripts/h200_predictions.py [--tbcheck PATH] [--markdown] [--waiting]   (docs/results/h200.md, findings 11 and 12)
+# Usage: scripts/h200_predictions.py [--tbcheck PATH] [--markdown] [--waiting | --gpc-order]   (docs/results/h200.md,
+# findings 11 and 12)
 import argparse
 import glob
+import itertools
 import json
 import os
 import subprocess
@@ -88,12 +90,51 @@ def waiting_table(tbcheck, markdown):
         print("\ncells: scenarios whose number of blocks starting after the first instant the hypothesis predicts exactly")
 
 
+def gpc_order_table(markdown):
+    """Which GPCs took each kernel's blocks, in block-index order: the recordings alone, no hypothesis."""
+    if markdown:
+        print("| recordings | kernels on a multi-TPC GPC | the i-th kernel's first multi-TPC GPC is the i-th of them | "
+              "each GPC's blocks one run of indices |")
+        print("| --- | ---: | ---: | ---: |")
+    for label, run in WAITING_RUNS:
+        kernels = first_is_ith = one_run = 0
+        for f in sorted(glob.glob(os.path.join(ROOT, run, "*random1w-*.json"))):
+            case = json.load(open(f))
+            gpc_of_tpc = case["device"]["gpc_of_tpc"]
+            per = case["device"]["sms_per_tpc"]
+            gpcs = sorted(set(gpc_of_tpc))
+            multi = [g for g in gpcs if gpc_of_tpc.count(g) > 1]  # the single-TPC GPCs are served first (finding 8)
+            lines = []
+            for i, k in enumerate(case["kernels"]):
+                seq = [gpc_of_tpc[sm // per] for sm in case["observation"]["sm_of_block"][k["name"]]]
+                runs = [(g, len(list(r))) for g, r in itertools.groupby(seq)]
+                lines.append(f"{k['name']} ({k['blocks']}): " + " ".join(f"g{g}x{n}" for g, n in runs))
+                on_multi = [g for g in seq if g in multi]
+                if not on_multi:
+                    continue
+                kernels += 1
+                first_is_ith += i < len(multi) and on_multi[0] == multi[i]
+                one_run += len(runs) == len(set(seq))
+            if not markdown:
+                print(f"{os.path.basename(f)}: " + "; ".join(lines))
+        if markdown:
+            print(f"| {label} | {kernels} | {first_is_ith} | {one_run} |")
+        else:
+            print(f"{label}: {kernels} kernels on a multi-TPC GPC; the i-th kernel starts at the i-th multi-TPC GPC: "
+                  f"{first_is_ith}; each GPC's blocks one run of indices: {one_run}\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tbcheck", default=os.environ.get("TBCHECK", os.path.join(ROOT, "build/cli/tbcheck")))
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--waiting", action="store_true", help="the table of blocks that wait (finding 11) instead")
+    ap.add_argument("--gpc-order", action="store_true",
+                    help="the GPCs of each random scenario's kernels in block-index order (finding 12) instead")
     a = ap.parse_args()
+    if a.gpc_order:
+        gpc_order_table(a.markdown)
+        return
     if a.waiting:
         waiting_table(a.tbcheck, a.markdown)
         return
