@@ -13,8 +13,9 @@ scripts/fuzz.sh "$fuzz_seconds"
 # The volume runs need a core each: at the executions per CPU-second bench/RESULTS.md gives (ASan + UBSan:
 # about 2,100 for fuzz_ntbs_log and fuzz_campaign_state, 7,400-9,400 for the examiner and manifest targets),
 # 10 M of one target take 18-78 CPU-minutes, all five about 3.6 CPU-hours; under `nice -n 19` beside other
-# work a fuzzer gets 0.3-2 % of a core and reaches a few % of these goals. fuzz_cli_bounded costs 1.6 ms of
-# CPU an execution natively (no sanitizers), so its 2 M take at least 53 CPU-minutes.
+# work a fuzzer gets 0.3-2 % of a core and reaches a few % of these goals. The command-line targets are the long
+# ones: fuzz_cli_bounded runs about 59 executions per CPU-second under the sanitizers (2 M: about 9.4 CPU-hours),
+# fuzz_cli about 4.6 (50 k: about 3 CPU-hours), each on a core of its own.
 echo "== fuzzing at volume: 2 M bounded and 50 k full command lines, 10 M of each importer and campaign file =="
 FUZZ_RUNS=10000000 scripts/fuzz.sh 0 fuzz_ntbs_log fuzz_examiner_log fuzz_examiner_config fuzz_campaign_manifest fuzz_campaign_state
 FUZZ_RUNS=2000000 scripts/fuzz.sh 0 fuzz_cli_bounded
