@@ -81,6 +81,7 @@ struct ExportExaminer : Command {
 
   int run() override {
     if (!out_path.empty()) model::check_output_file(out_path, force, "--out");
+    model::check_json_text(o.plugin, "--plugin", "the plugin path");
     const nlohmann::json cfg = oracle::examiner::export_config(model::load_one_case(case_path, case_id, "export-examiner"), o);
     if (out_path.empty()) {
       fmt::print("{}\n", cfg.dump(2));

@@ -165,16 +165,17 @@ bool is_hardware_record(const std::string& path) {
   return !ec && under_hw(real);
 }
 
-// An output path is echoed in reports and written into JSON, which holds only UTF-8: a path that is not
-// UTF-8 is refused before any work (shown with U+FFFD where its bytes are not UTF-8).
-void check_path_text(const std::string& path, const std::string& flag) {
+void check_json_text(const std::string& text, const std::string& flag, const std::string& what) {
   try {
-    (void)json(path).dump();
+    (void)json(text).dump();
   } catch (const json::type_error&) {
-    const std::string shown = json(path).dump(-1, ' ', false, json::error_handler_t::replace);
-    throw InputError(shown.substr(1, shown.size() - 2), flag, "is not valid UTF-8; an output path is written into JSON");
+    const std::string shown = json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+    throw InputError(shown.substr(1, shown.size() - 2), flag, fmt::format("is not valid UTF-8; {} is written into JSON", what));
   }
 }
+
+// An output path is echoed in reports and written into JSON, which holds only UTF-8.
+void check_path_text(const std::string& path, const std::string& flag) { check_json_text(path, flag, "an output path"); }
 
 void check_output_file(const std::string& path, bool force, const std::string& flag) {
   check_path_text(path, flag);

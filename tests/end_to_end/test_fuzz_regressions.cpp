@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "helpers.hpp"
@@ -124,6 +125,24 @@ TEST_CASE("an output path that is not UTF-8 is refused by its flag before any wo
   CHECK(e.where() == dir + "/\xef\xbf\xbd(");  // shown with U+FFFD where its bytes are not UTF-8
   CHECK_NOTHROW(check_output_dir(dir + "/r\xc3\xa9sultats", "--out"));  // UTF-8 beyond ASCII is a path like any
   std::filesystem::remove_all(dir);
+}
+
+// fuzz_cli_bounded, crash-8ed2d376: `export-examiner rec.json --plugin $'\xff...'` put the plugin path into the
+// config and nlohmann threw type_error 316 writing it: exit 3.
+TEST_CASE("a plugin path that is not UTF-8 is refused by its flag and no config is written", "[fuzz]") {
+  tbcheck::test::ScratchDir d("fuzz-plugin");
+  const std::string out = (d.path / "cfg.json").string();
+  auto r = tbcheck::test::run_tbcheck("export-examiner corpus/paper/000-wang/case-1.1.json --out " + out +
+                                      " --plugin \"$(printf 'lib\\377.so')\"");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--plugin: is not valid UTF-8; the plugin path is written into JSON") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+  // A UTF-8 path beyond ASCII is written as given.
+  r = tbcheck::test::run_tbcheck("export-examiner corpus/paper/000-wang/case-1.1.json --out " + out +
+                                 " --plugin ./bin/multik\xc3\xa9rnel.so");
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(out);
+  CHECK(nlohmann::json::parse(in).dump().find("multik\xc3\xa9rnel.so") != std::string::npos);
 }
 
 // fuzz_cli_bounded, slow-unit-f44dcf3f: `learn --hypotheses ''` read the empty list as "left out" and learned

@@ -39,6 +39,9 @@ void check_output_file(const std::string& path, bool force, const std::string& f
 // The same for an output folder: an existing writable folder, or a missing one whose nearest existing
 // ancestor is a writable folder (it is created at the first write).
 void check_output_dir(const std::string& dir, const std::string& flag);
+// Text a command writes into JSON (a path, a name) must be UTF-8: refused before any work, naming `flag`,
+// shown with U+FFFD where its bytes are not UTF-8; `what` says where it goes ("the config's plugin path").
+void check_json_text(const std::string& text, const std::string& flag, const std::string& what);
 
 // True for the hidden temporaries write_file_atomic makes (".<name>.tbcheck-tmp.<pid>.<n>"), which
 // loaders skip.
