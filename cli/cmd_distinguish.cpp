@@ -13,6 +13,7 @@
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/device_spec.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/report/table.hpp"
 #include "tbcheck/search/distinguish.hpp"
 #include "tbcheck/search/shard.hpp"
@@ -79,7 +80,7 @@ struct Distinguish : Command {
       for (const auto& r : results)
         rows.push_back(search::pair_json(r, bounds, hypothesis_named(hs, r.h1), hypothesis_named(hs, r.h2)));
       std::string path = (std::filesystem::path(out_dir) / search::kShardFile).string();
-      model::write_file_atomic(path, search::shard_json(*shard, TBCHECK_VERSION, dev, hs, bounds, positions, rows).dump(1) + "\n",
+      model::write_file_atomic(path, model::json_file_text(search::shard_json(*shard, TBCHECK_VERSION, dev, hs, bounds, positions, rows), 1),
                                /*no_overwrite=*/!force);
       written.push_back(path);
     }

@@ -56,7 +56,7 @@ struct ImportExaminer : Command {
     }
     std::vector<std::string> written;
     for (size_t i = 0; i < cases.size(); ++i) {
-      model::write_file_atomic(paths[i], cases[i].to_json().dump(1) + "\n", /*no_overwrite=*/true);
+      model::write_file_atomic(paths[i], model::json_file_text(cases[i].to_json(), 1), /*no_overwrite=*/true);
       written.push_back(paths[i]);
     }
     if (json) {
@@ -84,9 +84,9 @@ struct ExportExaminer : Command {
     model::check_json_text(o.plugin, "--plugin", "the plugin path");
     const nlohmann::json cfg = oracle::examiner::export_config(model::load_one_case(case_path, case_id, "export-examiner"), o);
     if (out_path.empty()) {
-      fmt::print("{}\n", cfg.dump(2));
+      fmt::print("{}", model::json_file_text(cfg, 2));
     } else {
-      model::write_file_atomic(out_path, cfg.dump(2) + "\n", /*no_overwrite=*/!force);
+      model::write_file_atomic(out_path, model::json_file_text(cfg, 2), /*no_overwrite=*/!force);
       fmt::print(stderr, "wrote {}\n", out_path);
     }
     return kExitOk;

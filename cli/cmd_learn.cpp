@@ -16,6 +16,7 @@
 #include "tbcheck/model/device_spec.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/report/learn.hpp"
 #include "tbcheck/search/learn.hpp"
 
@@ -143,12 +144,12 @@ struct Learn : Command {
         for (const auto& iv : r.intervals)
           if (const auto range = model::range_of(iv); range && iv.contains(model::threshold_of(h, iv.option)))
             rh.ranges[std::string(iv.option.key)] = *range;
-        model::write_file_atomic(path, model::ranged_to_json(rh).dump(2) + "\n");
+        model::write_file_atomic(path, model::json_file_text(model::ranged_to_json(rh), 2));
         written.push_back(path);
       }
     if (!out_dir.empty() && r.open_question) {
       const std::string path = (std::filesystem::path(out_dir) / (r.open_question->id + ".json")).string();
-      model::write_file_atomic(path, r.open_question->to_json().dump(1) + "\n");
+      model::write_file_atomic(path, model::json_file_text(r.open_question->to_json(), 1));
       written.push_back(path);
     }
     if (json) {

@@ -9,6 +9,7 @@
 
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/json_reader.hpp"
 
 namespace tbcheck::cli {
 
@@ -52,7 +53,7 @@ int learn_from_recordings_command(const model::Device& dev, const std::vector<mo
     std::filesystem::create_directories(dir);
     for (const auto& c : r.campaign) {
       const std::string path = (dir / (c.c.id + ".json")).string();
-      model::write_file_atomic(path, c.c.to_json().dump(1) + "\n");
+      model::write_file_atomic(path, model::json_file_text(c.c.to_json(), 1));
       written.push_back(path);
     }
   }

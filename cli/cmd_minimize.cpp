@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/model/one_case.hpp"
 #include "tbcheck/search/minimize.hpp"
 
@@ -40,7 +41,7 @@ struct Minimize : Command {
     if (!out_path.empty()) model::check_output_file(out_path, force, "--out");  // before the work
 
     search::MinimizeResult r = search::minimize(in, o);
-    std::string text = r.result.to_json().dump(1) + "\n";
+    std::string text = model::json_file_text(r.result.to_json(), 1);
     if (!out_path.empty()) model::write_file_atomic(out_path, text, /*no_overwrite=*/!force);
 
     if (json) {

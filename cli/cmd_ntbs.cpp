@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/oracle/ntbs.hpp"
 
 namespace tbcheck::cli {
@@ -30,7 +31,7 @@ struct ImportNtbs : Command {
     std::vector<std::string> written;
     for (const auto& c : imported.collections) {
       const std::string path = (std::filesystem::path(out_dir) / (c.device + ".json")).string();
-      model::write_file_atomic(path, c.collection.dump(1) + "\n", /*no_overwrite=*/true);
+      model::write_file_atomic(path, model::json_file_text(c.collection, 1), /*no_overwrite=*/true);
       written.push_back(path);
     }
     if (json) {

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/model/one_case.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/model/text.hpp"
@@ -129,7 +130,7 @@ struct Predict : Command {
               : report::render_timeline_svg(schedules[0], sc, fmt::format("{} on {}", hs[0].name, sc.device.name), picture),
           /*no_overwrite=*/!force);
     if (!trace_path.empty())
-      model::write_file_atomic(trace_path, report::chrome_trace(schedules[0], sc, us_per_unit).dump(1) + "\n",
+      model::write_file_atomic(trace_path, model::json_file_text(report::chrome_trace(schedules[0], sc, us_per_unit), 1),
                                /*no_overwrite=*/!force);
     // Where the hypotheses that survive the evidence part on this scenario.
     std::optional<search::ContestReport> contest;
@@ -156,7 +157,7 @@ struct Predict : Command {
       for (const auto& s : contest->settling)
         if (s.witness && !settle_out.empty()) {
           const std::string path = (std::filesystem::path(settle_out) / (s.witness->id + ".json")).string();
-          model::write_file_atomic(path, s.witness->to_json().dump(1) + "\n", /*no_overwrite=*/!force);
+          model::write_file_atomic(path, model::json_file_text(s.witness->to_json(), 1), /*no_overwrite=*/!force);
           written.push_back(path);
         }
     }

@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/oracle/cuda_host.hpp"
 
 namespace tbcheck::cli {
@@ -51,11 +52,11 @@ struct ProbeGpc : Command {
                             {"note", "sm_groups and gpc_of_tpc number SMs in this order when it was measured; "
                                      "sms_of_each_cluster and first_waves are %smid"}};
     const std::string raw = (std::filesystem::path(out_dir) / ("probe-gpc-" + d->name + ".json")).string();
-    model::write_file_atomic(raw, raw_json.dump(1) + "\n", /*no_overwrite=*/true);
+    model::write_file_atomic(raw, model::json_file_text(raw_json, 1), /*no_overwrite=*/true);
     fmt::print("raw measurement -> {}\n", raw);
     const model::Device measured = oracle::cuda::device_with_gpc_map(*d, p, map, order);
     const std::string path = (std::filesystem::path(out_dir) / (measured.name + ".json")).string();
-    model::write_file_atomic(path, measured.to_json().dump(2) + "\n", /*no_overwrite=*/true);
+    model::write_file_atomic(path, model::json_file_text(measured.to_json(), 2), /*no_overwrite=*/true);
     if (!ordered) fmt::print("scheduler SM order not measured: {}; the map numbers SMs as %smid\n", order.problem);
     else if (!order.varying.empty())
       fmt::print("scheduler SM order: positions {} varied between launches; the first launch's order is kept\n",

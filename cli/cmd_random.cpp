@@ -8,6 +8,7 @@
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/report/table.hpp"
 #include "tbcheck/search/random.hpp"
 
@@ -52,7 +53,7 @@ struct Random : Command {
       search::RandomCase rc = search::random_case(d, seed, i, o);
       rc.c.id = search::random_case_id(d, seed, i, count);
       const std::string path = (std::filesystem::path(out_dir) / (rc.c.id + ".json")).string();
-      model::write_file_atomic(path, rc.c.to_json().dump(1) + "\n", /*no_overwrite=*/!force);
+      model::write_file_atomic(path, model::json_file_text(rc.c.to_json(), 1), /*no_overwrite=*/!force);
       const int k = static_cast<int>(rc.c.scenario.kernels.size());
       kernels += k;
       blocks += rc.c.scenario.total_blocks();

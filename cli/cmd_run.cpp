@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/model/one_case.hpp"
 #include "tbcheck/oracle/cuda_host.hpp"
 #include "tbcheck/oracle/oracle.hpp"
@@ -119,7 +120,7 @@ struct Run : Command {
                    "(the requested ones are in the metadata's partitions)";
     out.notes += "; metadata " + r.metadata.dump();
 
-    model::write_file_atomic(path, out.to_json().dump(1) + "\n", /*no_overwrite=*/true);
+    model::write_file_atomic(path, model::json_file_text(out.to_json(), 1), /*no_overwrite=*/true);
 
     if (json) {
       auto j = envelope();

@@ -266,6 +266,8 @@ Manifest make_plan(const PlanOptions& o) {
     for (const auto& c : cases) {
       const std::string dev = c.scenario.device.name;
       const std::string file = fs::absolute(c.file.empty() ? p : c.file).lexically_normal().string();
+      // The manifest names each case by its path and the cluster's tasks open it by that name: JSON holds only UTF-8.
+      model::check_json_text(file, "--cases", "a case file's path");
       if (!by_device.count(dev)) {
         m.skipped.push_back({file, c.id, dev});
         continue;

@@ -18,6 +18,10 @@
 
 namespace tbcheck::model {
 
+std::string json_file_text(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
 std::string json_type_name(const json& v) {
   if (v.is_null()) return "null";
   if (v.is_boolean()) return "a boolean";

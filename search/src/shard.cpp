@@ -102,7 +102,7 @@ model::json shard_json(ShardSpec s, const std::string& tool_version, const model
           {"pairs", rows}};
 }
 
-std::string case_file_text(const model::json& case_json) { return case_json.dump(1) + "\n"; }
+std::string case_file_text(const model::json& case_json) { return model::json_file_text(case_json, 1); }
 
 Merged merge_shards(const std::vector<std::string>& shard_dirs) {
   if (shard_dirs.empty()) throw model::InputError("merge", "", "name the shard folders (distinguish --shard i/N --out DIR)");

@@ -2,6 +2,7 @@
 // escaped as something other than InputError replayed; and the in-memory entries those targets drive.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -143,6 +144,33 @@ TEST_CASE("a plugin path that is not UTF-8 is refused by its flag and no config 
   REQUIRE(r.exit_code == 0);
   std::ifstream in(out);
   CHECK(nlohmann::json::parse(in).dump().find("multik\xc3\xa9rnel.so") != std::string::npos);
+}
+
+// Found beside crash-8ed2d376, by hand: a log or case file whose name is not UTF-8 ended import-examiner and
+// minimize in exit 3 after their work (the name is quoted in the written case's source and notes), and
+// campaign plan likewise (the manifest names every case file).
+TEST_CASE("a file name that is not UTF-8 is quoted with U+FFFD in the files written, or refused where it is an address",
+          "[fuzz]") {
+  tbcheck::test::ScratchDir d("fuzz-names");
+  const std::string dir = d.path.string();
+  auto sh = [&](const std::string& cmd) { return std::system(("cd '" + dir + "' && " + cmd).c_str()); };
+  REQUIRE(sh("cp '" + tbcheck::test::source_path("tests/data/examiner/pair_stream0.json") + "' \"$(printf 'log\\377.json')\"") == 0);
+  REQUIRE(sh("cp '" + tbcheck::test::source_path("corpus/paper/000-wang/case-1.1.json") + "' \"$(printf 'case\\377.json')\"") == 0);
+  const std::string log = "\"$(printf '" + dir + "/log\\377.json')\"", cs = "\"$(printf '" + dir + "/case\\377.json')\"";
+  auto r = tbcheck::test::run_tbcheck("import-examiner " + log + " --device rtx3090 --out " + dir + "/imported");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream imported(dir + "/imported/examiner-tbcheck-pair.json");
+  CHECK(nlohmann::json::parse(imported).at("source").get<std::string>().find("log\xef\xbf\xbd.json") != std::string::npos);
+  r = tbcheck::test::run_tbcheck("minimize " + cs + " --keep-disagreement alg1,round-robin --out " + dir + "/min.json");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream minimized(dir + "/min.json");
+  CHECK(nlohmann::json::parse(minimized).at("notes").get<std::string>().find("case\xef\xbf\xbd.json") != std::string::npos);
+  r = tbcheck::test::run_tbcheck("campaign plan --cases " + cs + " --device rtx3090 --out " + dir + "/camp");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--cases: is not valid UTF-8; a case file's path is written into JSON") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/camp"));
 }
 
 // fuzz_cli_bounded, slow-unit-f44dcf3f: `learn --hypotheses ''` read the empty list as "left out" and learned

@@ -54,4 +54,9 @@ class ObjectReader {
 
 std::string json_type_name(const json& v);
 
+// The text of a JSON file a command writes (`indent` as nlohmann's dump, then a newline). Text that is not
+// UTF-8 (a path or file name a note quotes) is written with U+FFFD rather than ending the command with an
+// internal error after its work is done, as `--json` output does.
+std::string json_file_text(const json& j, int indent);
+
 }  // namespace tbcheck::model
