@@ -11,6 +11,7 @@
 
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
+#include "tbcheck/model/json_reader.hpp"
 
 namespace tbcheck::cli {
 
@@ -22,10 +23,9 @@ nlohmann::json envelope() {
 // envelope's keys go first and the rest keep their order.
 void print_json(const nlohmann::json& j) {
   // Text that is not UTF-8 (a file name read from a folder, say) is written with U+FFFD rather than
-  // ending the command with an internal error after its work is done.
-  constexpr auto replace = nlohmann::json::error_handler_t::replace;
+  // ending the command with an internal error after its work is done, as in the files commands write.
   if (!j.is_object()) {
-    fmt::print("{}\n", j.dump(2, ' ', false, replace));
+    fmt::print("{}", model::json_file_text(j, 2));
     return;
   }
   nlohmann::ordered_json out;

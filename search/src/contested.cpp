@@ -138,15 +138,12 @@ ContestReport contest(const model::Scenario& sc, const std::vector<model::Hypoth
     r.groups.push_back(std::move(names));
   }
 
+  for (const auto& kernel : sc.kernels) r.blocks += static_cast<size_t>(kernel.blocks);
   // Fewer than two schedules contest nothing: every block is settled without walking them (a case of
   // 2^25 blocks that no survivor runs took seconds here).
-  if (hs.size() < 2) {
-    for (const auto& kernel : sc.kernels) r.blocks += static_cast<size_t>(kernel.blocks);
-    r.settled_blocks = r.blocks;
-  }
+  if (hs.size() < 2) r.settled_blocks = r.blocks;
   for (size_t k = 0; hs.size() >= 2 && k < sc.kernels.size(); ++k)
     for (size_t b = 0; b < static_cast<size_t>(sc.kernels[k].blocks); ++b) {
-      ++r.blocks;
       std::map<std::pair<int, int64_t>, std::vector<std::string>> sides;
       for (size_t i = 0; i < hs.size(); ++i) {
         const auto& p = schedules[i].kernels[k].blocks[b];
