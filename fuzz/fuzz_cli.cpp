@@ -227,6 +227,7 @@ void bound_work(const std::string& sub, std::vector<std::string>& positionals,
     cap("--max-steps", 2, "2");
     cap("--repeat", 2, nullptr);
     if (!options.count("--corpus")) options["--corpus"] = "coll.json";
+    options["-j"] = "1";
   } else if (sub == "check") {
     small_list("-H");  // with synthesis off the device costs nothing: the input's choice is kept
     if (!options.count("--corpus")) options["--corpus"] = "coll.json";
