@@ -85,33 +85,49 @@ std::optional<model::Schedule> uniform_schedule(const model::Scenario& s, const 
   return one;
 }
 
-// The scenario of `kernels` on d, after the prefix's kernels when there is one (released at its release time,
-// named apart from them); none when the device cannot run a shape (threads, registers, shared memory).
-std::optional<model::Scenario> boundary_scenario(const model::Device& d, const BoundaryPrefix& prefix, model::json kernels) {
-  model::json all = model::json::array();
-  if (prefix.before) {
+// The scenarios of boundary kernels on d, after the prefix's kernels when there is one (released at its release
+// time, named apart from them); none when the device cannot run a shape (threads, registers, shared memory). The
+// device and the prefix are written as JSON once: a bracket tries hundreds of shapes behind the same prefix.
+class BoundaryScenarios {
+ public:
+  BoundaryScenarios(const model::Device& d, const BoundaryPrefix& prefix)
+      : d_(d), release_(prefix.before ? prefix.release : 0), device_json_(d.to_json()) {
+    if (!prefix.before) return;
     // Named apart from the prefix's kernels, which may hold an earlier question's boundary kernels.
-    std::string tag = "boundary-";
+    tag_ = "boundary-";
     for (int n = 2;; ++n) {
       bool taken = false;
-      for (const auto& k : prefix.before->kernels) taken = taken || k.name.rfind(tag, 0) == 0;
+      for (const auto& k : prefix.before->kernels) taken = taken || k.name.rfind(tag_, 0) == 0;
       if (!taken) break;
-      tag = fmt::format("boundary{}-", n);
+      tag_ = fmt::format("boundary{}-", n);
     }
-    for (const auto& k : prefix.before->kernels) all.push_back(k.to_json());
-    for (auto& k : kernels) {
-      k["name"] = tag + k["name"].get<std::string>();
-      if (prefix.release > 0) k["release_time"] = prefix.release;
-    }
+    for (const auto& k : prefix.before->kernels) prefix_json_.push_back(k.to_json());
   }
-  for (auto& k : kernels) all.push_back(std::move(k));
-  model::json j = {{"device", d.to_json()}, {"kernels", std::move(all)}};
-  auto s = model::try_scenario_from_json(j, "boundary case");
-  if (!s) return std::nullopt;
-  s->device = d;
-  s->device_builtin = true;
-  return s;
-}
+
+  std::optional<model::Scenario> operator()(model::json kernels) const {
+    model::json all = prefix_json_;
+    for (auto& k : kernels) {
+      if (!tag_.empty()) {
+        k["name"] = tag_ + k["name"].get<std::string>();
+        if (release_ > 0) k["release_time"] = release_;
+      }
+      all.push_back(std::move(k));
+    }
+    model::json j = {{"device", device_json_}, {"kernels", std::move(all)}};
+    auto s = model::try_scenario_from_json(j, "boundary case");
+    if (!s) return std::nullopt;
+    s->device = d_;
+    s->device_builtin = true;
+    return s;
+  }
+
+ private:
+  const model::Device& d_;
+  int64_t release_;
+  model::json device_json_;
+  model::json prefix_json_ = model::json::array();
+  std::string tag_;  // empty without a prefix
+};
 
 // A shape's verdict: with a judge (a prefix that is a split) the judge's, since the split's kernels ahead may be
 // read differently across the intervals and the fit of the whole observed case is what narrows them; without
@@ -287,7 +303,7 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
     return BoundaryCase{s, std::move(*side[0]), std::move(*side[1]), tries};
   };
   auto separates = [&](const model::Scenario& s) { return judged(s, prefix, tries, uniform_sides); };
-  auto scenario = [&](const model::json& kernels) { return boundary_scenario(d, prefix, kernels); };
+  const BoundaryScenarios scenario(d, prefix);
   const std::vector<int> threads = probe_threads(d);
   // One kernel of the value, enough blocks per SM that counting it binds.
   for (int per_sm : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64})
@@ -394,7 +410,7 @@ std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const
     return BoundaryCase{s, std::move(*side[0]), std::move(*side[2]), tries};
   };
   auto separates = [&](const model::Scenario& s) { return judged(s, prefix, tries, uniform_sides); };
-  auto scenario = [&](const model::json& kernels) { return boundary_scenario(d, prefix, kernels); };
+  const BoundaryScenarios scenario(d, prefix);
   const std::vector<int> threads = probe_threads(d);
   // boundary_case's family with a probe per value: the two kernels filling every SM, then a filler that each
   // probe must fit beside.
