@@ -169,19 +169,19 @@ static Kernel kernel_from_json(const json& j, const Device& d, const std::string
 
 Scenario scenario_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw InputError(where, "(top level)", fmt::format("expected an object, found {}", json_type_name(j)));
-  Scenario s;
   auto dev = j.find("device");
   if (dev == j.end()) throw InputError(where, "device", "required field is missing");
-  if (dev->is_string()) {
-    s.device = builtin_device(dev->get<std::string>(), where, "device");
-    s.device_builtin = true;
-  } else if (dev->is_object()) {
-    s.device = device_from_json(*dev, where, "device");
-    s.device_builtin = false;
-  } else {
-    throw InputError(where, "device",
-                     fmt::format("expected a built-in device name or a device object, found {}", json_type_name(*dev)));
-  }
+  if (dev->is_string()) return scenario_from_json(j, builtin_device(dev->get<std::string>(), where, "device"), true, where);
+  if (dev->is_object()) return scenario_from_json(j, device_from_json(*dev, where, "device"), false, where);
+  throw InputError(where, "device",
+                   fmt::format("expected a built-in device name or a device object, found {}", json_type_name(*dev)));
+}
+
+Scenario scenario_from_json(const json& j, Device device, bool device_builtin, const std::string& where) {
+  if (!j.is_object()) throw InputError(where, "(top level)", fmt::format("expected an object, found {}", json_type_name(j)));
+  Scenario s;
+  s.device = std::move(device);
+  s.device_builtin = device_builtin;
   auto ks = j.find("kernels");
   if (ks == j.end()) throw InputError(where, "kernels", "required field is missing");
   if (!ks->is_array()) throw InputError(where, "kernels", fmt::format("expected an array, found {}", json_type_name(*ks)));
@@ -224,6 +224,16 @@ std::optional<Scenario> try_scenario_from_json(const json& j, const std::string&
   try {
     return scenario_from_json(j, where);
   } catch (const InputError& e) {  // the loader's own refusal, returned as a value
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
+}
+
+std::optional<Scenario> try_scenario_from_json(const json& j, const Device& device, bool device_builtin,
+                                               const std::string& where, std::string* why) {
+  try {
+    return scenario_from_json(j, device, device_builtin, where);
+  } catch (const InputError& e) {
     if (why) *why = e.what();
     return std::nullopt;
   }

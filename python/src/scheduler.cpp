@@ -22,9 +22,9 @@ model::Kernel kernel_argument(py::handle o, const model::Device& d) {
                                                           py::str(py::type::of(o).attr("__name__")).cast<std::string>()));
   model::json k = from_python(o, kKernelWhere);
   if (!k.contains("duration")) k["duration"] = 1;
-  const model::json scenario = {{"device", d.to_json()}, {"kernels", model::json::array({k})}};
+  const model::json scenario = {{"kernels", model::json::array({k})}};
   try {
-    return std::move(model::scenario_from_json(scenario, kKernelWhere).kernels[0]);
+    return std::move(model::scenario_from_json(scenario, d, false, kKernelWhere).kernels[0]);
   } catch (const model::InputError& e) {  // the loader's refusal, reworded for the one kernel
     const std::string prefix = "kernels[0]";
     const std::string& f = e.field();

@@ -27,10 +27,9 @@ Learner::Learner(std::vector<model::Hypothesis> candidates, const model::Device&
   res_.space = o.space;
   // A candidate that cannot place one small block on this device (e.g. gpc-priority without a GPC map)
   // does not describe it: set aside up front, with the reason, rather than blocking every case.
-  model::json probe = {{"device", device.to_json()},
-                       {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32}, {"smem", 0},
-                                     {"duration", 1}}}}};
-  probe_ = model::scenario_from_json(probe, "learn probe");
+  const model::json probe = {{"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32},
+                                           {"smem", 0}, {"duration", 1}}}}};
+  probe_ = model::scenario_from_json(probe, device, false, "learn probe");
   // The oracle is checked before the first step: a bad spec at once, and a simulated device that cannot
   // run even the probe on this device (sim:fermi on an Ampere GPU) instead of after a second of steps.
   if (auto oracle = oracle::make_oracle(o.oracle_spec, o.noise, o.seed, nullptr); o.oracle_spec.rfind("sim:", 0) == 0)

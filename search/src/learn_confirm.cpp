@@ -546,10 +546,8 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
           model::json j = best.to_json();
           j["kernels"][k]["regs"] = kernel.regs;
           j["kernels"][k]["smem"] = kernel.smem;
-          auto s = model::try_scenario_from_json(j, "sharpened split");
+          auto s = model::try_scenario_from_json(j, best.device, best.device_builtin, "sharpened split");
           if (!s) continue;
-          s->device = best.device;
-          s->device_builtin = best.device_builtin;
           round_moves.push_back({k, x, v, std::move(*s), std::nullopt, std::nullopt, 0});
         }
       }

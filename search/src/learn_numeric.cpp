@@ -87,11 +87,12 @@ std::optional<model::Schedule> uniform_schedule(const model::Scenario& s, const 
 
 // The scenarios of boundary kernels on d, after the prefix's kernels when there is one (released at its release
 // time, named apart from them); none when the device cannot run a shape (threads, registers, shared memory). The
-// device and the prefix are written as JSON once: a bracket tries hundreds of shapes behind the same prefix.
+// prefix is written as JSON once and the device is not written at all: a bracket tries hundreds of shapes behind
+// the same prefix.
 class BoundaryScenarios {
  public:
   BoundaryScenarios(const model::Device& d, const BoundaryPrefix& prefix)
-      : d_(d), release_(prefix.before ? prefix.release : 0), device_json_(d.to_json()) {
+      : d_(d), release_(prefix.before ? prefix.release : 0) {
     if (!prefix.before) return;
     // Named apart from the prefix's kernels, which may hold an earlier question's boundary kernels.
     tag_ = "boundary-";
@@ -113,18 +114,13 @@ class BoundaryScenarios {
       }
       all.push_back(std::move(k));
     }
-    model::json j = {{"device", device_json_}, {"kernels", std::move(all)}};
-    auto s = model::try_scenario_from_json(j, "boundary case");
-    if (!s) return std::nullopt;
-    s->device = d_;
-    s->device_builtin = true;
-    return s;
+    const model::json j = {{"kernels", std::move(all)}};
+    return model::try_scenario_from_json(j, d_, true, "boundary case");
   }
 
  private:
   const model::Device& d_;
   int64_t release_;
-  model::json device_json_;
   model::json prefix_json_ = model::json::array();
   std::string tag_;  // empty without a prefix
 };
@@ -461,11 +457,7 @@ std::optional<model::Scenario> lift_above_thresholds(const model::Scenario& s, c
     }
   }
   if (!changed) return std::nullopt;
-  auto out = model::try_scenario_from_json(j, "lifted case");
-  if (!out) return std::nullopt;
-  out->device = d;
-  out->device_builtin = s.device_builtin;
-  return out;
+  return model::try_scenario_from_json(j, d, s.device_builtin, "lifted case");
 }
 
 }  // namespace tbcheck::search

@@ -16,7 +16,6 @@ std::optional<model::Scenario> retarget(const model::Scenario& s, const model::D
   const int from = s.device.tpcs(), to = d.tpcs();
   if (from <= 0 || to <= 0) return std::nullopt;
   model::json j = s.to_json();
-  j["device"] = d.to_json();
   for (size_t i = 0; i < s.kernels.size(); ++i) {
     // Whole multiples of the TPC count fill TPCs and scale with them; other counts (the 1-block probe
     // kernels of seed 000's cases) and 2-D grids (their shape is the point) are kept.
@@ -25,7 +24,7 @@ std::optional<model::Scenario> retarget(const model::Scenario& s, const model::D
     j["kernels"][i]["blocks"] = static_cast<int64_t>(k.blocks) / from * to;
   }
   // nullopt: a kernel the device cannot run (threads, registers, shared memory).
-  return model::try_scenario_from_json(j, "retargeted scenario");
+  return model::try_scenario_from_json(j, d, false, "retargeted scenario");
 }
 
 namespace {

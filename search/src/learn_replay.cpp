@@ -113,10 +113,9 @@ class ReplayLearner {
                               fmt::format("no recording of {} to learn from ({} skipped{})", d.name, res_.skipped.size(),
                                           res_.skipped.empty() ? "" : ", first: " + res_.skipped.front().message));
     // As learn sets candidates aside: one that cannot place a small block on the device does not describe it.
-    const model::json probe_j = {{"device", d.to_json()},
-                                 {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32},
+    const model::json probe_j = {{"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32},
                                                {"smem", 0}, {"duration", 1}}}}};
-    const model::Scenario probe = model::scenario_from_json(probe_j, "learn probe");
+    const model::Scenario probe = model::scenario_from_json(probe_j, d, false, "learn probe");
     std::map<std::string, size_t> by_key;
     for (const auto& h : candidates) {
       if (o.space == LearnSpace::Compositions && h.priority != model::Priority::Ignore &&

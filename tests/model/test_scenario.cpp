@@ -106,6 +106,32 @@ TEST_CASE("scenario: an inline device is used and written back whole", "[loaders
   CHECK(e.reason() == "513 threads > 512 per block on tiny");
 }
 
+TEST_CASE("scenario: kernels read against a device the caller holds keep that device and its limits",
+          "[loaders][scenario]") {
+  // Search rewrites kernels of a scenario it holds; the held device (a measured SM order included) is the one
+  // used, whatever `device` the JSON carries, and the kernels are checked against it as a file's would be.
+  Device d = builtin_device("tx2", "t", "device");
+  d.smid_of_sm = {1, 0};
+  d.smid_source = "measured";
+  const json one = parse_json_text(R"({"device": "rtx3090", "kernels": [{"blocks": 3, "threads": 1024, "regs": 32,
+      "smem": 0, "duration": 2}]})", "s.json");
+  const Scenario s = scenario_from_json(one, d, false, "s.json");
+  CHECK(s.device.name == "tx2");
+  CHECK(s.device.smid_of_sm == std::vector<int>{1, 0});
+  CHECK_FALSE(s.device_builtin);
+  CHECK(s.total_blocks() == 3);
+  CHECK(scenario_from_json(one, d, true, "s.json").device_builtin);
+
+  const json too_big = parse_json_text(R"({"kernels": [{"blocks": 1, "threads": 32, "regs": 32, "smem": 49153,
+      "duration": 1}]})", "s.json");
+  std::string why;
+  CHECK_FALSE(try_scenario_from_json(too_big, d, false, "s.json", &why));
+  CHECK(why.find("kernels[0].smem") != std::string::npos);
+  CHECK(why.find("on tx2") != std::string::npos);
+  // A loaded device is not parsed again, so a JSON without `kernels` is still the error it is for a file.
+  CHECK(error_of([&] { scenario_from_json(json::object(), d, false, "s.json"); }).field() == "kernels");
+}
+
 TEST_CASE("scenario: malformed JSON names the byte offset", "[loaders][scenario]") {
   // `{"a": }`: the parser fails at the 7th byte, the closing brace.
   InputError e = error_of([] { parse_json_text(R"({"a": })", "bad.json"); });

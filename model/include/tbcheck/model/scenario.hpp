@@ -67,6 +67,12 @@ Scenario scenario_from_json(const json& j, const std::string& where);
 // to another device, a lifted or boundary case), where "the device cannot run it" is an answer: nullopt,
 // with `why` (when given) set to the message the InputError would carry.
 std::optional<Scenario> try_scenario_from_json(const json& j, const std::string& where, std::string* why = nullptr);
+// The same checks of j's kernels against a device the caller already holds (j's `device` is not read):
+// search rewrites kernels of a scenario hundreds of times, and parsing its device again each time was a
+// measurable part of learn.
+Scenario scenario_from_json(const json& j, Device device, bool device_builtin, const std::string& where);
+std::optional<Scenario> try_scenario_from_json(const json& j, const Device& device, bool device_builtin,
+                                               const std::string& where, std::string* why = nullptr);
 Scenario load_scenario_file(const std::string& path);
 
 }  // namespace tbcheck::model
