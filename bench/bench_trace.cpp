@@ -4,7 +4,10 @@
 // window the case states). Side by side, per wrong hypothesis: how often model timing refutes it on
 // the exact recordings and trace timing on the perturbed ones (and on the exact ones, which separates
 // what the judge loses from what the perturbation hides); and whether the true one passes.
-// Usage: bench_trace [cases=40] [seed=1].
+// With bursts > 1 the kernels are launched in up to that many bursts 20-100 units apart (racing threads
+// launch together, bursts come one after another): only kernels of one burst are shuffled, and later
+// bursts meet a partly occupied GPU without tied retirements.
+// Usage: bench_trace [cases=40] [seed=1] [bursts=1].
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -24,9 +27,11 @@ using tbcheck::bench_support::positive_arg;
 
 namespace {
 
-// Two to four kernels launched together, each of up to two waves of blocks, durations 50..150 units so
-// that a 10% jitter moves ends by several units.
-model::Scenario random_scenario(const model::Device& d, std::mt19937_64& rng, const std::vector<model::Hypothesis>& must_run) {
+// Two to four kernels, each of up to two waves of blocks, durations 50..150 units so that a 10% jitter moves
+// ends by several units; launched together, or in up to `bursts` bursts (the draws for bursts come last, so
+// one burst gives the scenarios of the bench before bursts existed).
+model::Scenario random_scenario(const model::Device& d, std::mt19937_64& rng, const std::vector<model::Hypothesis>& must_run,
+                                int bursts) {
   const std::vector<int> regs = search::realizable_regs(d);
   const int threads[] = {128, 256, 512, 1024};
   const int smem[] = {0, 8192, 16384, 32768};
@@ -44,6 +49,17 @@ model::Scenario random_scenario(const model::Device& d, std::mt19937_64& rng, co
       kr.duration = std::uniform_int_distribution<int>(50, 150)(rng);
       s.kernels.push_back(kr);
     }
+    if (bursts > 1) {
+      std::vector<int> burst;
+      for (int k = 0; k < nk; ++k) burst.push_back(std::uniform_int_distribution<int>(0, bursts - 1)(rng));
+      std::sort(burst.begin(), burst.end());
+      int64_t at = 0;
+      for (int k = 0; k < nk; ++k) {
+        if (k > 0 && burst[static_cast<size_t>(k)] != burst[static_cast<size_t>(k) - 1])
+          at += std::uniform_int_distribution<int>(20, 100)(rng);
+        s.kernels[static_cast<size_t>(k)].release = at;
+      }
+    }
     bool runs = true;
     for (const auto& h : must_run) runs = runs && model::check_feasibility(s, h).runs();
     if (runs) return s;
@@ -54,9 +70,10 @@ model::Scenario random_scenario(const model::Device& d, std::mt19937_64& rng, co
 }  // namespace
 
 static int bench(int argc, char** argv) {
-  if (argc > 3) throw model::InputError("arguments", "", "at most two");
+  if (argc > 4) throw model::InputError("arguments", "", "at most three");
   const int cases = positive_arg(argc, argv, 1, 40, "cases");
   const int seed = positive_arg(argc, argv, 2, 1, "seed");
+  const int bursts = positive_arg(argc, argv, 3, 1, "bursts");
   const model::Hypothesis& truth = *model::find_builtin_hypothesis("alg1");
   const model::Device& device = model::builtin_device("xavier", "bench", "device");
   std::vector<model::Hypothesis> wrong, all = {truth};
@@ -76,15 +93,21 @@ static int bench(int argc, char** argv) {
   int truth_trace_pass = 0, truth_model_pass_perturbed = 0, truth_unknown = 0;
   int64_t sims_trace = 0;
   for (int n = 0; n < cases; ++n) {
-    const model::Scenario s = random_scenario(device, rng, all);
+    const model::Scenario s = random_scenario(device, rng, all, bursts);
     // Exact: alg1's own schedule.
     model::Case exact;
     exact.id = fmt::format("exact-{}", n);
     exact.scenario = s;
     exact.observation = oracle::observation_of(model::simulate(s, truth), model::ObservationKind::Synthetic);
-    // Perturbed: a shuffled launch order and jittered block durations.
+    // Perturbed: the launch order shuffled within each burst (kernels released together) and jittered block
+    // durations.
     model::Scenario shuffled = s;
-    std::shuffle(shuffled.kernels.begin(), shuffled.kernels.end(), rng);
+    for (auto first = shuffled.kernels.begin(); first != shuffled.kernels.end();) {
+      const auto last = std::find_if(first, shuffled.kernels.end(),
+                                     [&](const model::Kernel& k) { return k.release != first->release; });
+      std::shuffle(first, last, rng);
+      first = last;
+    }
     std::vector<std::vector<int>> dur(shuffled.kernels.size());
     for (size_t k = 0; k < shuffled.kernels.size(); ++k)
       for (int b = 0; b < shuffled.kernels[k].blocks; ++b) {
@@ -109,7 +132,8 @@ static int bench(int argc, char** argv) {
     perturbed.id = fmt::format("perturbed-{}", n);
     perturbed.scenario = s;
     perturbed.observation = oracle::observation_of(*model::try_simulate(shuffled, truth, nullptr, &ends), model::ObservationKind::Synthetic);
-    perturbed.observation->resolution = model::Resolution{1, 1};  // launched together: every launch order open
+    // Kernels of one burst launch within the window (every order among them open); bursts lie further apart.
+    perturbed.observation->resolution = model::Resolution{1, 1};
 
     const model::CaseResult t = model::evaluate(perturbed, truth, trace_timing);
     truth_trace_pass += t.at(model::Level::Exact) == model::Verdict::Pass;
@@ -129,8 +153,9 @@ static int bench(int argc, char** argv) {
       sims_trace += w.orders_tried;
     }
   }
-  fmt::print("bench_trace: {} random scenarios on {} (2-4 kernels launched together, up to two waves each), seed {}\n",
-             cases, device.name, seed);
+  fmt::print("bench_trace: {} random scenarios on {} (2-4 kernels launched {}, up to two waves each), seed {}\n",
+             cases, device.name, bursts == 1 ? "together" : fmt::format("in up to {} bursts 20-100 units apart", bursts),
+             seed);
   fmt::print("true hypothesis {}: passes {}/{} perturbed recordings under trace timing ({} unknown); "
              "{}/{} under model timing\n",
              truth.name, truth_trace_pass, cases, truth_unknown, truth_model_pass_perturbed, cases);
