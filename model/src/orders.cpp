@@ -18,33 +18,9 @@
 namespace tbcheck::model {
 namespace {
 
-// Every linear extension of "a must precede b" over items 0..n-1, the identity first, each passed to f
-// until f returns false (then false is returned).
-bool for_each_extension(int n, const std::function<bool(int, int)>& must_precede,
-                        const std::function<bool(const std::vector<int>&)>& f) {
-  std::vector<int> order;
-  std::vector<char> used(static_cast<size_t>(n), 0);
-  std::function<bool()> rec = [&]() -> bool {
-    if (static_cast<int>(order.size()) == n) return f(order);
-    for (int i = 0; i < n; ++i) {
-      if (used[static_cast<size_t>(i)]) continue;
-      bool free = true;
-      for (int p = 0; p < n && free; ++p) free = used[static_cast<size_t>(p)] || p == i || !must_precede(p, i);
-      if (!free) continue;
-      used[static_cast<size_t>(i)] = 1;
-      order.push_back(i);
-      const bool go_on = rec();
-      order.pop_back();
-      used[static_cast<size_t>(i)] = 0;
-      if (!go_on) return false;
-    }
-    return true;
-  };
-  return rec();
-}
-
-// The same enumeration where f settles whole prefixes: f returns how many leading positions of its order
-// decided its outcome (every extension of that prefix is skipped), or -1 to stop (then false is returned).
+// Every linear extension of "a must precede b" over items 0..n-1, the identity first, each passed to f, where f
+// settles whole prefixes: f returns how many leading positions of its order decided its outcome (every
+// extension of that prefix is skipped), or -1 to stop (then false is returned).
 bool for_each_extension_settled(int n, const std::function<bool(int, int)>& must_precede,
                                 const std::function<int(const std::vector<int>&)>& f) {
   std::vector<int> order;
@@ -68,6 +44,12 @@ bool for_each_extension_settled(int n, const std::function<bool(int, int)>& must
     return depth;
   };
   return rec() >= 0;
+}
+
+// Every extension, each passed to f until f returns false (then false is returned).
+bool for_each_extension(int n, const std::function<bool(int, int)>& must_precede,
+                        const std::function<bool(const std::vector<int>&)>& f) {
+  return for_each_extension_settled(n, must_precede, [&](const std::vector<int>& order) { return f(order) ? n : -1; });
 }
 
 bool is_identity(const std::vector<int>& p) {

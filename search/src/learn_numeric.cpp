@@ -53,6 +53,47 @@ model::Hypothesis with_local_cuts(model::Hypothesis h, const std::vector<std::ve
   return h;
 }
 
+// A scenario's own values of each threshold option, and the cuts of them its intervals allow.
+struct LocalCuts {
+  std::vector<std::vector<int>> local;
+  std::vector<int> lo, hi;
+};
+
+LocalCuts local_cuts(const model::Scenario& s, const std::vector<model::ThresholdInterval>& intervals) {
+  const auto& opts = model::threshold_options();
+  LocalCuts c;
+  for (size_t i = 0; i < opts.size(); ++i) {
+    c.local.push_back(values_in(s, opts[i]));
+    c.lo.push_back(local_cut(intervals[i].lo_cut, intervals[i].values, c.local[i]));
+    c.hi.push_back(local_cut(intervals[i].hi_cut, intervals[i].values, c.local[i]));
+  }
+  return c;
+}
+
+// A boundary kernel as JSON: `v` of quantity q (set last, so a shared-memory quantity overrides `smem`).
+model::json boundary_kernel(model::ThresholdQuantity q, const model::Device& d, const std::string& name, int blocks,
+                            int threads, int v, int duration, int smem = 0) {
+  model::Kernel k;
+  k.name = name;
+  k.blocks = blocks;
+  k.threads = threads;
+  k.duration = duration;
+  k.smem = smem;
+  model::set_quantity(q, k, v, d);
+  return k.to_json();
+}
+
+// Large values of a quantity to fill SMs with, spread over the device's values, ascending and distinct.
+std::vector<int> filler_values(const std::vector<int>& device_values) {
+  std::vector<int> fillers;
+  const size_t m = device_values.size();
+  for (size_t at : {m - 1, m - 2, 3 * m / 4, m / 2, m / 4, m / 8})
+    if (at < m) fillers.push_back(device_values[at]);
+  std::sort(fillers.begin(), fillers.end());
+  fillers.erase(std::unique(fillers.begin(), fillers.end()), fillers.end());
+  return fillers;
+}
+
 }  // namespace
 
 bool same_placements(const model::Schedule& a, const model::Schedule& b) {
@@ -258,7 +299,6 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
                                           const std::vector<model::ThresholdInterval>& intervals, size_t which, int cut,
                                           const BoundaryPrefix& prefix) {
   const auto& opts = model::threshold_options();
-  const size_t n = opts.size();
   const auto& iv = intervals[which];
   if (cut <= iv.lo_cut || cut > iv.hi_cut) return std::nullopt;
   const auto& axis = iv.values;
@@ -267,26 +307,13 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
   const auto device_values = model::threshold_values(q, d);
 
   auto kernel_json = [&](const std::string& name, int blocks, int threads, int v, int duration, int smem = 0) {
-    model::Kernel k;
-    k.name = name;
-    k.blocks = blocks;
-    k.threads = threads;
-    k.duration = duration;
-    k.smem = smem;
-    model::set_quantity(q, k, v, d);
-    return k.to_json();
+    return boundary_kernel(q, d, name, blocks, threads, v, duration, smem);
   };
   int tries = 0;
   // Predictions of every threshold combination the intervals allow, split by whether `value` is ignored.
   auto uniform_sides = [&](const model::Scenario& s) -> std::optional<BoundaryCase> {
     ++tries;
-    std::vector<std::vector<int>> local(n);
-    std::vector<int> lo(n), hi(n);
-    for (size_t i = 0; i < n; ++i) {
-      local[i] = values_in(s, opts[i]);
-      lo[i] = local_cut(intervals[i].lo_cut, intervals[i].values, local[i]);
-      hi[i] = local_cut(intervals[i].hi_cut, intervals[i].values, local[i]);
-    }
+    const auto [local, lo, hi] = local_cuts(s, intervals);
     std::optional<model::Schedule> side[2];
     for (int above = 0; above < 2; ++above) {
       std::vector<int> l = lo, u = hi;
@@ -310,10 +337,7 @@ std::optional<BoundaryCase> boundary_case(const model::Hypothesis& h, const mode
         if (auto b = separates(*s)) return b;
     }
   // A filler of a large value on every SM, then a probe of the value that fits beside it only if it is ignored.
-  std::vector<int> fillers;
-  const size_t m = device_values.size();
-  for (size_t at : {m - 1, m - 2, 3 * m / 4, m / 2, m / 4, m / 8})
-    if (at < m) fillers.push_back(device_values[at]);
+  std::vector<int> fillers = filler_values(device_values);
   if (q == model::ThresholdQuantity::SmemPerBlock)
     for (int kb : d.smem_configs_kb) {
       // The least value that leaves less than `value` of this configuration free.
@@ -363,7 +387,6 @@ std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const
                                                const std::vector<model::ThresholdInterval>& intervals, size_t which,
                                                int m1, int m2, const BoundaryPrefix& prefix) {
   const auto& opts = model::threshold_options();
-  const size_t n = opts.size();
   const auto& iv = intervals[which];
   if (m1 >= m2 || m1 <= iv.lo_cut || m2 > iv.hi_cut) return std::nullopt;
   const auto& axis = iv.values;
@@ -371,13 +394,7 @@ std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const
   const auto q = opts[which].quantity;
   const auto device_values = model::threshold_values(q, d);
   auto kernel_json = [&](const std::string& name, int blocks, int threads, int v, int duration) {
-    model::Kernel k;
-    k.name = name;
-    k.blocks = blocks;
-    k.threads = threads;
-    k.duration = duration;
-    model::set_quantity(q, k, v, d);
-    return k.to_json();
+    return boundary_kernel(q, d, name, blocks, threads, v, duration);
   };
   int tries = 0;
   // The cut ranges of the three regions over the option's axis; each must predict one schedule whatever the
@@ -385,13 +402,7 @@ std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const
   const std::pair<int, int> regions[3] = {{iv.lo_cut, m1 - 1}, {m1, m2 - 1}, {m2, iv.hi_cut}};
   auto uniform_sides = [&](const model::Scenario& s) -> std::optional<BoundaryCase> {
     ++tries;
-    std::vector<std::vector<int>> local(n);
-    std::vector<int> lo(n), hi(n);
-    for (size_t i = 0; i < n; ++i) {
-      local[i] = values_in(s, opts[i]);
-      lo[i] = local_cut(intervals[i].lo_cut, intervals[i].values, local[i]);
-      hi[i] = local_cut(intervals[i].hi_cut, intervals[i].values, local[i]);
-    }
+    const auto [local, lo, hi] = local_cuts(s, intervals);
     std::optional<model::Schedule> side[3];
     for (int r = 0; r < 3; ++r) {
       std::vector<int> l = lo, u = hi;
@@ -417,12 +428,7 @@ std::optional<BoundaryCase> boundary_pair_case(const model::Hypothesis& h, const
       if (s)
         if (auto b = separates(*s)) return b;
     }
-  std::vector<int> fillers;
-  const size_t m = device_values.size();
-  for (size_t at : {m - 1, m - 2, 3 * m / 4, m / 2, m / 4, m / 8})
-    if (at < m) fillers.push_back(device_values[at]);
-  std::sort(fillers.begin(), fillers.end());
-  fillers.erase(std::unique(fillers.begin(), fillers.end()), fillers.end());
+  const std::vector<int> fillers = filler_values(device_values);
   for (int per_sm : {1, 2})
     for (int f : fillers)
       for (int tf : threads)

@@ -12,6 +12,7 @@
 
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/simulator.hpp"
+#include "tbcheck/oracle/oracle.hpp"
 #include "tbcheck/search/distinguish.hpp"
 #include "witness.hpp"
 
@@ -104,18 +105,7 @@ model::Case recording_of(const model::Scenario& s, const model::Schedule& sch, c
   c.id = id;
   c.source = "synthesized";
   c.scenario = s;
-  model::Observation o;
-  o.kind = model::ObservationKind::Synthetic;
-  for (const auto& k : sch.kernels) {
-    auto& sms = o.sm_of_block[k.name];
-    auto& starts = o.start_of_block[k.name];
-    auto& ends = o.end_of_block[k.name];
-    for (const auto& b : k.blocks) {
-      sms.push_back(b.sm);
-      starts.push_back(static_cast<int>(b.start));
-      ends.push_back(static_cast<int>(b.end));
-    }
-  }
+  model::Observation o = oracle::observation_of(sch, model::ObservationKind::Synthetic);
   o.resolution = model::Resolution{1, 0};
   c.observation = std::move(o);
   return c;
