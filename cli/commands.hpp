@@ -21,6 +21,7 @@ std::unique_ptr<Command> make_check(CLI::App& app);
 std::unique_ptr<Command> make_import_examiner(CLI::App& app);
 std::unique_ptr<Command> make_export_examiner(CLI::App& app);
 std::unique_ptr<Command> make_import_ntbs(CLI::App& app);
+std::unique_ptr<Command> make_retime(CLI::App& app);
 std::unique_ptr<Command> make_campaign(CLI::App& app);
 std::unique_ptr<Command> make_merge(CLI::App& app);
 std::unique_ptr<Command> make_probe_gpc(CLI::App& app);

@@ -39,6 +39,7 @@ int tbcheck_main(int argc, char** argv) {
   commands.push_back(make_import_examiner(app));
   commands.push_back(make_export_examiner(app));
   commands.push_back(make_import_ntbs(app));
+  commands.push_back(make_retime(app));
   commands.push_back(make_campaign(app));
   commands.push_back(make_merge(app));
   commands.push_back(make_probe_gpc(app));

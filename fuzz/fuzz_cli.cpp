@@ -42,7 +42,7 @@ const std::vector<const char*> kNumbers = {"0", "1", "2", "3", "-1", "nan", "inf
 const std::vector<const char*> kFiles = {"case.json", "rec.json", "coll.json", "hyp.json", "dev.json", "log.json",
                                          "bad.json", "dup.json", "big.json", "dir", "loop.json", "dangling.json",
                                          "empty.json", "id.json", "nosuch.json", "corpus/hw/x.json", "/dev/null",
-                                         "out", "out/sub/f.json"};
+                                         "out", "out/sub/f.json", "cuda.json"};
 const std::vector<const char*> kHyps = {"alg1", "round-robin", "alg1,round-robin", "fermi", "nosuch", "hyp.json",
                                         "alg1,alg1", "alg1,hyp.json", "sim:alg1", ","};
 
@@ -151,6 +151,12 @@ const std::vector<Sub>& subs() {
         {"--plugin", false, {"x.so", ""}},
         {"--force", true, {}}},
        {}},
+      {"retime",
+       {{"", false, kFiles},
+        {"--unit-ns", false, {"1000", "1", "32", "3000", "0", "-1", "20000000", "40000000", "nan", ""}},
+        {"--out", false, kFiles},
+        {"--json", true, {}}},
+       {}},
   };
   return s;
 }
@@ -186,6 +192,11 @@ const std::map<std::string, std::string>& fixtures() {
       {"log.json",
        R"({"scenario_name": "s", "times": [{}, {"cpu_times": [0.1, 0.2]},
           {"kernel_name": "K1", "block_count": 2, "thread_count": 256, "block_times": [0.1, 0.12, 0.1, 0.12], "block_smids": [0, 2]}]})"},
+      // A CUDA-oracle recording that keeps its ns times (retime's input): k1's two blocks end 3 us apart.
+      {"cuda.json",
+       R"({"id": "g", "device": "rtx3090", "kernels": [{"name": "k1", "blocks": 2, "threads": 32, "regs": 32, "smem": 0, "duration": 1}],
+          "observation": {"kind": "hardware", "sm_of_block": {"k1": [0, 2]}, "start_of_block": {"k1": [0, 0]}, "end_of_block": {"k1": [1, 1]}},
+          "notes": "tbcheck run of g; metadata {\"time_unit_ms\": 20.0, \"raw_ns\": [{\"origin_ns\": 7, \"kernels\": {\"k1\": {\"sm\": [0, 2], \"start_ns\": [0, 32], \"end_ns\": [20003040, 20000032]}}}]}"})"},
       {"bad.json", R"({"device": "rtx3090", "kernels": [)"},
       {"dup.json", R"({"device": "rtx3090", "device": "v100", "kernels": []})"},
       {"big.json",

@@ -42,34 +42,19 @@ def metadata(case):
     return json.loads(notes[at + len("; metadata "):]) if at >= 0 else {}
 
 
-def microseconds(files, order, into):
+def microseconds(tb, files, order, into):
     """The recordings whose metadata keeps the first repetition's ns times (raw_ns), in units of one
-    microsecond: durations scaled from the run's time unit, starts and ends from the GPU's timer, SMs in
-    the scheduler order. Tied retirements of the 20 ms recording are then ordered as the GPU ordered them."""
-    logical = {smid: i for i, smid in enumerate(order)}
-    kept = 0
-    for f in files:
-        d = json.load(open(f))
-        m = metadata(d)
-        raw = m.get("raw_ns")
-        if not raw:
-            continue
-        scale = int(round(m["time_unit_ms"] * 1000))
-        rep = raw[0]["kernels"]
-        for k in d["kernels"]:
-            k["duration"] *= scale
-            if "release_time" in k:
-                k["release_time"] *= scale
-        o = d["observation"]
-        o["sm_of_block"] = {k: [logical[s] for s in rep[k]["sm"]] for k in o["sm_of_block"]}
-        o["start_of_block"] = {k: [int(round(t / 1000)) for t in rep[k]["start_ns"]] for k in o["sm_of_block"]}
-        o["end_of_block"] = {k: [int(round(t / 1000)) for t in rep[k]["end_ns"]] for k in o["sm_of_block"]}
-        o["resolution"] = {"tick": 1, "launch_window": 0}
-        d["notes"] = "relabeled by scripts/h200_table.py"
-        with open(os.path.join(into, os.path.basename(f)), "w") as out:
-            json.dump(d, out)
-        kept += 1
-    return kept
+    microsecond (`tbcheck retime --unit-ns 1000`: durations scaled from the run's time unit, starts and ends
+    from the GPU's timer), SMs relabeled into the scheduler order. Tied retirements of the 20 ms recording
+    are then ordered as the GPU ordered them."""
+    with tempfile.TemporaryDirectory() as retimed:
+        cmd = [tb, "retime", *files, "--unit-ns", "1000", "--out", retimed, "--json"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit("h200_table.py: {} retime exited {}: {}".format(tb, r.returncode, r.stderr.strip()))
+        written = [w["file"] for w in json.loads(r.stdout)["written"]]
+        relabel(written, order, into)
+    return len(written)
 
 
 def validate(tb, paths, timing, hypotheses=HYPOTHESES):
@@ -103,7 +88,7 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as fine:
         relabel(files, order, tmp)
-        n_fine = microseconds(files, order, fine)
+        n_fine = microseconds(a.tbcheck, files, order, fine)
         for label, paths in (("%smid as recorded", files), ("scheduler order", [tmp]),
                              ("scheduler order, µs times ({} with raw_ns)".format(n_fine), [fine])):
             for timing in ("model", "trace"):

@@ -227,3 +227,40 @@ TEST_CASE("predict --contested: settled and contested blocks, sides, the settlin
   CHECK(bad.out.find("--settle-out") != std::string::npos);
   CHECK(run_tbcheck("predict " + h100 + " --settle-out '" + t.path.string() + "'").exit_code == 2);
 }
+
+TEST_CASE("retime writes each CUDA recording once in the finer unit, lists what it skips, and never replaces one",
+          "[cli][retime]") {
+  TempDir t;
+  const std::string fine = t / "fine";
+  const std::string kept = "corpus/hw/h200/2026-11-26-run3/h200-wave-one-per-sm-66.cuda.json";
+  const std::string old = "corpus/hw/h200/2026-11-26-run1/h200-cluster-one-2.cuda.json";  // before raw_ns existed
+  auto r = run_tbcheck("retime " + kept + " " + old + " --unit-ns 1000 --out " + fine + " --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = tbcheck::model::json::parse(r.out);
+  REQUIRE(j["written"].size() == 1);
+  CHECK(j["written"][0]["id"] == "h200-wave-one-per-sm-66.cuda-1000ns");
+  REQUIRE(j["skipped"].size() == 1);
+  CHECK(j["skipped"][0]["reason"].get<std::string>().find("raw_ns") != std::string::npos);
+  const std::string written = j["written"][0]["file"];
+  CHECK(fs::exists(written));
+  // The retimed case is judged like any recording, here under trace timing.
+  auto v = run_tbcheck("validate " + written + " --hypothesis most-room --timing trace");
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.find("trace-driven (recorded ends) for 1 of 1") != std::string::npos);
+
+  // Again: the recording is there, so nothing is written and the run says why.
+  const auto before = fs::last_write_time(written);
+  auto again = run_tbcheck("retime " + kept + " --unit-ns 1000 --out " + fine);
+  CHECK(again.exit_code == 2);
+  CHECK(again.out.find("already exists") != std::string::npos);
+  CHECK(fs::last_write_time(written) == before);
+  // A unit that does not divide the run's 20 ms, and a folder with nothing to retime: exit 2, no file.
+  auto odd = run_tbcheck("retime " + kept + " --unit-ns 3000 --out " + (t / "odd"));
+  CHECK(odd.exit_code == 2);
+  CHECK(odd.out.find("--unit-ns: 3000 ns does not divide") != std::string::npos);
+  auto none = run_tbcheck("retime " + old + " --unit-ns 1000 --out " + (t / "none"));
+  CHECK(none.exit_code == 2);
+  CHECK(none.out.find("no case could be retimed") != std::string::npos);
+  CHECK_FALSE(fs::exists(t / "odd"));
+  CHECK_FALSE(fs::exists(t / "none"));
+}

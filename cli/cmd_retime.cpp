@@ -1,0 +1,88 @@
+// `tbcheck retime`: CUDA-oracle recordings in a finer time unit from the GPU timer's own times, one case
+// file each (logic in oracle/retime).
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/io.hpp"
+#include "tbcheck/oracle/retime.hpp"
+
+namespace tbcheck::cli {
+namespace {
+
+struct Retime : Command {
+  std::vector<std::string> inputs;
+  std::string out_dir;
+  int64_t unit_ns = 0;
+  bool json = false;
+
+  int run() override {
+    model::check_output_dir(out_dir, "--out");
+    std::vector<model::Case> retimed;
+    std::vector<std::pair<std::string, std::string>> skipped;  // case, reason
+    for (const auto& in : inputs)
+      for (const auto& c : model::load_cases(in)) {
+        try {
+          retimed.push_back(oracle::retime_recording(c, unit_ns));
+        } catch (const model::InputError& e) {
+          if (e.where() == "--unit-ns") throw;  // the flag, not the case: nothing can be retimed
+          // A folder of recordings holds runs without ns times (older runs, other oracles): listed, not fatal.
+          skipped.emplace_back(c.file.empty() ? c.id : c.file + " (" + c.id + ")", e.what());
+        }
+      }
+    if (retimed.empty())
+      throw model::InputError(inputs.front(), "",
+                              skipped.empty() ? "no cases" : fmt::format("no case could be retimed; first: {}", skipped.front().second));
+    // Every target is checked before the first is written: all or nothing, and never over a recording.
+    std::vector<std::string> paths;
+    for (const auto& c : retimed) {
+      paths.push_back((std::filesystem::path(out_dir) / (c.id + ".json")).string());
+      std::error_code ec;
+      if (std::filesystem::exists(std::filesystem::symlink_status(paths.back(), ec)))
+        throw model::InputError(paths.back(), "--out", "already exists; a recorded case is never overwritten");
+      for (size_t i = 0; i + 1 < paths.size(); ++i)
+        if (paths[i] == paths.back())
+          throw model::InputError(paths.back(), "--out", fmt::format("two input cases have the id {}", c.id));
+      model::check_output_file(paths.back(), false, "--out");
+    }
+    for (size_t i = 0; i < retimed.size(); ++i)
+      model::write_file_atomic(paths[i], model::json_file_text(retimed[i].to_json(), 1), /*no_overwrite=*/true);
+    if (json) {
+      auto j = envelope();
+      j["unit_ns"] = unit_ns;
+      j["written"] = nlohmann::json::array();
+      for (size_t i = 0; i < retimed.size(); ++i)
+        j["written"].push_back({{"id", retimed[i].id},
+                                {"file", paths[i]},
+                                {"tick", retimed[i].observation->resolution->tick}});
+      j["skipped"] = nlohmann::json::array();
+      for (const auto& [c, why] : skipped) j["skipped"].push_back({{"case", c}, {"reason", why}});
+      print_json(j);
+    } else {
+      for (size_t i = 0; i < retimed.size(); ++i)
+        fmt::print("{} -> {} (tick {} x {} ns)\n", retimed[i].id, paths[i], retimed[i].observation->resolution->tick,
+                   unit_ns);
+      for (const auto& [c, why] : skipped) fmt::print("skipped {}: {}\n", c, why);
+    }
+    return kExitOk;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_retime(CLI::App& app) {
+  auto c = std::make_unique<Retime>();
+  c->app = app.add_subcommand("retime",
+                              "Write CUDA-oracle recordings in a finer time unit from the GPU timer's own ns times, so "
+                              "that retirements one model unit holds keep the order the GPU saw (for --timing trace)");
+  c->app->add_option("cases", c->inputs, "Recordings `tbcheck run --oracle cuda` wrote (files or folders)")->required();
+  c->app->add_option("--unit-ns", c->unit_ns, "The new time unit in ns; it must divide the run's unit (1000: microseconds)")
+      ->required();
+  c->app->add_option("--out", c->out_dir, "Directory for <id>-<unit>ns.json (created when missing)")->required();
+  c->app->add_flag("--json", c->json, "Machine-readable output");
+  return c;
+}
+
+}  // namespace tbcheck::cli

@@ -1,0 +1,22 @@
+// A CUDA-oracle recording re-expressed in a finer time unit from the GPU timer's own times (the run
+// metadata's raw_ns), so that retirements one model unit holds are ordered as the GPU ordered them.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "tbcheck/model/observation.hpp"
+
+namespace tbcheck::oracle {
+
+// The run metadata `tbcheck run` appends to a case's notes ("; metadata {...}"); null when there is none.
+model::json run_metadata(const model::Case& c);
+
+// c (a recording `tbcheck run --oracle cuda` wrote, its metadata keeping raw_ns) in units of `unit_ns`:
+// durations and release times scaled by the run's unit over `unit_ns` (which must divide it), every block's
+// start and end from the first repetition's ns times (the repetition the observation is), the SMs as
+// recorded, the tick the timer's step gives in the new unit. The id gains "-<unit_ns>ns"; expectations
+// about the coarser recording are dropped; the metadata is kept with the new unit, so a retimed case can be
+// retimed again. InputError (naming the case's file and the field, or --unit-ns) when it cannot be done.
+model::Case retime_recording(const model::Case& c, int64_t unit_ns);
+
+}  // namespace tbcheck::oracle

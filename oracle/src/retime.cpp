@@ -1,0 +1,123 @@
+// Retiming a CUDA-oracle recording: the model unit (20 ms by default) holds a whole wave's retirements in
+// one instant, while the GPU's timer saw them apart; the finer unit keeps the order the GPU saw.
+#include "tbcheck/oracle/retime.hpp"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tbcheck/model/error.hpp"
+#include "tbcheck/model/limits.hpp"
+#include "tbcheck/oracle/cuda_host.hpp"
+
+namespace tbcheck::oracle {
+namespace {
+
+constexpr std::string_view kMetadataMark = "; metadata ";
+
+std::string where_of(const model::Case& c) { return c.file.empty() ? c.id : c.file; }
+
+// A multiplication that names the field when the product leaves its range.
+int64_t scaled(int64_t v, int64_t scale, int64_t limit, const std::string& where, const std::string& field) {
+  if (v != 0 && scale > limit / v)
+    throw model::InputError(where, field, fmt::format("{} x {} exceeds {} in the finer unit", v, scale, limit));
+  return v * scale;
+}
+
+// The ns times of one kernel's blocks (relative to the run's origin) in the new unit, rounded to nearest.
+std::vector<int> times_in_unit(const model::json& ns, size_t blocks, int64_t unit_ns, const std::string& where,
+                               const std::string& field, std::vector<uint64_t>& all) {
+  if (!ns.is_array() || ns.size() != blocks)
+    throw model::InputError(where, field, fmt::format("expected {} times, one per block", blocks));
+  std::vector<int> out;
+  for (size_t b = 0; b < blocks; ++b) {
+    if (!ns[b].is_number_unsigned())
+      throw model::InputError(where, fmt::format("{}[{}]", field, b),
+                              "no time recorded for this block (it did not run or did not finish)");
+    const uint64_t t = ns[b].get<uint64_t>();
+    const int64_t u = cuda::ns_to_units(t, 0, static_cast<uint64_t>(unit_ns));
+    if (u > std::numeric_limits<int>::max())
+      throw model::InputError(where, fmt::format("{}[{}]", field, b),
+                              fmt::format("{} ns is beyond the largest time a case holds in {} ns units", t, unit_ns));
+    all.push_back(t);
+    out.push_back(static_cast<int>(u));
+  }
+  return out;
+}
+
+}  // namespace
+
+model::json run_metadata(const model::Case& c) {
+  const size_t at = c.notes.find(kMetadataMark);
+  if (at == std::string::npos) return nullptr;
+  const model::json m = model::json::parse(c.notes.substr(at + kMetadataMark.size()), nullptr, /*allow_exceptions=*/false);
+  return m.is_object() ? m : model::json(nullptr);
+}
+
+model::Case retime_recording(const model::Case& c, int64_t unit_ns) {
+  const std::string where = where_of(c);
+  if (unit_ns < 1) throw model::InputError("--unit-ns", "", fmt::format("{} is not a positive number of ns", unit_ns));
+  model::json m = run_metadata(c);
+  if (m.is_null())
+    throw model::InputError(where, "notes",
+                            "no run metadata: only a recording `tbcheck run --oracle cuda` wrote keeps the GPU's ns times");
+  const auto ms = m.find("time_unit_ms");
+  const auto raw = m.find("raw_ns");
+  if (ms == m.end() || !ms->is_number() || !(ms->get<double>() > 0.0))
+    throw model::InputError(where, "notes (metadata.time_unit_ms)", "the run's time unit is missing or not positive");
+  if (raw == m.end() || !raw->is_array() || raw->empty() || !(*raw)[0].is_object() || !(*raw)[0].contains("kernels"))
+    throw model::InputError(where, "notes (metadata.raw_ns)",
+                            "the run kept no ns times (runs before raw_ns was recorded cannot be retimed)");
+  if (!c.observation || c.observation->sm_of_block.empty())
+    throw model::InputError(where, "observation", "the case records no SMs");
+  const double run_ns = std::round(ms->get<double>() * 1e6);
+  if (run_ns < 1 || run_ns > static_cast<double>(std::numeric_limits<int64_t>::max()))
+    throw model::InputError(where, "notes (metadata.time_unit_ms)", "the run's time unit is out of range");
+  const auto run_unit_ns = static_cast<int64_t>(run_ns);
+  if (run_unit_ns % unit_ns != 0)
+    throw model::InputError("--unit-ns", "",
+                            fmt::format("{} ns does not divide the run's time unit of {} ns ({}): durations would not "
+                                        "stay whole",
+                                        unit_ns, run_unit_ns, where));
+  const int64_t scale = run_unit_ns / unit_ns;
+
+  model::Case out = c;
+  out.id = fmt::format("{}-{}ns", c.id, unit_ns);
+  out.file.clear();
+  out.expect.clear();  // they were about the coarser recording
+  for (size_t k = 0; k < out.scenario.kernels.size(); ++k) {
+    auto& kr = out.scenario.kernels[k];
+    const std::string path = fmt::format("kernels[{}]", k);
+    kr.duration = static_cast<int>(scaled(kr.duration, scale, model::kMaxDurationUnits,
+                                          where, path + ".duration"));
+    kr.release = scaled(kr.release, scale, model::kMaxReleaseUnits, where, path + ".release_time");
+  }
+  model::Observation& o = *out.observation;
+  const model::json& kernels = (*raw)[0]["kernels"];
+  std::vector<uint64_t> all;
+  for (const auto& k : c.scenario.kernels) {
+    const std::string field = fmt::format("notes (metadata.raw_ns[0].kernels.{})", k.name);
+    const auto rk = kernels.find(k.name);
+    if (rk == kernels.end() || !rk->is_object()) throw model::InputError(where, field, "missing");
+    const auto n = static_cast<size_t>(k.blocks);
+    o.start_of_block[k.name] = times_in_unit(rk->value("start_ns", model::json()), n, unit_ns, where, field + ".start_ns", all);
+    o.end_of_block[k.name] = times_in_unit(rk->value("end_ns", model::json()), n, unit_ns, where, field + ".end_ns", all);
+  }
+  // Launch calls, where a case has them, are in the run's unit: scaled with the scenario.
+  for (auto& [name, t] : o.launch_of_kernel) t = scaled(t, scale, model::kMaxReleaseUnits, where, "observation.launch_of_kernel");
+  model::Resolution r = o.resolution.value_or(model::Resolution{});
+  r.tick = cuda::timer_tick_units(all, static_cast<uint64_t>(unit_ns));
+  r.launch_window = scaled(r.launch_window, scale, model::kMaxReleaseUnits, where, "observation.resolution.launch_window");
+  o.resolution = r;
+
+  m["time_unit_ms"] = static_cast<double>(unit_ns) / 1e6;
+  const size_t at = c.notes.find(kMetadataMark);
+  out.notes = fmt::format("retimed by tbcheck retime from {} (run unit {} ns) to {} ns units, times from the first "
+                          "repetition's raw_ns; {}{}{}",
+                          where, run_unit_ns, unit_ns, c.notes.substr(0, at), kMetadataMark, m.dump());
+  return out;
+}
+
+}  // namespace tbcheck::oracle
