@@ -44,16 +44,9 @@ struct ImportExaminer : Command {
     }
 
     const std::string dir = out_dir.empty() ? "corpus/hw/" + o.device.name : out_dir;
-    // Every target is checked before the first is written: an import is all or nothing.
-    model::check_output_dir(dir, "--out");
-    std::vector<std::string> paths;
-    for (const auto& c : cases) {
-      paths.push_back((std::filesystem::path(dir) / (c.id + ".json")).string());
-      std::error_code ec2;
-      if (std::filesystem::exists(std::filesystem::symlink_status(paths.back(), ec2)))
-        throw model::InputError(paths.back(), "--out", "already exists; a recorded case is never overwritten");
-      model::check_output_file(paths.back(), false, "--out");
-    }
+    std::vector<std::string> ids;
+    for (const auto& c : cases) ids.push_back(c.id);
+    const std::vector<std::string> paths = new_case_files(dir, ids, "--out");
     std::vector<std::string> written;
     for (size_t i = 0; i < cases.size(); ++i) {
       model::write_file_atomic(paths[i], model::json_file_text(cases[i].to_json(), 1), /*no_overwrite=*/true);

@@ -35,18 +35,9 @@ struct Retime : Command {
     if (retimed.empty())
       throw model::InputError(inputs.front(), "",
                               skipped.empty() ? "no cases" : fmt::format("no case could be retimed; first: {}", skipped.front().second));
-    // Every target is checked before the first is written: all or nothing, and never over a recording.
-    std::vector<std::string> paths;
-    for (const auto& c : retimed) {
-      paths.push_back((std::filesystem::path(out_dir) / (c.id + ".json")).string());
-      std::error_code ec;
-      if (std::filesystem::exists(std::filesystem::symlink_status(paths.back(), ec)))
-        throw model::InputError(paths.back(), "--out", "already exists; a recorded case is never overwritten");
-      for (size_t i = 0; i + 1 < paths.size(); ++i)
-        if (paths[i] == paths.back())
-          throw model::InputError(paths.back(), "--out", fmt::format("two input cases have the id {}", c.id));
-      model::check_output_file(paths.back(), false, "--out");
-    }
+    std::vector<std::string> ids;
+    for (const auto& c : retimed) ids.push_back(c.id);
+    const std::vector<std::string> paths = new_case_files(out_dir, ids, "--out");
     for (size_t i = 0; i < retimed.size(); ++i)
       model::write_file_atomic(paths[i], model::json_file_text(retimed[i].to_json(), 1), /*no_overwrite=*/true);
     if (json) {

@@ -2,6 +2,7 @@
 // Machine output always names the schema version and the tool version first.
 #include "common.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -92,6 +93,22 @@ void add_judging_options(CLI::App* app, JudgingFlags& f, const std::string& pref
                   prefix + "Simulations per case over the launch and retirement orders its recording did not observe "
                            "(its resolution) before the verdict is unknown (default 2000)")
       ->check(integer_in(1, 100000000));
+}
+
+std::vector<std::string> new_case_files(const std::string& dir, const std::vector<std::string>& ids,
+                                        const std::string& flag) {
+  model::check_output_dir(dir, flag);
+  std::vector<std::string> paths;
+  for (const auto& id : ids) {
+    paths.push_back((std::filesystem::path(dir) / (id + ".json")).string());
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(paths.back(), ec)))
+      throw model::InputError(paths.back(), flag, "already exists; a recorded case is never overwritten");
+    if (std::find(paths.begin(), paths.end() - 1, paths.back()) != paths.end() - 1)
+      throw model::InputError(paths.back(), flag, fmt::format("two cases have the id {}", id));
+    model::check_output_file(paths.back(), false, flag);
+  }
+  return paths;
 }
 
 std::vector<std::string> default_corpus(const std::vector<std::string>& folders) {

@@ -56,6 +56,12 @@ std::vector<std::string> default_corpus(const std::vector<std::string>& folders)
 // The same, refusing (naming `flag`) when none exists, so that no command silently reads an empty corpus.
 std::vector<std::string> require_default_corpus(const std::vector<std::string>& folders, const std::string& flag);
 
+// The paths <dir>/<id>.json of recorded cases about to be written, every one checked before the first is
+// written (an import is all or nothing): none may exist (a recording is never overwritten), two ids may not
+// share one, and each must be writable. The InputError names the path and `flag`.
+std::vector<std::string> new_case_files(const std::string& dir, const std::vector<std::string>& ids,
+                                        const std::string& flag);
+
 // --timing and --max-orders (docs/recordings.md): how recordings judge hypotheses. One set of flags for
 // validate, check and predict --contested; `prefix` starts their help ("With --contested: ").
 struct JudgingFlags {

@@ -84,6 +84,9 @@ TEST_CASE("every --json document starts with schema_version, then tool", "[cli][
       {"import-examiner",
        {"import-examiner tests/data/examiner/pair_stream0.json tests/data/examiner/pair_stream1.json --device rtx3090 --out " +
         out + "/examiner --json"}},
+      {"retime",
+       {"retime corpus/hw/h200/2026-11-26-run3/h200-wave-one-per-sm-66.cuda.json --unit-ns 1000 --out " + out +
+        "/retimed --json"}},
   };
   size_t with_json = 0;
   for (const auto& cmd : commands()) {
