@@ -263,4 +263,13 @@ TEST_CASE("retime writes each CUDA recording once in the finer unit, lists what 
   CHECK(none.out.find("no case could be retimed") != std::string::npos);
   CHECK_FALSE(fs::exists(t / "odd"));
   CHECK_FALSE(fs::exists(t / "none"));
+  // One recording given twice (two folders): refused before the first file is written.
+  fs::create_directories(t / "a");
+  fs::create_directories(t / "b");
+  fs::copy_file(tbcheck::test::source_path(kept), t / "a/x.json");
+  fs::copy_file(tbcheck::test::source_path(kept), t / "b/x.json");
+  auto twice = run_tbcheck("retime " + (t / "a") + " " + (t / "b") + " --unit-ns 1000 --out " + (t / "twice"));
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.out.find("two cases have the id h200-wave-one-per-sm-66.cuda-1000ns") != std::string::npos);
+  CHECK_FALSE(fs::exists(t / "twice"));
 }
