@@ -1,5 +1,8 @@
 // `tbcheck retime`: CUDA-oracle recordings in a finer time unit from the GPU timer's own times, one case
 // file each (logic in oracle/retime).
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -16,16 +19,38 @@ struct Retime : Command {
   std::vector<std::string> inputs;
   std::string out_dir;
   int64_t unit_ns = 0;
+  std::string repetition = "1";
   bool json = false;
 
+  // The 0-based repetitions of c to retime: one (--repetition N, 1-based) or every one it keeps ("all").
+  std::vector<size_t> repetitions_of(const model::Case& c) const {
+    if (repetition == "all") {
+      std::vector<size_t> all(std::max<size_t>(oracle::kept_repetitions(c), 1));
+      for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+      return all;
+    }
+    return {static_cast<size_t>(parsed_repetition() - 1)};
+  }
+
+  int64_t parsed_repetition() const {
+    char* end = nullptr;
+    errno = 0;
+    const long long n = std::strtoll(repetition.c_str(), &end, 10);
+    if (repetition.empty() || *end != '\0' || errno != 0 || n < 1 || n > 1'000'000)
+      throw model::InputError("--repetition", "", fmt::format("'{}' is neither a repetition number (1, 2, ...) nor 'all'",
+                                                              repetition));
+    return n;
+  }
+
   int run() override {
+    if (repetition != "all") parsed_repetition();  // a bad value is refused before any work
     model::check_output_dir(out_dir, "--out");
     std::vector<model::Case> retimed;
     std::vector<std::pair<std::string, std::string>> skipped;  // case, reason
     for (const auto& in : inputs)
       for (const auto& c : model::load_cases(in)) {
         try {
-          retimed.push_back(oracle::retime_recording(c, unit_ns));
+          for (size_t r : repetitions_of(c)) retimed.push_back(oracle::retime_recording(c, unit_ns, r));
         } catch (const model::InputError& e) {
           if (e.where() == "--unit-ns") throw;  // the flag, not the case: nothing can be retimed
           // A folder of recordings holds runs without ns times (older runs, other oracles): listed, not fatal.
@@ -71,6 +96,9 @@ std::unique_ptr<Command> make_retime(CLI::App& app) {
   c->app->add_option("cases", c->inputs, "Recordings `tbcheck run --oracle cuda` wrote (files or folders)")->required();
   c->app->add_option("--unit-ns", c->unit_ns, "The new time unit in ns; it must divide the run's unit (1000: microseconds)")
       ->required();
+  c->app->add_option("--repetition", c->repetition,
+                     "Which repetition's SMs and times (1, the default, is the one the recording's observation is; "
+                     "'all': one case per repetition the run kept, <id>-<unit>ns-rep<n> after the first)");
   c->app->add_option("--out", c->out_dir, "Directory for <id>-<unit>ns.json (created when missing)")->required();
   c->app->add_flag("--json", c->json, "Machine-readable output");
   return c;

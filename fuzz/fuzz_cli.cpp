@@ -154,6 +154,7 @@ const std::vector<Sub>& subs() {
       {"retime",
        {{"", false, kFiles},
         {"--unit-ns", false, {"1000", "1", "32", "3000", "0", "-1", "20000000", "40000000", "nan", ""}},
+        {"--repetition", false, {"1", "2", "all", "0", "-1", "x", "", "1000001"}},
         {"--out", false, kFiles},
         {"--json", true, {}}},
        {}},

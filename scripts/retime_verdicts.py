@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # What retiming the H200 recordings changes: each recording of corpus/hw/h200 that keeps the GPU's ns times
 # judged under trace timing as recorded (20 ms units) and after `tbcheck retime --unit-ns 1000`, the exact
-# verdicts tallied in pairs (as recorded -> retimed). Cited in docs/results/h200.md.
+# verdicts tallied in pairs (as recorded -> retimed); then every repetition the runs kept (`--repetition
+# all`), each recording counted by whether the hypothesis passes all, some or none of its repetitions.
+# Cited in docs/results/h200.md.
 # Usage: scripts/retime_verdicts.py [--tbcheck build/cli/tbcheck] [--hypothesis alg1-natural-order]
 import argparse
 import glob
@@ -34,6 +36,8 @@ def main():
     ap.add_argument("--hypothesis", default="alg1-natural-order")
     a = ap.parse_args()
     pairs = Counter()
+    per_recording = Counter()
+    repetitions = 0
     with tempfile.TemporaryDirectory() as tmp:
         for run in sorted(glob.glob("corpus/hw/h200/*/")):
             fine = os.path.join(tmp, os.path.basename(run.rstrip("/")))
@@ -49,11 +53,31 @@ def main():
             for w in written:
                 original = w["id"][: -len("-1000ns")]
                 pairs[(coarse[original], retimed[w["id"]])] += 1
+            every = os.path.join(tmp, "all-" + os.path.basename(run.rstrip("/")))
+            tbcheck(a.tbcheck, "retime", run, "--unit-ns", "1000", "--repetition", "all", "--out", every, "--json")
+            by_recording = {}
+            for rid, v in exact_verdicts(tbcheck(a.tbcheck, "validate", every, "--hypothesis", a.hypothesis,
+                                                 "--timing", "trace", "--json")).items():
+                by_recording.setdefault(rid.split("-1000ns")[0], []).append(v)
+                repetitions += 1
+            for vs in by_recording.values():
+                if all(v == "not run" for v in vs):
+                    per_recording["not run"] += 1
+                elif all(v == "pass" for v in vs):
+                    per_recording["passes every repetition"] += 1
+                elif "pass" in vs:
+                    per_recording["passes some"] += 1
+                else:
+                    per_recording["passes none"] += 1
     print("{} under --timing trace, exact level: verdict as recorded (20 ms units) -> retimed (1 us units)"
           .format(a.hypothesis))
     for (before, after), n in sorted(pairs.items()):
         print("  {:>8} -> {:<8} {:>4}".format(before, after, n))
     print("  {} recordings with ns times".format(sum(pairs.values())))
+    print("every repetition the runs kept ({} in all), retimed; recordings by the repetitions {} passes:"
+          .format(repetitions, a.hypothesis))
+    for k in ("passes every repetition", "passes some", "passes none", "not run"):
+        print("  {:<24} {:>4}".format(k, per_recording[k]))
 
 
 if __name__ == "__main__":

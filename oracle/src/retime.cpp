@@ -47,6 +47,22 @@ std::vector<int> times_in_unit(const model::json& ns, size_t blocks, int64_t uni
   return out;
 }
 
+// The %smid of one kernel's blocks in the device's scheduler order, as the CUDA oracle numbers them.
+std::vector<int> sms_in_order(const model::json& smids, size_t blocks, const model::Device& d, const std::string& where,
+                              const std::string& field) {
+  if (!smids.is_array() || smids.size() != blocks)
+    throw model::InputError(where, field, fmt::format("expected {} SMs, one per block", blocks));
+  std::vector<int> out;
+  for (size_t b = 0; b < blocks; ++b) {
+    const int sm = smids[b].is_number_integer() ? cuda::scheduler_sm(d, smids[b].get<int>()) : -1;
+    if (sm < 0 || sm >= d.sms)
+      throw model::InputError(where, fmt::format("{}[{}]", field, b),
+                              fmt::format("{} is no SM of {}", smids[b].dump(), d.name));
+    out.push_back(sm);
+  }
+  return out;
+}
+
 }  // namespace
 
 model::json run_metadata(const model::Case& c) {
@@ -56,7 +72,14 @@ model::json run_metadata(const model::Case& c) {
   return m.is_object() ? m : model::json(nullptr);
 }
 
-model::Case retime_recording(const model::Case& c, int64_t unit_ns) {
+size_t kept_repetitions(const model::Case& c) {
+  const model::json m = run_metadata(c);
+  if (m.is_null()) return 0;
+  const auto raw = m.find("raw_ns");
+  return raw != m.end() && raw->is_array() ? raw->size() : 0;
+}
+
+model::Case retime_recording(const model::Case& c, int64_t unit_ns, size_t repetition) {
   const std::string where = where_of(c);
   if (unit_ns < 1) throw model::InputError("--unit-ns", "", fmt::format("{} is not a positive number of ns", unit_ns));
   model::json m = run_metadata(c);
@@ -67,9 +90,17 @@ model::Case retime_recording(const model::Case& c, int64_t unit_ns) {
   const auto raw = m.find("raw_ns");
   if (ms == m.end() || !ms->is_number() || !(ms->get<double>() > 0.0))
     throw model::InputError(where, "notes (metadata.time_unit_ms)", "the run's time unit is missing or not positive");
-  if (raw == m.end() || !raw->is_array() || raw->empty() || !(*raw)[0].is_object() || !(*raw)[0].contains("kernels"))
+  if (raw == m.end() || !raw->is_array() || raw->empty())
     throw model::InputError(where, "notes (metadata.raw_ns)",
                             "the run kept no ns times (runs before raw_ns was recorded cannot be retimed)");
+  if (repetition >= raw->size())
+    throw model::InputError("--repetition", "",
+                            fmt::format("{} keeps the ns times of {} repetition(s), not of repetition {}", where,
+                                        raw->size(), repetition + 1));
+  const std::string rep_field = fmt::format("notes (metadata.raw_ns[{}]", repetition);
+  const model::json& rep = (*raw)[repetition];
+  if (!rep.is_object() || !rep.contains("kernels") || !rep["kernels"].is_object())
+    throw model::InputError(where, rep_field + ")", "expected an object with the kernels' times");
   if (!c.observation || c.observation->sm_of_block.empty())
     throw model::InputError(where, "observation", "the case records no SMs");
   const double run_ns = std::round(ms->get<double>() * 1e6);
@@ -84,7 +115,7 @@ model::Case retime_recording(const model::Case& c, int64_t unit_ns) {
   const int64_t scale = run_unit_ns / unit_ns;
 
   model::Case out = c;
-  out.id = fmt::format("{}-{}ns", c.id, unit_ns);
+  out.id = repetition == 0 ? fmt::format("{}-{}ns", c.id, unit_ns) : fmt::format("{}-{}ns-rep{}", c.id, unit_ns, repetition + 1);
   out.file.clear();
   out.expect.clear();  // they were about the coarser recording
   for (size_t k = 0; k < out.scenario.kernels.size(); ++k) {
@@ -95,13 +126,18 @@ model::Case retime_recording(const model::Case& c, int64_t unit_ns) {
     kr.release = scaled(kr.release, scale, model::kMaxReleaseUnits, where, path + ".release_time");
   }
   model::Observation& o = *out.observation;
-  const model::json& kernels = (*raw)[0]["kernels"];
+  const model::json& kernels = rep["kernels"];
   std::vector<uint64_t> all;
   for (const auto& k : c.scenario.kernels) {
-    const std::string field = fmt::format("notes (metadata.raw_ns[0].kernels.{})", k.name);
+    const std::string field = fmt::format("{}.kernels.{})", rep_field, k.name);
     const auto rk = kernels.find(k.name);
     if (rk == kernels.end() || !rk->is_object()) throw model::InputError(where, field, "missing");
     const auto n = static_cast<size_t>(k.blocks);
+    o.sm_of_block[k.name] = sms_in_order(rk->value("sm", model::json()), n, c.scenario.device, where, field + ".sm");
+    if (repetition == 0 && c.observation->sm_of_block.count(k.name) &&
+        o.sm_of_block[k.name] != c.observation->sm_of_block.at(k.name))
+      throw model::InputError(where, field + ".sm",
+                              "the first repetition's SMs are not the observation's: the times would not be its times");
     o.start_of_block[k.name] = times_in_unit(rk->value("start_ns", model::json()), n, unit_ns, where, field + ".start_ns", all);
     o.end_of_block[k.name] = times_in_unit(rk->value("end_ns", model::json()), n, unit_ns, where, field + ".end_ns", all);
   }
@@ -114,9 +150,9 @@ model::Case retime_recording(const model::Case& c, int64_t unit_ns) {
 
   m["time_unit_ms"] = static_cast<double>(unit_ns) / 1e6;
   const size_t at = c.notes.find(kMetadataMark);
-  out.notes = fmt::format("retimed by tbcheck retime from {} (run unit {} ns) to {} ns units, times from the first "
-                          "repetition's raw_ns; {}{}{}",
-                          where, run_unit_ns, unit_ns, c.notes.substr(0, at), kMetadataMark, m.dump());
+  out.notes = fmt::format("retimed by tbcheck retime from {} (run unit {} ns) to {} ns units, SMs and times from "
+                          "repetition {} of raw_ns; {}{}{}",
+                          where, run_unit_ns, unit_ns, repetition + 1, c.notes.substr(0, at), kMetadataMark, m.dump());
   return out;
 }
 

@@ -272,4 +272,19 @@ TEST_CASE("retime writes each CUDA recording once in the finer unit, lists what 
   CHECK(twice.exit_code == 2);
   CHECK(twice.out.find("two cases have the id h200-wave-one-per-sm-66.cuda-1000ns") != std::string::npos);
   CHECK_FALSE(fs::exists(t / "twice"));
+
+  // Every repetition the run kept (ten), one case each; a repetition it did not keep, or no number, is exit 2.
+  auto all = run_tbcheck("retime " + kept + " --unit-ns 1000 --repetition all --out " + (t / "all") + " --json");
+  REQUIRE(all.exit_code == 0);
+  const auto ja = tbcheck::model::json::parse(all.out);
+  REQUIRE(ja["written"].size() == 10);
+  CHECK(ja["written"][9]["id"] == "h200-wave-one-per-sm-66.cuda-1000ns-rep10");
+  auto beyond = run_tbcheck("retime " + kept + " --unit-ns 1000 --repetition 11 --out " + (t / "beyond"));
+  CHECK(beyond.exit_code == 2);
+  CHECK(beyond.out.find("--repetition") != std::string::npos);
+  auto word = run_tbcheck("retime " + kept + " --unit-ns 1000 --repetition first --out " + (t / "word"));
+  CHECK(word.exit_code == 2);
+  CHECK(word.out.find("--repetition: 'first' is neither a repetition number") != std::string::npos);
+  CHECK_FALSE(fs::exists(t / "beyond"));
+  CHECK_FALSE(fs::exists(t / "word"));
 }

@@ -41,6 +41,19 @@ model::Case recording(const json& kernels = gpu_times()) {
   return model::case_from_json(recording_json(kernels), "two-then-one.cuda.json");
 }
 
+// The same run with a second repetition in which block 0 ended first, so k2 went to SM 0.
+model::Case two_repetitions() {
+  json c = recording_json(gpu_times());
+  const json second = {{"k1", {{"sm", {0, 1}}, {"start_ns", {0, 32}}, {"end_ns", {20000064, 20004000}}}},
+                       {"k2", {{"sm", {0}}, {"start_ns", {20001024}}, {"end_ns", {40001056}}}}};
+  const std::string notes = c["notes"];
+  const size_t at = notes.find("; metadata ");
+  json m = json::parse(notes.substr(at + 11));
+  m["raw_ns"].push_back({{"origin_ns", 9000}, {"kernels", second}});
+  c["notes"] = notes.substr(0, at) + "; metadata " + m.dump();
+  return model::case_from_json(c, "two-then-one.cuda.json");
+}
+
 const model::Hypothesis& most_room() { return *model::find_builtin_hypothesis("most-room"); }
 
 }  // namespace
@@ -133,4 +146,31 @@ TEST_CASE("retime on an H200 recording: 20 ms blocks come out 20 ms long and the
   CHECK(std::set<int>(coarse.begin(), coarse.end()).size() == 1);  // one instant in 20 ms units
   CHECK(std::set<int>(ends.begin(), ends.end()).size() > 1);  // apart on the GPU's timer
   CHECK(r.observation->sm_of_block == c.observation->sm_of_block);
+}
+
+TEST_CASE("retime takes any repetition the run kept, its SMs in the device's scheduler order", "[oracle][retime]") {
+  const model::Case c = two_repetitions();
+  CHECK(oracle::kept_repetitions(c) == 2);
+  const model::Case second = oracle::retime_recording(c, 1000, 1);
+  CHECK(second.id == "two-then-one.cuda-1000ns-rep2");
+  CHECK(second.observation->sm_of_block.at("k2") == std::vector<int>{0});  // that repetition's SM, not the first's
+  CHECK(second.observation->end_of_block.at("k1") == std::vector<int>{20000, 20004});
+  model::JudgeOptions trace;
+  trace.timing = model::Timing::Trace;
+  CHECK(model::evaluate(second, most_room(), trace).at(model::Level::Exact) == model::Verdict::Pass);
+  CHECK(error_of([&] { oracle::retime_recording(c, 1000, 2); }).where() == "--repetition");
+
+  // A device with a measured SM order: the oracle's %smid is mapped through it, as the run mapped the
+  // observation; a first repetition whose SMs are not the observation's is refused, not silently mixed.
+  model::Case ordered = c;
+  ordered.scenario.device.smid_of_sm = {1, 0};
+  ordered.scenario.device_builtin = false;
+  ordered.observation->sm_of_block = {{"k1", {1, 0}}, {"k2", {0}}};
+  const model::Case first = oracle::retime_recording(ordered, 1000, 0);
+  CHECK(first.observation->sm_of_block.at("k1") == std::vector<int>{1, 0});
+  CHECK(oracle::retime_recording(ordered, 1000, 1).observation->sm_of_block.at("k2") == std::vector<int>{1});
+  model::Case mixed = c;
+  mixed.observation->sm_of_block["k2"] = {0};
+  CHECK(error_of([&] { oracle::retime_recording(mixed, 1000, 0); }).field() ==
+        "notes (metadata.raw_ns[0].kernels.k2).sm");
 }

@@ -11,12 +11,17 @@ namespace tbcheck::oracle {
 // The run metadata `tbcheck run` appends to a case's notes ("; metadata {...}"); null when there is none.
 model::json run_metadata(const model::Case& c);
 
+// How many repetitions' ns times c keeps (0 without run metadata or raw_ns).
+size_t kept_repetitions(const model::Case& c);
+
 // c (a recording `tbcheck run --oracle cuda` wrote, its metadata keeping raw_ns) in units of `unit_ns`:
 // durations and release times scaled by the run's unit over `unit_ns` (which must divide it), every block's
-// start and end from the first repetition's ns times (the repetition the observation is), the SMs as
-// recorded, the tick the timer's step gives in the new unit. The id gains "-<unit_ns>ns"; expectations
-// about the coarser recording are dropped; the metadata is kept with the new unit, so a retimed case can be
-// retimed again. InputError (naming the case's file and the field, or --unit-ns) when it cannot be done.
-model::Case retime_recording(const model::Case& c, int64_t unit_ns);
+// start and end from repetition `repetition`'s ns times (0-based; 0 is the repetition the observation is),
+// its SMs in the device's scheduler order as the oracle numbers them (for repetition 0 they must be the
+// observation's), the tick the timer's step gives in the new unit. The id gains "-<unit_ns>ns" (and
+// "-rep<n>", 1-based, for a later repetition); expectations about the coarser recording are dropped; the
+// metadata is kept with the new unit, so a retimed case can be retimed again. InputError (naming the
+// case's file and the field, or --unit-ns / --repetition) when it cannot be done.
+model::Case retime_recording(const model::Case& c, int64_t unit_ns, size_t repetition = 0);
 
 }  // namespace tbcheck::oracle
