@@ -220,23 +220,28 @@ Scenario scenario_from_json(const json& j, Device device, bool device_builtin, c
   return s;
 }
 
-std::optional<Scenario> try_scenario_from_json(const json& j, const std::string& where, std::string* why) {
+namespace {
+
+// The loader's own refusal returned as a value.
+template <class Load>
+std::optional<Scenario> refusal_as_value(Load&& load, std::string* why) {
   try {
-    return scenario_from_json(j, where);
-  } catch (const InputError& e) {  // the loader's own refusal, returned as a value
+    return load();
+  } catch (const InputError& e) {
     if (why) *why = e.what();
     return std::nullopt;
   }
 }
 
+}  // namespace
+
+std::optional<Scenario> try_scenario_from_json(const json& j, const std::string& where, std::string* why) {
+  return refusal_as_value([&] { return scenario_from_json(j, where); }, why);
+}
+
 std::optional<Scenario> try_scenario_from_json(const json& j, const Device& device, bool device_builtin,
                                                const std::string& where, std::string* why) {
-  try {
-    return scenario_from_json(j, device, device_builtin, where);
-  } catch (const InputError& e) {
-    if (why) *why = e.what();
-    return std::nullopt;
-  }
+  return refusal_as_value([&] { return scenario_from_json(j, device, device_builtin, where); }, why);
 }
 
 Scenario load_scenario_file(const std::string& path) {
