@@ -40,26 +40,23 @@ def main():
     repetitions = 0
     with tempfile.TemporaryDirectory() as tmp:
         for run in sorted(glob.glob("corpus/hw/h200/*/")):
-            fine = os.path.join(tmp, os.path.basename(run.rstrip("/")))
-            r = subprocess.run([a.tbcheck, "retime", run, "--unit-ns", "1000", "--out", fine, "--json"],
-                               capture_output=True, text=True)
+            # Every repetition at once; the first repetition's case is the one without "-rep<n>".
+            every = os.path.join(tmp, os.path.basename(run.rstrip("/")))
+            r = subprocess.run([a.tbcheck, "retime", run, "--unit-ns", "1000", "--repetition", "all", "--out", every,
+                                "--json"], capture_output=True, text=True)
             if r.returncode != 0:
                 continue  # a run before raw_ns was recorded: nothing to retime
-            written = json.loads(r.stdout)["written"]
             coarse = exact_verdicts(tbcheck(a.tbcheck, "validate", run, "--hypothesis", a.hypothesis, "--timing",
                                             "trace", "--json"))
-            retimed = exact_verdicts(tbcheck(a.tbcheck, "validate", fine, "--hypothesis", a.hypothesis, "--timing",
+            retimed = exact_verdicts(tbcheck(a.tbcheck, "validate", every, "--hypothesis", a.hypothesis, "--timing",
                                              "trace", "--json"))
-            for w in written:
-                original = w["id"][: -len("-1000ns")]
-                pairs[(coarse[original], retimed[w["id"]])] += 1
-            every = os.path.join(tmp, "all-" + os.path.basename(run.rstrip("/")))
-            tbcheck(a.tbcheck, "retime", run, "--unit-ns", "1000", "--repetition", "all", "--out", every, "--json")
             by_recording = {}
-            for rid, v in exact_verdicts(tbcheck(a.tbcheck, "validate", every, "--hypothesis", a.hypothesis,
-                                                 "--timing", "trace", "--json")).items():
-                by_recording.setdefault(rid.split("-1000ns")[0], []).append(v)
+            for rid, v in retimed.items():
+                original, _, rep = rid.partition("-1000ns")
+                by_recording.setdefault(original, []).append(v)
                 repetitions += 1
+                if not rep:
+                    pairs[(coarse[original], v)] += 1
             for vs in by_recording.values():
                 if all(v == "not run" for v in vs):
                     per_recording["not run"] += 1
