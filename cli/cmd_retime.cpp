@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <filesystem>
+#include <iterator>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -22,35 +23,32 @@ struct Retime : Command {
   std::string repetition = "1";
   bool json = false;
 
-  // The 0-based repetitions of c to retime: one (--repetition N, 1-based) or every one it keeps ("all").
-  std::vector<size_t> repetitions_of(const model::Case& c) const {
-    if (repetition == "all") {
-      std::vector<size_t> all(std::max<size_t>(oracle::kept_repetitions(c), 1));
-      for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-      return all;
-    }
-    return {static_cast<size_t>(parsed_repetition() - 1)};
-  }
-
-  int64_t parsed_repetition() const {
+  // --repetition N as a 0-based index; none for "all".
+  std::optional<size_t> parsed_repetition() const {
+    if (repetition == "all") return std::nullopt;
     char* end = nullptr;
     errno = 0;
     const long long n = std::strtoll(repetition.c_str(), &end, 10);
     if (repetition.empty() || *end != '\0' || errno != 0 || n < 1 || n > 1'000'000)
       throw model::InputError("--repetition", "", fmt::format("'{}' is neither a repetition number (1, 2, ...) nor 'all'",
                                                               repetition));
-    return n;
+    return static_cast<size_t>(n - 1);
   }
 
   int run() override {
-    if (repetition != "all") parsed_repetition();  // a bad value is refused before any work
+    const std::optional<size_t> chosen = parsed_repetition();  // a bad value is refused before any work
     model::check_output_dir(out_dir, "--out");
     std::vector<model::Case> retimed;
     std::vector<std::pair<std::string, std::string>> skipped;  // case, reason
     for (const auto& in : inputs)
       for (const auto& c : model::load_cases(in)) {
         try {
-          for (size_t r : repetitions_of(c)) retimed.push_back(oracle::retime_recording(c, unit_ns, r));
+          if (chosen) {
+            retimed.push_back(oracle::retime_recording(c, unit_ns, *chosen));
+          } else {
+            auto every = oracle::retime_every_repetition(c, unit_ns);
+            std::move(every.begin(), every.end(), std::back_inserter(retimed));
+          }
         } catch (const model::InputError& e) {
           if (e.where() == "--unit-ns") throw;  // the flag, not the case: nothing can be retimed
           // A folder of recordings holds runs without ns times (older runs, other oracles): listed, not fatal.

@@ -1,6 +1,5 @@
 // `tbcheck run`: run a scenario or case on an oracle (sim:<hypothesis>, replay, cuda) R times and
 // write the observation as a new corpus case, atomically and never over an existing file.
-#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -78,12 +77,7 @@ struct Run : Command {
     if (noise > 0.0) out.id += file_safe(fmt::format(".noise{}-seed{}", noise, seed));  // noisy runs never collide with clean ones
     std::string dir = out_dir;
     if (dir.empty()) dir = oracle->name() == "cuda" ? "corpus/hw/" + file_safe(in.scenario.device.name) : "corpus/sim";
-    const std::string path = (std::filesystem::path(dir) / (out.id + ".json")).string();
-    model::check_output_dir(dir, "--out");
-    std::error_code ec;
-    if (std::filesystem::exists(std::filesystem::symlink_status(path, ec)))
-      throw model::InputError(path, "--out", "already exists; a recorded case is never overwritten (remove it or give another --out)");
-    model::check_output_file(path, /*force=*/false, "--out");
+    const std::string path = new_case_files(dir, {out.id}, "--out").front();
 
     oracle::RunResult r;
     {
@@ -118,7 +112,7 @@ struct Run : Command {
     if (r.effective_scenario)
       out.notes += "; the scenario is the one that ran: its TPC partitions are the SMs the green contexts were granted "
                    "(the requested ones are in the metadata's partitions)";
-    out.notes += "; metadata " + r.metadata.dump();
+    out.notes = oracle::notes_with_run_metadata(out.notes, r.metadata);
 
     model::write_file_atomic(path, model::json_file_text(out.to_json(), 1), /*no_overwrite=*/true);
 

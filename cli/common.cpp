@@ -103,7 +103,10 @@ std::vector<std::string> new_case_files(const std::string& dir, const std::vecto
     paths.push_back((std::filesystem::path(dir) / (id + ".json")).string());
     std::error_code ec;
     if (std::filesystem::exists(std::filesystem::symlink_status(paths.back(), ec)))
-      throw model::InputError(paths.back(), flag, "already exists; a recorded case is never overwritten");
+      throw model::InputError(paths.back(), flag,
+                              fmt::format("already exists; a recorded case is never overwritten (remove it or give "
+                                          "another {})",
+                                          flag));
     if (std::find(paths.begin(), paths.end() - 1, paths.back()) != paths.end() - 1)
       throw model::InputError(paths.back(), flag, fmt::format("two cases have the id {}", id));
     model::check_output_file(paths.back(), false, flag);

@@ -11,11 +11,10 @@
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/limits.hpp"
 #include "tbcheck/oracle/cuda_host.hpp"
+#include "tbcheck/oracle/oracle.hpp"
 
 namespace tbcheck::oracle {
 namespace {
-
-constexpr std::string_view kMetadataMark = "; metadata ";
 
 std::string where_of(const model::Case& c) { return c.file.empty() ? c.id : c.file; }
 
@@ -65,13 +64,6 @@ std::vector<int> sms_in_order(const model::json& smids, size_t blocks, const mod
 
 }  // namespace
 
-model::json run_metadata(const model::Case& c) {
-  const size_t at = c.notes.find(kMetadataMark);
-  if (at == std::string::npos) return nullptr;
-  const model::json m = model::json::parse(c.notes.substr(at + kMetadataMark.size()), nullptr, /*allow_exceptions=*/false);
-  return m.is_object() ? m : model::json(nullptr);
-}
-
 size_t kept_repetitions(const model::Case& c) {
   const model::json m = run_metadata(c);
   if (m.is_null()) return 0;
@@ -79,10 +71,23 @@ size_t kept_repetitions(const model::Case& c) {
   return raw != m.end() && raw->is_array() ? raw->size() : 0;
 }
 
-model::Case retime_recording(const model::Case& c, int64_t unit_ns, size_t repetition) {
+namespace {
+
+// What every repetition of a recording shares: its metadata (read once; its time unit already the new one, as
+// the retimed cases keep it) and the scale from the run's unit to the new one.
+struct Run {
+  model::json metadata;
+  int64_t run_unit_ns = 0;
+  int64_t scale = 0;
+  const model::json& raw() const { return metadata["raw_ns"]; }
+};
+
+Run read_run(const model::Case& c, int64_t unit_ns) {
   const std::string where = where_of(c);
   if (unit_ns < 1) throw model::InputError("--unit-ns", "", fmt::format("{} is not a positive number of ns", unit_ns));
-  model::json m = run_metadata(c);
+  Run run;
+  run.metadata = run_metadata(c);
+  model::json& m = run.metadata;
   if (m.is_null())
     throw model::InputError(where, "notes",
                             "no run metadata: only a recording `tbcheck run --oracle cuda` wrote keeps the GPU's ns times");
@@ -93,26 +98,34 @@ model::Case retime_recording(const model::Case& c, int64_t unit_ns, size_t repet
   if (raw == m.end() || !raw->is_array() || raw->empty())
     throw model::InputError(where, "notes (metadata.raw_ns)",
                             "the run kept no ns times (runs before raw_ns was recorded cannot be retimed)");
-  if (repetition >= raw->size())
-    throw model::InputError("--repetition", "",
-                            fmt::format("{} keeps the ns times of {} repetition(s), not of repetition {}", where,
-                                        raw->size(), repetition + 1));
-  const std::string rep_field = fmt::format("notes (metadata.raw_ns[{}]", repetition);
-  const model::json& rep = (*raw)[repetition];
-  if (!rep.is_object() || !rep.contains("kernels") || !rep["kernels"].is_object())
-    throw model::InputError(where, rep_field + ")", "expected an object with the kernels' times");
   if (!c.observation || c.observation->sm_of_block.empty())
     throw model::InputError(where, "observation", "the case records no SMs");
   const double run_ns = std::round(ms->get<double>() * 1e6);
   if (run_ns < 1 || run_ns > static_cast<double>(std::numeric_limits<int64_t>::max()))
     throw model::InputError(where, "notes (metadata.time_unit_ms)", "the run's time unit is out of range");
-  const auto run_unit_ns = static_cast<int64_t>(run_ns);
-  if (run_unit_ns % unit_ns != 0)
+  run.run_unit_ns = static_cast<int64_t>(run_ns);
+  if (run.run_unit_ns % unit_ns != 0)
     throw model::InputError("--unit-ns", "",
                             fmt::format("{} ns does not divide the run's time unit of {} ns ({}): durations would not "
                                         "stay whole",
-                                        unit_ns, run_unit_ns, where));
-  const int64_t scale = run_unit_ns / unit_ns;
+                                        unit_ns, run.run_unit_ns, where));
+  run.scale = run.run_unit_ns / unit_ns;
+  m["time_unit_ms"] = static_cast<double>(unit_ns) / 1e6;
+  return run;
+}
+
+model::Case retime_repetition(const model::Case& c, const Run& run, int64_t unit_ns, size_t repetition) {
+  const std::string where = where_of(c);
+  const model::json& raw = run.raw();
+  if (repetition >= raw.size())
+    throw model::InputError("--repetition", "",
+                            fmt::format("{} keeps the ns times of {} repetition(s), not of repetition {}", where,
+                                        raw.size(), repetition + 1));
+  const std::string rep_field = fmt::format("notes (metadata.raw_ns[{}]", repetition);
+  const model::json& rep = raw[repetition];
+  if (!rep.is_object() || !rep.contains("kernels") || !rep["kernels"].is_object())
+    throw model::InputError(where, rep_field + ")", "expected an object with the kernels' times");
+  const int64_t scale = run.scale;
 
   model::Case out = c;
   out.id = repetition == 0 ? fmt::format("{}-{}ns", c.id, unit_ns) : fmt::format("{}-{}ns-rep{}", c.id, unit_ns, repetition + 1);
@@ -148,11 +161,24 @@ model::Case retime_recording(const model::Case& c, int64_t unit_ns, size_t repet
   r.launch_window = scaled(r.launch_window, scale, model::kMaxReleaseUnits, where, "observation.resolution.launch_window");
   o.resolution = r;
 
-  m["time_unit_ms"] = static_cast<double>(unit_ns) / 1e6;
-  const size_t at = c.notes.find(kMetadataMark);
-  out.notes = fmt::format("retimed by tbcheck retime from {} (run unit {} ns) to {} ns units, SMs and times from "
-                          "repetition {} of raw_ns; {}{}{}",
-                          where, run_unit_ns, unit_ns, repetition + 1, c.notes.substr(0, at), kMetadataMark, m.dump());
+  out.notes = notes_with_run_metadata(
+      fmt::format("retimed by tbcheck retime from {} (run unit {} ns) to {} ns units, SMs and times from repetition {} "
+                  "of raw_ns; {}",
+                  where, run.run_unit_ns, unit_ns, repetition + 1, notes_before_run_metadata(c.notes)),
+      run.metadata);
+  return out;
+}
+
+}  // namespace
+
+model::Case retime_recording(const model::Case& c, int64_t unit_ns, size_t repetition) {
+  return retime_repetition(c, read_run(c, unit_ns), unit_ns, repetition);
+}
+
+std::vector<model::Case> retime_every_repetition(const model::Case& c, int64_t unit_ns) {
+  const Run run = read_run(c, unit_ns);
+  std::vector<model::Case> out;
+  for (size_t r = 0; r < run.raw().size(); ++r) out.push_back(retime_repetition(c, run, unit_ns, r));
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "helpers.hpp"
 #include "tbcheck/model/compare.hpp"
+#include "tbcheck/oracle/oracle.hpp"
 #include "tbcheck/oracle/retime.hpp"
 
 using namespace tbcheck;
@@ -33,7 +34,7 @@ json recording_json(const json& kernels) {
         "resolution": {"tick": 1, "launch_window": 0}},
       "expect": {"most-room": "pass"}})");
   const json m = {{"time_unit_ms", 20.0}, {"raw_ns", json::array({{{"origin_ns", 5000}, {"kernels", kernels}}})}};
-  c["notes"] = "tbcheck run of two-then-one: ok over 1 repetition(s); metadata " + m.dump();
+  c["notes"] = oracle::notes_with_run_metadata("tbcheck run of two-then-one: ok over 1 repetition(s)", m);
   return c;
 }
 
@@ -46,12 +47,11 @@ model::Case two_repetitions() {
   json c = recording_json(gpu_times());
   const json second = {{"k1", {{"sm", {0, 1}}, {"start_ns", {0, 32}}, {"end_ns", {20000064, 20004000}}}},
                        {"k2", {{"sm", {0}}, {"start_ns", {20001024}}, {"end_ns", {40001056}}}}};
-  const std::string notes = c["notes"];
-  const size_t at = notes.find("; metadata ");
-  json m = json::parse(notes.substr(at + 11));
+  model::Case one = model::case_from_json(c, "two-then-one.cuda.json");
+  json m = oracle::run_metadata(one);
   m["raw_ns"].push_back({{"origin_ns", 9000}, {"kernels", second}});
-  c["notes"] = notes.substr(0, at) + "; metadata " + m.dump();
-  return model::case_from_json(c, "two-then-one.cuda.json");
+  one.notes = oracle::notes_with_run_metadata(oracle::notes_before_run_metadata(one.notes), m);
+  return one;
 }
 
 const model::Hypothesis& most_room() { return *model::find_builtin_hypothesis("most-room"); }

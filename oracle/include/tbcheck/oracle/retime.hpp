@@ -3,13 +3,11 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tbcheck/model/observation.hpp"
 
 namespace tbcheck::oracle {
-
-// The run metadata `tbcheck run` appends to a case's notes ("; metadata {...}"); null when there is none.
-model::json run_metadata(const model::Case& c);
 
 // How many repetitions' ns times c keeps (0 without run metadata or raw_ns).
 size_t kept_repetitions(const model::Case& c);
@@ -23,5 +21,7 @@ size_t kept_repetitions(const model::Case& c);
 // metadata is kept with the new unit, so a retimed case can be retimed again. InputError (naming the
 // case's file and the field, or --unit-ns / --repetition) when it cannot be done.
 model::Case retime_recording(const model::Case& c, int64_t unit_ns, size_t repetition = 0);
+// retime_recording of every repetition the run kept, the metadata read once.
+std::vector<model::Case> retime_every_repetition(const model::Case& c, int64_t unit_ns);
 
 }  // namespace tbcheck::oracle
