@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/stop.hpp"
 
 namespace tbcheck::cli {
 
@@ -52,6 +53,9 @@ int tbcheck_main(int argc, char** argv) {
   try {
     for (auto& c : commands)
       if (c->app->parsed()) return c->run();
+  } catch (const model::Stopped& s) {
+    std::fflush(stdout);
+    model::end_by_signal(s.signal);
   } catch (const tbcheck::model::InputError& e) {
     std::fflush(stdout);
     fmt::print(stderr, "tbcheck: error: {}\n", e.what());

@@ -14,6 +14,7 @@
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/resources.hpp"
+#include "tbcheck/model/stop.hpp"
 #include "tbcheck/model/thresholds.hpp"
 
 namespace tbcheck::model {
@@ -93,6 +94,7 @@ const std::vector<Hypothesis>& all_compositions() {
     std::vector<size_t> idx(fields.size(), 0);
     for (size_t i = 0; i < fields.size(); ++i) set_option(h, fields[i], values[i][0]);
     while (true) {
+      throw_if_stopped();  // a throw leaves the static to be built by the next call
       if (!combination_error(h)) {
         Hypothesis c = h;
         c.name = composition_name(c);
@@ -133,6 +135,7 @@ std::vector<Hypothesis> compositions_for(const Device& d) {
   if (varied.empty()) return out;
   const size_t n = out.size();
   for (size_t i = 0; i < n; ++i) {
+    throw_if_stopped();  // tens of thousands of compositions: a second of work on a busy machine
     if (!cluster_unsupported_options(out[i]).empty()) continue;
     // An odometer over the varied mechanisms, the first outermost.
     std::vector<size_t> idx(varied.size(), 0);

@@ -23,6 +23,7 @@
 
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/json_reader.hpp"
+#include "tbcheck/model/stop.hpp"
 
 namespace tbcheck::model {
 namespace fs = std::filesystem;
@@ -41,11 +42,19 @@ struct Slot {
 Slot g_slots[kSlots];
 
 extern "C" void remove_temporaries_and_reraise(int sig) {
-  for (auto& s : g_slots)
-    if (s.state.load() == 2) ::unlink(s.path);
+  remove_open_temporaries();
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
+
+}  // namespace
+
+void remove_open_temporaries() noexcept {
+  for (auto& s : g_slots)
+    if (s.state.load() == 2) ::unlink(s.path);
+}
+
+namespace {
 
 // Handlers only where nobody installed one (an embedding program keeps its own).
 void install_handlers_once() {
@@ -205,6 +214,8 @@ enum class Existing { Replace, KeepBeside, Leave };
 // The one writer behind write_file_atomic and write_file_if_absent; false only for Existing::Leave when
 // the target was already there.
 bool write_atomic(const std::string& path, const std::string& content, Existing existing) {
+  // A stop asked for before this write begins ends the command without starting another file.
+  throw_if_stopped();
   const bool no_overwrite = existing != Existing::Replace;
   std::error_code ec;
   const fs::path target(path);
@@ -265,6 +276,12 @@ bool write_atomic(const std::string& path, const std::string& content, Existing 
     discard();
     throw InputError(path, "", fmt::format("write failed: {}", reason(err)));
   }
+  // A stop that arrived while writing: the file is not yet complete as far as the user can tell (it is
+  // not in place), so it is dropped rather than placed after the user asked to stop.
+  if (const int sig = stop_signal()) {
+    discard();
+    throw Stopped{sig};
+  }
 
   if (!no_overwrite) {
     if (::rename(tmp.c_str(), target.c_str()) != 0) {
@@ -298,7 +315,7 @@ bool write_atomic(const std::string& path, const std::string& content, Existing 
     const fs::path alt = dir / fmt::format("{}.{}{}", stem, n, ext);
     if (place_without_replacing(tmp, alt)) {
       unregister_temporary(slot);
-      throw InputError(path, "", fmt::format("already exists and is never overwritten; this result was kept as {}",
+        throw InputError(path, "", fmt::format("already exists and is never overwritten; this result was kept as {}",
                                              alt.string()));
     }
     if (errno != EEXIST) break;

@@ -6,6 +6,7 @@
 
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/model/stop.hpp"
 
 namespace tbcheck::model {
 
@@ -26,7 +27,10 @@ ValidationRun run_validation(std::vector<Case> cases, std::vector<Hypothesis> hy
   for (const auto& c : run.cases) {
     std::vector<CaseResult> row;
     row.reserve(run.hypotheses.size());
-    for (const auto& h : run.hypotheses) row.push_back(evaluate(c, h, judging));
+    for (const auto& h : run.hypotheses) {
+      throw_if_stopped();
+      row.push_back(evaluate(c, h, judging));
+    }
     run.results.push_back(std::move(row));
     if (on_case_done) on_case_done();
   }

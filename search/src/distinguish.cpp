@@ -16,6 +16,7 @@
 #include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/model/simulator.hpp"
+#include "tbcheck/model/stop.hpp"
 #include "tbcheck/search/lemma_cache.hpp"
 #include "tbcheck/smt/synthesis.hpp"
 #include "classes.hpp"
@@ -174,6 +175,7 @@ std::optional<model::Scenario> simulator_search(const model::Hypothesis& h1, con
   // The decisive values sit on boundaries (warps at multiples of the PB count, shared memory at
   // configuration edges, registers at the allocation steps), so those are drawn often.
   for (int n = 0; n < samples; ++n) {
+    if (n % 256 == 0) model::throw_if_stopped();  // thousands of simulations per structure
     for (size_t k = 0; k < blocks.size(); ++k) {
       auto& kr = s.kernels[k];
       if (k > 0 && pick(0, 3) == 0) {  // a copy of an earlier kernel, as the paper's cases use
@@ -518,6 +520,7 @@ class PairSearch {
       std::vector<std::pair<size_t, size_t>> undecided;
       const size_t device_first_unknown = r_.unknown_structures.size();
       for (size_t si = 0; si < structures.size(); ++si) {
+        model::throw_if_stopped();
         // The structure with each assignment of priorities and masks that can matter; none
         // when the pair differs only in those and no assignment of this size can separate it.
         const auto variants = detail::control_variants(h1_, h2_, reduced, static_cast<int>(structures[si].size()), b_.params);
@@ -708,6 +711,7 @@ class PairSearch {
       model::Device reduced = tpcs == full_.tpcs() ? full_ : reduced_device(full_, tpcs);
       const int per = 40, rounds = std::max(1, b_.wide_samples / per);
       for (int round = 0; round < rounds; ++round) {
+        model::throw_if_stopped();
         std::vector<int> st(static_cast<size_t>(std::uniform_int_distribution<int>(1, b_.max_kernels)(rng)));
         for (auto& x : st) x = std::uniform_int_distribution<int>(1, 4 * reduced.sms + 8)(rng);
         auto found = simulator_search(h1_, h2_, reduced, st, b_.params, per, b_.seed + static_cast<unsigned>(round));

@@ -11,6 +11,7 @@
 
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/options.hpp"
+#include "tbcheck/model/stop.hpp"
 #include "learn_internal.hpp"
 
 namespace tbcheck::search {
@@ -176,6 +177,7 @@ void Learner::finish_undecided() {
 LearnResult Learner::run() {
   bool stop = false;
   while (!stop && !alive_.empty()) {
+    model::throw_if_stopped();
     if (step_ >= o_.max_steps) {
       res_.outcome = groups_of_alive().size() == 1 ? LearnOutcome::Unconfirmed : LearnOutcome::Undecided;
       res_.reason = fmt::format("stopped after {} steps", o_.max_steps);

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "tbcheck/model/compare.hpp"
+#include "tbcheck/model/stop.hpp"
 #include "tbcheck/search/learn_nearest.hpp"
 #include "learn_internal.hpp"
 
@@ -54,7 +55,10 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
   st.confirms = confirms;
   // Keyed by the class's number in the order an uncut classing finds them (CaseEntry::class_order).
   std::map<int, std::vector<size_t>> by_class;
-  for (size_t i : alive_) cand.classify(hs_, i, sharing());
+  for (size_t i : alive_) {
+    if (i % 1024 == 0) model::throw_if_stopped();
+    cand.classify(hs_, i, sharing());
+  }
   const std::vector<int> rank_of = cand.class_order(hs_, sharing());
   std::vector<int> class_at(rank_of.size());
   for (size_t c = 0; c < rank_of.size(); ++c) class_at[static_cast<size_t>(rank_of[c])] = static_cast<int>(c);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "tbcheck/model/simulator.hpp"
+#include "tbcheck/model/stop.hpp"
 
 namespace tbcheck::search {
 
@@ -31,6 +32,7 @@ SuiteResult greedy_suite(const std::vector<model::Case>& cases, const std::vecto
   std::vector<std::set<std::pair<size_t, size_t>>> covers;
   std::set<std::pair<size_t, size_t>> uncovered;
   for (const auto& c : cases) {
+    model::throw_if_stopped();
     auto p = separated_pairs(c, hs);
     covers.emplace_back(p.begin(), p.end());
     uncovered.insert(p.begin(), p.end());

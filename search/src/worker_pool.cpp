@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "tbcheck/model/stop.hpp"
+
 namespace tbcheck::search::detail {
 
 void run_on_workers(size_t tasks, int jobs, const std::function<void(size_t)>& task) {
@@ -18,6 +20,7 @@ void run_on_workers(size_t tasks, int jobs, const std::function<void(size_t)>& t
   auto work = [&] {
     for (size_t k = next++; k < tasks; k = next++) {
       try {
+        model::throw_if_stopped();  // a stop ends the pool at the next task of every worker
         task(k);
       } catch (...) {
         std::lock_guard<std::mutex> lock(failed);

@@ -32,6 +32,10 @@ z3::solver make_solver(z3::context& c, unsigned timeout_ms, unsigned arith_solve
   p.set("timeout", timeout_ms);
   if (resource_limit != 0) p.set("rlimit", resource_limit);
   p.set("smt.arith.solver", arith_solver);
+  // Z3's own SIGINT handler replaces the command's for the length of a check (and, restored by
+  // concurrent checks out of order, can outlive its query: a crash); stops reach a query through
+  // Z3_interrupt instead (solve_into).
+  p.set("ctrl_c", false);
   solver.set(p);
   return solver;
 }

@@ -11,6 +11,7 @@
 
 #include "tbcheck/model/controls.hpp"
 #include "tbcheck/model/options.hpp"
+#include "tbcheck/model/stop.hpp"
 
 namespace tbcheck::smt {
 
@@ -54,7 +55,12 @@ z3::expr follows_schedule(const SymbolicScenario& s, const Decisions& d, const F
 }
 
 void solve_into(z3::solver& solver, const SymbolicScenario& s, QueryResult& r) {
+  model::throw_if_stopped();
   try {
+    // A stop interrupts the query, which then returns unknown; that unknown is no answer, so it ends
+    // in model::Stopped below rather than in the result.
+    z3::context& ctx = solver.ctx();
+    model::InterruptScope interrupt([&ctx] { ctx.interrupt(); });
     switch (solver.check()) {
       case z3::sat:
         r.outcome = QueryOutcome::Found;
@@ -73,6 +79,7 @@ void solve_into(z3::solver& solver, const SymbolicScenario& s, QueryResult& r) {
     r.outcome = QueryOutcome::Unknown;
     r.reason = std::string("z3: ") + e.msg();
   }
+  model::throw_if_stopped();
 }
 
 QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypothesis& h2, const model::Device& dev,

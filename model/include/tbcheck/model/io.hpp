@@ -43,6 +43,10 @@ void check_output_dir(const std::string& dir, const std::string& flag);
 // shown with U+FFFD where its bytes are not UTF-8; `what` says where it goes ("the config's plugin path").
 void check_json_text(const std::string& text, const std::string& flag, const std::string& what);
 
+// Unlinks the temporaries this process has open (async-signal-safe: only unlink(2)); for the stop path
+// (stop.hpp), which ends the process right after.
+void remove_open_temporaries() noexcept;
+
 // True for the hidden temporaries write_file_atomic makes (".<name>.tbcheck-tmp.<pid>.<n>"), which
 // loaders skip.
 bool is_temporary_name(const std::string& filename);
