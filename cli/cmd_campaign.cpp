@@ -202,11 +202,12 @@ struct Campaign : Command {
                r.copied.size(), r.already.size(), r.conflicts.size(), r.missing);
     for (const auto& c : r.conflicts) fmt::print("  conflict: {} differs from this campaign's result\n", c);
     if (!cases.empty()) {
-      report::Table t({"hypothesis", "exact pass", "fail", "other"});
-      for (size_t c = 1; c < 4; ++c) t.right_align(c);
+      report::Table t({"hypothesis", "exact pass", "fail", "unknown", "n/a"});
+      for (size_t c = 1; c < 5; ++c) t.right_align(c);
       for (size_t h = 0; h < hs.size(); ++h) {
         auto tally = v.tally(h, model::Level::Exact);
-        t.add({hs[h].name, std::to_string(tally.pass), std::to_string(tally.fail), std::to_string(tally.other)});
+        t.add({hs[h].name, std::to_string(tally.pass), std::to_string(tally.fail), std::to_string(tally.unknown),
+               std::to_string(tally.other)});
       }
       fmt::print("validate ({} collected case(s), level exact):\n{}", cases.size(), t.render());
     }

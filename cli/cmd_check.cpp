@@ -98,12 +98,13 @@ struct Check : Command {
     for (const auto& e : r.options) opts.add({e.mechanism, e.value, e.cites, e.meaning});
     fmt::print("\nOptions:\n{}", opts.render());
 
-    fmt::print("\nCorpus ({} cases from {}; timing {}{}): passing / failing / not applicable\n", r.cases,
+    fmt::print("\nCorpus ({} cases from {}; timing {}{}): passing / failing / unknown / not applicable\n", r.cases,
                fmt::join(paths, ", "), model::to_string(r.timing),
                r.timing == model::Timing::Trace ? fmt::format(", trace-driven for {} of them", r.traced) : "");
-    report::Table lv({"level", "pass", "fail", "n/a"});
+    report::Table lv({"level", "pass", "fail", "unknown", "n/a"});
     for (const auto& t : r.tallies)
-      lv.add({std::string(model::to_string(t.level)), std::to_string(t.pass), std::to_string(t.fail), std::to_string(t.other)});
+      lv.add({std::string(model::to_string(t.level)), std::to_string(t.pass), std::to_string(t.fail), std::to_string(t.unknown),
+              std::to_string(t.other)});
     fmt::print("{}", lv.render());
     const size_t shown = std::min<size_t>(r.failures.size(), 15);
     if (shown) fmt::print("Failures (strictest failing level; {} of {}):\n", shown, r.failures.size());

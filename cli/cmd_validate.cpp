@@ -82,8 +82,14 @@ struct Validate : Command {
   // and what the failures above are when no expectation covers them.
   static std::string outcome_line(const model::ValidationRun& run, const std::vector<model::Level>& levels) {
     size_t judged = 0, failures = 0;
+    // Undecided verdicts are counted over every pair, expectations or not: "nothing failed" must not
+    // hide a case whose verdict the search could not reach.
+    std::vector<std::string> undecided;
     for (size_t c = 0; c < run.cases.size(); ++c)
       for (size_t h = 0; h < run.hypotheses.size(); ++h) {
+        bool unknown = false;
+        for (auto l : levels) unknown = unknown || run.results[c][h].at(l) == model::Verdict::Unknown;
+        if (unknown) undecided.push_back(fmt::format("{} under {}", run.cases[c].id, run.hypotheses[h].name));
         if (run.cases[c].expect.count(run.hypotheses[h].name)) {
           ++judged;
           continue;
@@ -94,9 +100,18 @@ struct Validate : Command {
       }
     std::string line = judged == 0 ? "No case states an expectation for these hypotheses"
                                    : fmt::format("All {} expectation(s) met", judged);
-    if (failures == 0) return line + (judged == 0 ? "; nothing failed." : ".");
-    return line + fmt::format("; the {} failure(s) above{} are findings, not contradicted expectations (exit 0).", failures,
-                              judged == 0 ? "" : " where no expectation is stated");
+    std::string open;
+    if (!undecided.empty()) {
+      const size_t shown = std::min<size_t>(undecided.size(), 5);
+      open = fmt::format("; {} verdict(s) unknown, undecided within --max-orders: {}{}", undecided.size(),
+                         fmt::join(undecided.begin(), undecided.begin() + static_cast<long>(shown), ", "),
+                         undecided.size() > shown ? fmt::format(", ... {} more", undecided.size() - shown) : "");
+    }
+    if (failures == 0)
+      return line + (judged == 0 && undecided.empty() ? "; nothing failed." : open + (judged == 0 ? "; nothing else failed." : "."));
+    return line + open +
+           fmt::format("; the {} failure(s) above{} are findings, not contradicted expectations (exit 0).", failures,
+                       judged == 0 ? "" : " where no expectation is stated");
   }
 
   // One cell: a symbol per level for recordings; facts-only cases read the same at every level.
@@ -126,17 +141,21 @@ struct Validate : Command {
       if (!all_rows && e - c > kCollectionRowLimit) {
         std::vector<std::string> row = {fmt::format("{} ({} cases)", std::filesystem::path(run.cases[c].file).filename().string(), e - c)};
         for (size_t h = 0; h < run.hypotheses.size(); ++h) {
-          size_t pass = 0, fail = 0;
+          size_t pass = 0, fail = 0, unknown = 0;
           for (size_t i = c; i < e; ++i) {
             auto v = run.results[i][h].at(levels[0]);
             pass += v == model::Verdict::Pass;
             fail += v == model::Verdict::Fail;
+            unknown += v == model::Verdict::Unknown;
           }
-          // Passing cells of those the hypothesis could run; "–" when it could run none of them.
-          const size_t ran = pass + fail;
+          // Passing cells of those the hypothesis could run; "–" when it could run none of them. Unknown
+          // cells were run but not decided: never "–", and counted in the cell.
+          const size_t ran = pass + fail + unknown;
           row.push_back(ran == 0               ? symbol(model::Verdict::Unsupported)
                         : pass == e - c        ? symbol(model::Verdict::Pass)
                         : fail == e - c        ? symbol(model::Verdict::Fail)
+                        : unknown == e - c     ? symbol(model::Verdict::Unknown)
+                        : unknown > 0          ? fmt::format("{}/{} ({} ?)", pass, e - c, unknown)
                                                : fmt::format("{}/{}", pass, e - c));
         }
         t.add(row);
@@ -209,7 +228,7 @@ struct Validate : Command {
     bool recorded = false;
     for (const auto& c : run.cases) recorded = recorded || (c.observation && c.observation->has_recording());
     if (!recorded) levels.resize(1);  // facts read the same at every level
-    fmt::print("\nSummary (cases passing / failing / not applicable{}):\n", recorded ? "" : "; paper facts only");
+    fmt::print("\nSummary (cases passing / failing / unknown / not applicable{}):\n", recorded ? "" : "; paper facts only");
     std::vector<std::string> headers = {"hypothesis"};
     for (auto l : levels) headers.push_back(recorded ? std::string(model::to_string(l)) : "verdict");
     report::Table t(headers);
@@ -217,7 +236,7 @@ struct Validate : Command {
       std::vector<std::string> row = {run.hypotheses[h].name};
       for (auto l : levels) {
         auto x = run.tally(h, l);
-        row.push_back(fmt::format("{} / {} / {}", x.pass, x.fail, x.other));
+        row.push_back(fmt::format("{} / {} / {} / {}", x.pass, x.fail, x.unknown, x.other));
       }
       t.add(row);
     }

@@ -56,6 +56,7 @@ ValidationRun::Tally ValidationRun::tally(size_t h, Level l) const {
     Verdict v = row[h].at(l);
     if (v == Verdict::Pass) ++t.pass;
     else if (v == Verdict::Fail) ++t.fail;
+    else if (v == Verdict::Unknown) ++t.unknown;
     else ++t.other;
   }
   return t;
@@ -83,7 +84,7 @@ json ValidationRun::to_json(const std::vector<Level>& levels, Level expect_level
     json s = {{"hypothesis", hypotheses[h].name}};
     for (Level l : levels) {
       Tally t = tally(h, l);
-      s[std::string(to_string(l))] = {{"pass", t.pass}, {"fail", t.fail}, {"not_applicable", t.other}};
+      s[std::string(to_string(l))] = {{"pass", t.pass}, {"fail", t.fail}, {"unknown", t.unknown}, {"not_applicable", t.other}};
     }
     j["summary"].push_back(s);
   }

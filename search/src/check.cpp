@@ -73,7 +73,7 @@ nlohmann::json CheckReport::to_json() const {
   j["corpus"] = {{"cases", cases}, {"levels", nlohmann::json::object()}, {"timing", model::to_string(timing)},
                  {"traced_cases", traced}};
   for (const auto& t : tallies)
-    j["corpus"]["levels"][std::string(model::to_string(t.level))] = {{"pass", t.pass}, {"fail", t.fail}, {"other", t.other}};
+    j["corpus"]["levels"][std::string(model::to_string(t.level))] = {{"pass", t.pass}, {"fail", t.fail}, {"unknown", t.unknown}, {"other", t.other}};
   j["corpus"]["failures"] = nlohmann::json::array();
   for (const auto& f : failures)
     j["corpus"]["failures"].push_back({{"case", f.case_id}, {"file", f.file}, {"level", f.level}, {"detail", f.detail}});
@@ -116,7 +116,7 @@ CheckReport check_hypothesis(const model::Hypothesis& h, const std::vector<model
   for (const auto& row : run.results) r.traced += row[0].timing == model::Timing::Trace;
   for (model::Level l : model::kAllLevels) {
     auto t = run.tally(0, l);
-    r.tallies.push_back({l, t.pass, t.fail, t.other});
+    r.tallies.push_back({l, t.pass, t.fail, t.unknown, t.other});
   }
   for (size_t c = 0; c < run.cases.size(); ++c) {
     const auto& res = run.results[c][0];

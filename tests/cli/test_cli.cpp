@@ -9,6 +9,8 @@
 #include <fstream>
 
 #include "helpers.hpp"
+#include "tbcheck/model/simulator.hpp"
+#include "tbcheck/oracle/oracle.hpp"
 
 using tbcheck::test::run_tbcheck;
 namespace fs = std::filesystem;
@@ -287,4 +289,41 @@ TEST_CASE("retime writes each CUDA recording once in the finer unit, lists what 
   CHECK(word.out.find("--repetition: 'first' is neither a repetition number") != std::string::npos);
   CHECK_FALSE(fs::exists(t / "beyond"));
   CHECK_FALSE(fs::exists(t / "word"));
+}
+
+TEST_CASE("validate counts unknown verdicts apart and never closes with 'nothing failed' while one is open",
+          "[cli][validate]") {
+  using namespace tbcheck;
+  // A and B raced at launch; the recording is B's launch first, which --max-orders 1 (the listed order
+  // only) cannot reach: unknown, not a pass, a fail or "not applicable".
+  const model::Scenario listed = test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [
+      {"name": "A", "blocks": 1, "threads": 1024, "regs": 32, "smem": 0, "duration": 5},
+      {"name": "B", "blocks": 1, "threads": 1024, "regs": 32, "smem": 0, "duration": 5}]})");
+  model::Scenario swapped = listed;
+  std::swap(swapped.kernels[0], swapped.kernels[1]);
+  model::Case c;
+  c.id = "raced";
+  c.scenario = listed;
+  c.observation = oracle::observation_of(model::simulate(swapped, test::hyp("alg1")), model::ObservationKind::Hardware);
+  c.observation->resolution = model::Resolution{1, 1};
+  TempDir t;
+  const std::string f = t / "raced.json";
+  std::ofstream(f) << c.to_json().dump(1);
+
+  auto r = run_tbcheck("validate " + f + " -H alg1 --max-orders 1");
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("passing / failing / unknown / not applicable") != std::string::npos);
+  CHECK(r.out.find("0 / 0 / 1 / 0") != std::string::npos);
+  CHECK(r.out.find("nothing failed") == std::string::npos);
+  CHECK(r.out.find("1 verdict(s) unknown, undecided within --max-orders: raced under alg1") != std::string::npos);
+  auto j = run_tbcheck("validate " + f + " -H alg1 --max-orders 1 --json");
+  const auto doc = model::json::parse(j.out);
+  REQUIRE(doc["summary"].size() == 1);
+  CHECK(doc["summary"][0]["exact"]["unknown"] == 1);
+  CHECK(doc["summary"][0]["exact"]["not_applicable"] == 0);
+  // Decided, the same case says nothing is open.
+  auto decided = run_tbcheck("validate " + f + " -H alg1");
+  CHECK(decided.out.find("unknown, undecided") == std::string::npos);
+  CHECK(decided.out.find("1 / 0 / 0 / 0") != std::string::npos);
 }

@@ -22,9 +22,11 @@ struct ValidationRun {
 
   // Expectations are judged at `l` (facts-only cases are the same at every level).
   std::vector<Mismatch> mismatches(Level l) const;
-  // Per hypothesis: cases passing / failing / not applicable at a level.
+  // Per hypothesis: cases passing / failing / unknown (undecided within the order search's bound) / not
+  // applicable (the hypothesis cannot run the case) at a level. Unknown is no pass and no "n/a": summaries
+  // count it apart so that a run with one never reads as complete.
   struct Tally {
-    size_t pass = 0, fail = 0, other = 0;
+    size_t pass = 0, fail = 0, unknown = 0, other = 0;
   };
   Tally tally(size_t hypothesis_index, Level l) const;
   json to_json(const std::vector<Level>& levels, Level expect_level) const;

@@ -60,7 +60,7 @@ struct NeighbourSeparation {
 
 struct LevelTally {
   model::Level level = model::Level::Exact;
-  size_t pass = 0, fail = 0, other = 0;
+  size_t pass = 0, fail = 0, unknown = 0, other = 0;  // other: not applicable
 };
 
 struct CheckReport {
