@@ -11,6 +11,7 @@
 
 #include "tbcheck/model/builtin.hpp"
 #include "tbcheck/model/device_spec.hpp"
+#include "tbcheck/model/text.hpp"
 
 namespace tbcheck::model {
 
@@ -37,6 +38,7 @@ Device device_from_json(const json& j, const std::string& where, const std::stri
   Device d;
   d.name = r.string("name");
   if (d.name.empty()) r.fail("name", "must not be empty");
+  if (auto why = unprintable_name_reason(d.name); !why.empty()) r.fail("name", why);
   d.description = r.opt_string("description").value_or("");
   d.cc = r.string("cc");
   {

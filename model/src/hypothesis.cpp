@@ -17,6 +17,7 @@
 #include "tbcheck/model/builtin.hpp"
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/options.hpp"
+#include "tbcheck/model/text.hpp"
 #include "tbcheck/model/thresholds.hpp"
 
 namespace tbcheck::model {
@@ -476,6 +477,7 @@ Hypothesis parse(const json& j, const std::string& where, const std::function<co
     });
   }
   h.name = r.string("name");
+  if (auto why = unprintable_name_reason(h.name); !why.empty()) r.fail("name", why);
   if (h.name.empty() || h.name.find_first_of(", \t\n/") != std::string::npos)
     r.fail("name", fmt::format("'{}' is not a usable name (non-empty, no spaces, commas or slashes)", h.name));
   // A derived hypothesis without its own source says where it comes from.

@@ -3,6 +3,7 @@
 #include "tbcheck/model/scenario.hpp"
 
 #include "tbcheck/model/device_spec.hpp"
+#include "tbcheck/model/text.hpp"
 #include "tbcheck/model/limits.hpp"
 
 #include <climits>
@@ -134,6 +135,7 @@ static Kernel kernel_from_json(const json& j, const Device& d, const std::string
   Kernel k;
   k.name = r.opt_string("name").value_or(fmt::format("k{}", index + 1));
   if (k.name.empty()) r.fail("name", "must not be empty");
+  if (auto why = unprintable_name_reason(k.name); !why.empty()) r.fail("name", why);
   constexpr int64_t kMaxBlocks = int64_t{1} << 26;
   if (r.has("grid")) {
     auto g = r.int_array("grid", 1, kMaxBlocks);

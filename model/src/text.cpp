@@ -17,4 +17,12 @@ std::string format_int_list(const std::vector<int>& v) {
   return fmt::format("{}", fmt::join(v, ", "));
 }
 
+std::string unprintable_name_reason(const std::string& name) {
+  for (const char ch : name)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+      return fmt::format("holds the control character 0x{:02x}; a name is printed, so it may hold none",
+                         static_cast<unsigned char>(ch));
+  return "";
+}
+
 }  // namespace tbcheck::model

@@ -18,6 +18,7 @@
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/model/limits.hpp"
+#include "tbcheck/model/text.hpp"
 #include "tbcheck/oracle/cuda_host.hpp"
 
 namespace tbcheck::oracle::examiner {
@@ -85,6 +86,7 @@ LoggedKernel read_kernel(const json& e, const std::string& file, const std::stri
   if (auto it = e.find("kernel_name"); it != e.end() && !it->is_null()) {
     if (!it->is_string()) bad(file, at + ".kernel_name", "expected a string");
     k.name = it->get<std::string>();
+    if (auto why = model::unprintable_name_reason(k.name); !why.empty()) bad(file, at + ".kernel_name", why);
   }
   if (auto it = e.find("cuda_launch_times"); it != e.end()) {
     if (!it->is_array() || it->empty()) bad(file, at + ".cuda_launch_times", "expected an array of CPU times");
@@ -467,6 +469,7 @@ model::Case import_config_text(const std::string& text, const std::string& file,
     if (filename != e.end() && !filename->is_string()) bad(file, at + ".filename", "expected a string (the plugin's path)");
     const std::string plugin = filename != e.end() ? filename->get<std::string>() : "";
     const std::string label = e.contains("label") && e["label"].is_string() ? e["label"].get<std::string>() : fmt::format("b{}", b + 1);
+    if (auto why = model::unprintable_name_reason(label); !why.empty()) bad(file, at + ".label", why);
     std::optional<int> priority;
     if (auto it = e.find("stream_priority"); it != e.end())
       priority = as_int(*it, file, at + ".stream_priority", -1024, 1024);
@@ -506,6 +509,9 @@ model::Case import_config_text(const std::string& text, const std::string& file,
         const std::string ka = fmt::format("{}.additional_info[{}]", at, i);
         const json& x = list[i];
         if (!x.is_object()) bad(file, ka, "expected a kernel object");
+        if (x.contains("kernel_label") && x["kernel_label"].is_string())
+          if (auto why = model::unprintable_name_reason(x["kernel_label"].get<std::string>()); !why.empty())
+            bad(file, ka + ".kernel_label", why);
         if (x.contains("delay") && !(x["delay"].is_number() && x["delay"].get<double>() == 0.0))
           bad(file, ka + ".delay", "a delay after the previous kernel's end is not a fixed launch instant; not expressible");
         model::Kernel k = base(x.contains("kernel_label") && x["kernel_label"].is_string() ? x["kernel_label"].get<std::string>()

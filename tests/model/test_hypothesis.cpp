@@ -439,3 +439,12 @@ TEST_CASE("docs/design.md's option table is the one the mechanism descriptors ge
   INFO("regenerate with: build/cli/tbcheck hypotheses --options --markdown (and paste it over the table)");
   CHECK(table == option_table_markdown());
 }
+
+TEST_CASE("hypothesis: a name with a control character is refused naming the field, never echoed", "[loaders][hypothesis]") {
+  for (const std::string& name : {std::string("x\033[2J"), std::string("x\0y", 3), std::string("x\ny"), std::string("x\x7f")}) {
+    auto e = hyp_error(json{{"name", name}, {"base", "alg1"}});
+    CHECK(e.field() == "name");
+    CHECK_THAT(e.reason(), Catch::Contains("control character 0x"));
+    for (char ch : std::string(e.what())) CHECK((static_cast<unsigned char>(ch) >= 0x20 && ch != 0x7f));
+  }
+}

@@ -322,3 +322,16 @@ TEST_CASE("controls load, write back, and impossible values name the field", "[s
   CHECK(ok.kernels[0].cluster_size() == 8);
 }
 
+
+TEST_CASE("scenario: a kernel name with a control character is refused naming the field, never echoed",
+          "[loaders][scenario]") {
+  // Written as JSON escapes: the loader sees the raw ESC, NUL, newline and DEL.
+  for (const std::string& name : {std::string(R"(a\u001b[2Jb)"), std::string(R"(a\u0000b)"), std::string(R"(a\nb)"),
+                                  std::string(R"(a\u007fb)")}) {
+    INFO(name);
+    auto e = kernel_error(R"("name": ")" + name + R"(", "blocks": 1, "threads": 32, "regs": 32, "smem": 0, "duration": 1)");
+    CHECK(e.field() == "kernels[1].name");
+    CHECK_THAT(e.reason(), Catch::Contains("control character 0x"));
+    for (char ch : std::string(e.what())) CHECK((static_cast<unsigned char>(ch) >= 0x20 && ch != 0x7f));
+  }
+}
