@@ -1,5 +1,6 @@
 // `tbcheck learn`: which composition of mechanisms is the device? Runs splitting cases on an oracle over
 // the version space (every valid composition, or a --hypotheses list), then confirms the survivor.
+#include <limits>
 #include <unistd.h>
 
 #include <algorithm>
@@ -195,7 +196,8 @@ std::unique_ptr<Command> make_learn(CLI::App& app) {
   c->app->add_option("--noise", c->opt.noise, "sim only: fraction of runs perturbed")->check(number_in(0.0, 1.0));
   c->app->add_option("--repeat", c->opt.repetitions, "Repetitions per oracle run, 1 to 10000 (default 3)")
       ->check(integer_in(1, 10000));
-  c->app->add_option("--seed", c->opt.seed, "sim only: seed of the noise (default 1)");
+  c->app->add_option("--seed", c->opt.seed, "sim only: seed of the noise (default 1)")
+      ->check(integer_in(0, std::numeric_limits<unsigned>::max()));
   c->app->add_option("--max-steps", c->opt.max_steps, "Stop after this many oracle steps (default 100)")
       ->check(integer_in(1, 1'000'000));
   c->app->add_option("--time-unit-ms", c->opt.time_unit_ms, "Milliseconds per model time unit for device time (default 20)")

@@ -1,5 +1,6 @@
 // `tbcheck random`: the random kernel generator of seed 000 Section III-A, writing one corpus case
 // (no observation) per generated sequence, named deterministically and written atomically.
+#include <limits>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -88,7 +89,8 @@ std::unique_ptr<Command> make_random(CLI::App& app) {
   c->app = app.add_subcommand("random", "Random kernel sequences (seed 000 Section III-A), appended until the device is full");
   c->app->add_option("--device", c->device_name, "Built-in device (default rtx3090)");
   c->app->add_option("--count", c->count, "Number of cases (default 10)")->check(integer_in(0, 10'000'000));
-  c->app->add_option("--seed", c->seed, "Seed (default 1); case i of a seed is the same for every --count");
+  c->app->add_option("--seed", c->seed, "Seed (default 1); case i of a seed is the same for every --count")
+      ->check(integer_in(0, std::numeric_limits<uint64_t>::max()));
   c->app->add_option("--out", c->out_dir, "Directory for the cases, created when missing (random-<device>-s<seed>-<i>.json)")
       ->required();
   c->app->add_option("--max-blocks", c->max_blocks, "Most blocks per kernel (default: the SM count)")->check(integer_in(0, 1 << 20));

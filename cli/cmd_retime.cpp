@@ -93,7 +93,8 @@ std::unique_ptr<Command> make_retime(CLI::App& app) {
                               "that retirements one model unit holds keep the order the GPU saw (for --timing trace)");
   c->app->add_option("cases", c->inputs, "Recordings `tbcheck run --oracle cuda` wrote (files or folders)")->required();
   c->app->add_option("--unit-ns", c->unit_ns, "The new time unit in ns; it must divide the run's unit (1000: microseconds)")
-      ->required();
+      ->required()
+      ->check(integer_in(1, 1'000'000'000'000));  // the coarsest unit a run takes (--time-unit-ms 10^6)
   c->app->add_option("--repetition", c->repetition,
                      "Which repetition's SMs and times (1, the default, is the one the recording's observation is; "
                      "'all': one case per repetition the run kept, <id>-<unit>ns-rep<n> after the first)");

@@ -1,6 +1,7 @@
 // `tbcheck run`: run a scenario or case on an oracle (sim:<hypothesis>, replay, cuda) R times and
 // write the observation as a new corpus case, atomically and never over an existing file.
 
+#include <limits>
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -146,7 +147,8 @@ std::unique_ptr<Command> make_run(CLI::App& app) {
   c->app->add_option("--repeat", c->repeat,
                      fmt::format("Repetitions, 1 to {}; disagreements are reported as unstable (default 3)", kMaxRepeat))
       ->check(integer_in(1, kMaxRepeat));
-  c->app->add_option("--seed", c->seed, "sim only: seed of the noise (default 1)");
+  c->app->add_option("--seed", c->seed, "sim only: seed of the noise (default 1)")
+      ->check(integer_in(0, std::numeric_limits<unsigned>::max()));
   c->app->add_option("--out", c->out_dir,
                      "Directory for the written case, created when missing (default corpus/sim, corpus/hw/<device> for cuda)");
   c->app->add_option("--time-unit-ms", c->cuda.time_unit_ms,

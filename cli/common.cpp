@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -39,42 +40,96 @@ void print_json(const nlohmann::json& j) {
 
 namespace {
 
-// The value as a double, or an error text; the whole string must be one number.
-// strtod also reads hexadecimal ("0x10" = 16) and skips leading blanks; a flag takes plain decimal only.
-std::string parse_number(const std::string& s, double& x) {
-  if (s.empty() || s.find_first_of("xXpP \t\n\v\f\r") != std::string::npos)
-    return fmt::format("'{}' is not a decimal number", s);
-  errno = 0;
-  char* end = nullptr;
-  x = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size()) return fmt::format("'{}' is not a number", s);
-  if (!std::isfinite(x)) return fmt::format("{} is not a finite number", s);
-  if (errno == ERANGE) return fmt::format("{} is too close to 0 to be represented as a number", s);
+struct Range {
+  bool integer = false, lo_open = false;
+  double lo = 0, hi = 0;            // floating flags
+  long long lo_int = 0;             // integer flags
+  unsigned long long hi_int = 0;
+};
+
+// The one parser of every numeric flag. CLI11 alone would read "0x10" as 16 and "010" as 8 (strtoll
+// with base 0) and answer "1e3" for an integer flag with a bare "Could not convert". Each check below
+// returns an error text that states the accepted range, or "" after rewriting the value into the plain
+// decimal CLI11 then converts without surprise.
+
+std::string range_text(const Range& r) {
+  if (r.integer) return fmt::format("a whole number from {} to {}", r.lo_int, r.hi_int);
+  return r.lo_open ? fmt::format("a number above {:g} and at most {:g}", r.lo, r.hi)
+                   : fmt::format("a number from {:g} to {:g}", r.lo, r.hi);
+}
+
+std::string parse_integer(std::string& s, const Range& r) {
+  const std::string accepted = range_text(r);
+  if (s.empty()) return fmt::format("no value; expected {}", accepted);
+  if (s.find_first_of("xXpP \t\n\v\f\r") != std::string::npos)
+    return fmt::format("'{}' is not a decimal number; expected {}", s, accepted);
+  size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0;
+  const bool negative = s[0] == '-';
+  if (i == s.size() || s.find_first_not_of("0123456789", i) != std::string::npos) {
+    double x = 0;  // say what it is when it is a number at all: "1.5", "1e3", "nan"
+    char* end = nullptr;
+    errno = 0;
+    x = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size()) return fmt::format("'{}' is not a number; expected {}", s, accepted);
+    if (!std::isfinite(x) && errno != ERANGE) return fmt::format("{} is not a finite number; expected {}", s, accepted);
+    return fmt::format("{} is not a whole number written in digits; expected {}", s, accepted);
+  }
+  unsigned long long mag = 0;
+  for (; i < s.size(); ++i) {
+    const unsigned d = static_cast<unsigned>(s[i] - '0');
+    if (mag > (std::numeric_limits<unsigned long long>::max() - d) / 10)
+      return fmt::format("{} is too large; expected {}", s, accepted);
+    mag = mag * 10 + d;
+  }
+  if (negative) {
+    if (r.lo_int >= 0 && mag != 0) return fmt::format("{} is not between {} and {}", s, r.lo_int, r.hi_int);
+    if (mag > static_cast<unsigned long long>(std::numeric_limits<long long>::max()) + 1ULL)
+      return fmt::format("{} is too large a negative number; expected {}", s, accepted);
+    const long long v = mag == 0 ? 0 : static_cast<long long>(0ULL - mag);
+    if (v < r.lo_int) return fmt::format("{} is not between {} and {}", s, r.lo_int, r.hi_int);
+    s = std::to_string(v);
+    return "";
+  }
+  if (mag > r.hi_int || (r.lo_int > 0 && mag < static_cast<unsigned long long>(r.lo_int)))
+    return fmt::format("{} is not between {} and {}", s, r.lo_int, r.hi_int);
+  s = std::to_string(mag);
   return "";
 }
 
-CLI::Validator range_check(double lo, double hi, bool lo_open, bool integer) {
-  return CLI::Validator(
-      [=](std::string& s) -> std::string {
-        double x = 0;
-        std::string err = parse_number(s, x);
-        if (!err.empty()) return err;
-        if (integer && x != std::floor(x)) return fmt::format("{} is not a whole number", s);
-        const bool ok = (lo_open ? x > lo : x >= lo) && x <= hi;
-        if (!ok) return lo_open ? fmt::format("{} is not above {:g} (at most {:g})", s, lo, hi)
-                                : fmt::format("{} is not between {:g} and {:g}", s, lo, hi);
-        return "";
-      },
-      lo_open ? fmt::format("NUMBER in ({:g}, {:g}]", lo, hi) : fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
+std::string parse_floating(std::string& s, const Range& r) {
+  const std::string accepted = range_text(r);
+  if (s.empty()) return fmt::format("no value; expected {}", accepted);
+  // strtod also reads hexadecimal ("0x10" = 16) and skips leading blanks; a flag takes plain decimal only.
+  if (s.find_first_of("xXpP \t\n\v\f\r") != std::string::npos)
+    return fmt::format("'{}' is not a decimal number; expected {}", s, accepted);
+  errno = 0;
+  char* end = nullptr;
+  const double x = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) return fmt::format("'{}' is not a number; expected {}", s, accepted);
+  if (errno == ERANGE && std::isinf(x)) return fmt::format("{} is too large; expected {}", s, accepted);
+  if (!std::isfinite(x)) return fmt::format("{} is not a finite number; expected {}", s, accepted);
+  if (errno == ERANGE) return fmt::format("{} is too close to 0 to be represented as a number", s);
+  const bool ok = (r.lo_open ? x > r.lo : x >= r.lo) && x <= r.hi;
+  if (!ok) return r.lo_open ? fmt::format("{} is not above {:g} (at most {:g})", s, r.lo, r.hi)
+                            : fmt::format("{} is not between {:g} and {:g}", s, r.lo, r.hi);
+  s = fmt::format("{}", x);  // shortest text that reads back as the same double
+  return "";
+}
+
+CLI::Validator range_check(const Range& r) {
+  CLI::Validator v(
+      [r](std::string& s) -> std::string { return r.integer ? parse_integer(s, r) : parse_floating(s, r); },
+      r.integer ? fmt::format("INTEGER in [{}, {}]", r.lo_int, r.hi_int)
+                : r.lo_open ? fmt::format("NUMBER in ({:g}, {:g}]", r.lo, r.hi) : fmt::format("NUMBER in [{:g}, {:g}]", r.lo, r.hi));
+  v.name(kNumberValidator);
+  return v;
 }
 
 }  // namespace
 
-CLI::Validator number_in(double lo, double hi) { return range_check(lo, hi, false, false); }
-CLI::Validator number_above(double lo, double hi) { return range_check(lo, hi, true, false); }
-CLI::Validator integer_in(long long lo, long long hi) {
-  return range_check(static_cast<double>(lo), static_cast<double>(hi), false, true);
-}
+CLI::Validator number_in(double lo, double hi) { return range_check(Range{false, false, lo, hi, 0, 0}); }
+CLI::Validator number_above(double lo, double hi) { return range_check(Range{false, true, lo, hi, 0, 0}); }
+CLI::Validator integer_in(long long lo, unsigned long long hi) { return range_check(Range{true, false, 0, 0, lo, hi}); }
 
 model::JudgeOptions JudgingFlags::options() const {
   model::JudgeOptions o;

@@ -16,11 +16,15 @@ namespace tbcheck::cli {
 inline constexpr int kSchemaVersion = 1;
 inline constexpr int kExitOk = 0, kExitFailed = 1, kExitBadInput = 2, kExitInternal = 3;
 
-// Checks of numeric flags with a readable range in the message ("between 0.001 and 86400"). Floating
-// ones reject nan and inf as well: a non-finite timeout or budget would mean "run forever".
+// The one parser of numeric flags, every one of which takes one of these checks (tests/cli checks the
+// command table for it): plain decimal only (no hex, no blanks), a readable range in every refusal
+// ("between 0.001 and 86400"), "too large" for what fits no number. Floating ones reject nan and inf as
+// well: a non-finite timeout or budget would mean "run forever". Integer ones take digits only (no
+// fraction, no exponent). The accepted value reaches CLI11 rewritten as plain decimal ("010" is 10).
+inline constexpr const char* kNumberValidator = "tbcheck-number";
 CLI::Validator number_in(double lo, double hi);
 CLI::Validator number_above(double lo, double hi);  // lo itself excluded (a positive quantity)
-CLI::Validator integer_in(long long lo, long long hi);
+CLI::Validator integer_in(long long lo, unsigned long long hi);
 
 // Runs `f`, renaming the flag an InputError names from `from` to `to`: library functions name their
 // own parameter ("--hypothesis"), the user gave another flag ("--oracle sim:...").

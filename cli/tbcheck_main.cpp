@@ -5,7 +5,9 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,6 +18,20 @@
 #include "tbcheck/model/stop.hpp"
 
 namespace tbcheck::cli {
+
+namespace {
+
+// Parse errors echo what was typed: control characters would reach the terminal, so they are shown escaped.
+std::string escape_controls(const std::string& text) {
+  std::string out;
+  for (const char ch : text) {
+    const auto u = static_cast<unsigned char>(ch);
+    out += u < 0x20 || u == 0x7f ? fmt::format("\\x{:02x}", u) : std::string(1, ch);
+  }
+  return out;
+}
+
+}  // namespace
 
 int tbcheck_main(int argc, char** argv) {
   // A file size limit (ulimit -f) makes write(2) fail with EFBIG, reported as bad input, instead of
@@ -47,8 +63,9 @@ int tbcheck_main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitBadInput;
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help, --version
+    fmt::print(stderr, "tbcheck: error: {}\nRun with --help for more information.\n", escape_controls(e.what()));
+    return kExitBadInput;
   }
   try {
     for (auto& c : commands)

@@ -229,6 +229,54 @@ TEST_CASE("number flags take plain decimal only, and name a value too close to 0
   CHECK(r.out.find("not a decimal number") != std::string::npos);
 }
 
+TEST_CASE("integer flags refuse hex, exponents, nan and fractions with tbcheck: error:, the flag and the range", "[cli][errors]") {
+  const std::map<std::string, std::string> why = {{"0x10", "not a decimal number"},
+                                                  {"1e3", "not a whole number"},
+                                                  {"nan", "not a finite number"},
+                                                  {"1.5", "not a whole number"},
+                                                  {"-inf", "not a finite number"},
+                                                  {"99999999999999999999", "too large"},
+                                                  {"", "no value"},
+                                                  {"12abc", "not a number"}};
+  for (const auto& [v, reason] : why) {
+    auto r = run_tbcheck("retime corpus/hw --unit-ns '" + v + "' --out /nonexistent/x");
+    INFO(v << "\n" << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.rfind("tbcheck: error: --unit-ns: ", 0) == 0);
+    CHECK(r.out.find(reason) != std::string::npos);
+    CHECK(r.out.find("from 1 to 1000000000000") != std::string::npos);
+    CHECK(r.out.find("Could not convert") == std::string::npos);
+  }
+  // A leading zero is decimal (CLI11 alone reads 010 as octal 8, which --max-kernels would accept).
+  auto r = run_tbcheck("distinguish --max-kernels 010");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("010 is not between 1 and 8") != std::string::npos);
+  // A floating flag too large for a double says so, with its range.
+  r = run_tbcheck("distinguish --timeout 1e999");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("tbcheck: error: --timeout: 1e999 is too large") != std::string::npos);
+}
+
+TEST_CASE("every numeric option of every command goes through the one number parser", "[cli][errors]") {
+  std::vector<std::string> cmds = commands();
+  for (const char* sub : {"campaign plan", "campaign status", "campaign resume", "campaign collect"}) cmds.push_back(sub);
+  size_t numeric = 0;
+  for (const auto& cmd : cmds) {
+    const std::string help = run_tbcheck(cmd + " --help").out;
+    std::istringstream in(help);
+    std::string line;
+    while (std::getline(in, line)) {
+      // CLI11 shows an option's type after its name (INT, UINT, FLOAT) and a check's description after a colon.
+      std::smatch m;
+      if (!std::regex_search(line, m, std::regex(R"(^\s+(-\w,)?(--[a-z-]+)(,-\w)? (U?INT|FLOAT)\b(\S*))"))) continue;
+      ++numeric;
+      INFO(cmd << ": " << line);
+      CHECK(std::regex_match(std::string(m[5]), std::regex(R"(:(INTEGER|NUMBER))")));
+    }
+  }
+  CHECK(numeric >= 30);
+}
+
 TEST_CASE("default corpora are the repository's own, found from its root, never a path outside it", "[cli]") {
   for (const char* cmd : {"learn", "check"}) {
     auto r = run_tbcheck(std::string(cmd) + " --help");
