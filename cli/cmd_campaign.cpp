@@ -48,7 +48,7 @@ struct Campaign : Command {
   CLI::App *plan = nullptr, *status = nullptr, *resume = nullptr, *collect = nullptr;
   campaign::PlanOptions opt;
   std::vector<std::string> device_specs, partitions;
-  std::string dir, to_root = "corpus/hw";
+  std::string dir, to_root;
   bool json = false, dry_run = false;
 
   int run_plan() {
@@ -178,7 +178,7 @@ struct Campaign : Command {
 
   int run_collect() {
     const auto m = campaign::load_manifest(dir);
-    const auto r = campaign::collect(m, dir, to_root);
+    const auto r = campaign::collect(m, dir, to_root.empty() ? default_output_dir("corpus/hw", "--to") : to_root);
     // Validate what this campaign collected (not whatever else the folders hold).
     std::vector<model::Case> cases;
     for (const auto* list : {&r.copied, &r.already})
@@ -251,7 +251,7 @@ std::unique_ptr<Command> make_campaign(CLI::App& app) {
     s->add_flag("--json", c->json, "Machine-readable output");
   }
   c->resume->add_flag("--dry-run", c->dry_run, "Print the sbatch commands without submitting");
-  c->collect->add_option("--to", c->to_root, "Corpus folder of hardware results (default corpus/hw)");
+  c->collect->add_option("--to", c->to_root, "Corpus folder of hardware results (default, from the repository root only: corpus/hw)");
   return c;
 }
 

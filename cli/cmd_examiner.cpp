@@ -43,7 +43,7 @@ struct ImportExaminer : Command {
       cases = oracle::examiner::import_logs(files, o);
     }
 
-    const std::string dir = out_dir.empty() ? "corpus/hw/" + o.device.name : out_dir;
+    const std::string dir = out_dir.empty() ? default_output_dir("corpus/hw/" + o.device.name, "--out") : out_dir;
     std::vector<std::string> ids;
     for (const auto& c : cases) ids.push_back(c.id);
     const std::vector<std::string> paths = new_case_files(dir, ids, "--out");
@@ -96,7 +96,7 @@ std::unique_ptr<Command> make_import_examiner(CLI::App& app) {
   c->app->add_option("--config", c->configs,
                      "Examiner config files to import as scenarios (priorities, release times, SM masks) instead of logs");
   c->app->add_option("--device", c->device, "The GPU the logs come from: a built-in device name or a device JSON file");
-  c->app->add_option("--out", c->out_dir, "Directory for the cases (default corpus/hw/<device>)");
+  c->app->add_option("--out", c->out_dir, "Directory for the cases (default, from the repository root only: corpus/hw/<device>)");
   c->app->add_option("--time-unit-ms", c->time_unit_ms, "Milliseconds of one model time unit (default 20)")
       ->check(number_above(0.0, 1e6));
   c->app->add_option("--regs", c->regs, "Registers per thread to record (the logs have none; default 32)")

@@ -77,7 +77,9 @@ struct Run : Command {
     out.id = fmt::format("{}.{}", in.id, file_safe(oracle->name()));
     if (noise > 0.0) out.id += file_safe(fmt::format(".noise{}-seed{}", noise, seed));  // noisy runs never collide with clean ones
     std::string dir = out_dir;
-    if (dir.empty()) dir = oracle->name() == "cuda" ? "corpus/hw/" + file_safe(in.scenario.device.name) : "corpus/sim";
+    if (dir.empty())
+      dir = default_output_dir(oracle->name() == "cuda" ? "corpus/hw/" + file_safe(in.scenario.device.name) : "corpus/sim",
+                               "--out");
     const std::string path = new_case_files(dir, {out.id}, "--out").front();
 
     oracle::RunResult r;
@@ -150,7 +152,8 @@ std::unique_ptr<Command> make_run(CLI::App& app) {
   c->app->add_option("--seed", c->seed, "sim only: seed of the noise (default 1)")
       ->check(integer_in(0, std::numeric_limits<unsigned>::max()));
   c->app->add_option("--out", c->out_dir,
-                     "Directory for the written case, created when missing (default corpus/sim, corpus/hw/<device> for cuda)");
+                     "Directory for the written case, created when missing (default, from the repository root only: corpus/sim, "
+                     "corpus/hw/<device> for cuda)");
   c->app->add_option("--time-unit-ms", c->cuda.time_unit_ms,
                      "cuda only: milliseconds of one model time unit of block duration (default 20)")
       ->check(number_above(0.0, 1e6));

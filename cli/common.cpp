@@ -169,6 +169,16 @@ std::vector<std::string> new_case_files(const std::string& dir, const std::vecto
   return paths;
 }
 
+std::string default_output_dir(const std::string& dir, const std::string& flag) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory("corpus/paper", ec))
+    throw model::InputError(flag, "",
+                            fmt::format("not given, and this is not the repository root (no corpus/paper here), where "
+                                        "the default {} is; give {} <folder>",
+                                        dir, flag));
+  return dir;
+}
+
 std::vector<std::string> default_corpus(const std::vector<std::string>& folders) {
   std::vector<std::string> out;
   std::error_code ec;

@@ -60,6 +60,11 @@ std::vector<std::string> default_corpus(const std::vector<std::string>& folders)
 // The same, refusing (naming `flag`) when none exists, so that no command silently reads an empty corpus.
 std::vector<std::string> require_default_corpus(const std::vector<std::string>& folders, const std::string& flag);
 
+// The folder a command writes to when `flag` (--out) is not given: `dir` (corpus/sim, corpus/hw/<device>),
+// only from the repository root, recognised by its shipped corpus/paper. Elsewhere the command stops
+// naming `flag`, rather than creating ./corpus/ in whatever folder the user stands in.
+std::string default_output_dir(const std::string& dir, const std::string& flag);
+
 // The paths <dir>/<id>.json of recorded cases about to be written, every one checked before the first is
 // written (an import is all or nothing): none may exist (a recording is never overwritten), two ids may not
 // share one, and each must be writable. The InputError names the path and `flag`.

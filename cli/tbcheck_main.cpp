@@ -21,6 +21,21 @@ namespace tbcheck::cli {
 
 namespace {
 
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
 // Parse errors echo what was typed: control characters would reach the terminal, so they are shown escaped.
 std::string escape_controls(const std::string& text) {
   std::string out;
@@ -32,6 +47,27 @@ std::string escape_controls(const std::string& text) {
 }
 
 }  // namespace
+
+std::string unknown_command_message(const std::string& typed, const std::vector<std::string>& commands) {
+  const std::string shown = escape_controls(typed.substr(0, 80));
+  std::string best;
+  size_t best_d = std::string::npos;
+  for (const auto& c : commands) {
+    const size_t d = edit_distance(typed, c);
+    if (d < best_d) best_d = d, best = c;
+  }
+  // A suggestion only where it is plausibly what was meant: a few edits, or the start of one command.
+  bool close = best_d <= std::max<size_t>(2, typed.size() / 3);
+  if (!close && typed.size() >= 3) {
+    std::vector<std::string> starting;
+    for (const auto& c : commands)
+      if (c.rfind(typed, 0) == 0) starting.push_back(c);
+    if (starting.size() == 1) best = starting.front(), close = true;
+  }
+  if (!best.empty() && close)
+    return fmt::format("'{}' is not a command; did you mean '{}'? (tbcheck --help lists the commands)", shown, best);
+  return fmt::format("'{}' is not a command (tbcheck --help lists the commands)", shown);
+}
 
 int tbcheck_main(int argc, char** argv) {
   // A file size limit (ulimit -f) makes write(2) fail with EFBIG, reported as bad input, instead of
@@ -60,6 +96,19 @@ int tbcheck_main(int argc, char** argv) {
   commands.push_back(make_campaign(app));
   commands.push_back(make_merge(app));
   commands.push_back(make_probe_gpc(app));
+  // CLI11 would answer a mistyped command with "A subcommand is required"; name what was typed instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    bool known = false;
+    for (auto* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      names.push_back(sub->get_name());
+      known = known || sub->check_name(argv[1]);
+    }
+    if (!known) {
+      fmt::print(stderr, "tbcheck: error: {}\n", unknown_command_message(argv[1], names));
+      return kExitBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -224,9 +224,25 @@ bool write_atomic(const std::string& path, const std::string& content, Existing 
   check_regular_or_new(target, path, "");
   if (!no_overwrite && fs::exists(fs::symlink_status(target, ec)) && is_hardware_record(path))
     throw InputError(path, "", "is a recorded hardware result under corpus/hw/ and is never replaced");
+  // Folders this write creates are removed again when it fails (a full disk, a stop), so that a command
+  // that writes nothing leaves no empty output folder behind; a folder holding anything stays.
+  struct CreatedFolders {
+    fs::path deepest, top;
+    bool keep = false;
+    ~CreatedFolders() {
+      if (keep || top.empty()) return;
+      std::error_code e;
+      for (fs::path p = deepest; fs::remove(p, e) && p != top; p = p.parent_path()) {
+      }
+    }
+  } created;
   if (!fs::exists(dir, ec)) {
+    fs::path top = dir;
+    while (top.has_parent_path() && top.parent_path() != top && !fs::exists(top.parent_path(), ec)) top = top.parent_path();
     fs::create_directories(dir, ec);
     if (ec) throw InputError(path, "", fmt::format("cannot create the folder '{}': {}", dir.string(), ec.message()));
+    created.deepest = dir;
+    created.top = top;
   } else if (!fs::is_directory(dir, ec)) {
     throw InputError(path, "", fmt::format("'{}' is not a folder", dir.string()));
   }
@@ -290,10 +306,12 @@ bool write_atomic(const std::string& path, const std::string& content, Existing 
       throw InputError(path, "", fmt::format("cannot rename into place: {}", reason(err)));
     }
     unregister_temporary(slot);
+    created.keep = true;
     return true;
   }
   if (place_without_replacing(tmp, target)) {
     unregister_temporary(slot);
+    created.keep = true;
     return true;
   }
   err = errno;
@@ -315,7 +333,8 @@ bool write_atomic(const std::string& path, const std::string& content, Existing 
     const fs::path alt = dir / fmt::format("{}.{}{}", stem, n, ext);
     if (place_without_replacing(tmp, alt)) {
       unregister_temporary(slot);
-        throw InputError(path, "", fmt::format("already exists and is never overwritten; this result was kept as {}",
+      created.keep = true;
+      throw InputError(path, "", fmt::format("already exists and is never overwritten; this result was kept as {}",
                                              alt.string()));
     }
     if (errno != EEXIST) break;

@@ -181,6 +181,61 @@ std::map<std::string, std::vector<int>> per_block(const ObjectReader& r, std::st
   return out;
 }
 
+// A recording whose blocks overlap on one SM beyond what the SM can physically hold: no device of this
+// kind could have produced it, and judging it would only end in an order search that cannot succeed
+// ("unknown after N simulations"). Only overlaps the timer resolves count (each block's interval shrunk
+// by one tick at both ends), and only limits no hypothesis can relax: resident blocks, warps, and shared
+// memory against the largest configuration. Registers are not checked: an imported log records a
+// default register count, not the kernel's.
+void check_recording_fits(const Observation& o, const Scenario& s, const std::string& where) {
+  const int64_t shrink = o.resolution ? o.resolution->tick : 0;
+  struct Event {
+    int64_t t;
+    int delta;  // +1 start, -1 end; ends first at one instant (a block retiring frees room for the next)
+    size_t kernel;
+    int block;
+  };
+  std::map<int, std::vector<Event>> per_sm;
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    const auto& name = s.kernels[k].name;
+    auto sm = o.sm_of_block.find(name), st = o.start_of_block.find(name), en = o.end_of_block.find(name);
+    if (sm == o.sm_of_block.end() || st == o.start_of_block.end() || en == o.end_of_block.end()) continue;
+    for (size_t b = 0; b < sm->second.size(); ++b) {
+      const int64_t a = int64_t{st->second[b]} + shrink, e = int64_t{en->second[b]} - shrink;
+      if (a >= e) continue;  // too short for the timer to say it overlapped anything
+      auto& ev = per_sm[sm->second[b]];
+      ev.push_back({a, +1, k, static_cast<int>(b)});
+      ev.push_back({e, -1, k, static_cast<int>(b)});
+    }
+  }
+  const Device& d = s.device;
+  const int64_t smem_limit = d.smem_configs_kb.empty() ? INT64_MAX : int64_t{d.max_smem_config_bytes()};
+  for (auto& [sm, ev] : per_sm) {
+    std::stable_sort(ev.begin(), ev.end(), [](const Event& x, const Event& y) { return x.t != y.t ? x.t < y.t : x.delta < y.delta; });
+    int64_t blocks = 0, warps = 0, smem = 0;
+    for (const auto& e : ev) {
+      const Kernel& k = s.kernels[e.kernel];
+      blocks += e.delta;
+      warps += e.delta * k.warps();
+      smem += e.delta * (int64_t{k.smem} + d.smem_reserved_per_block);
+      if (e.delta < 0) continue;
+      std::string over;
+      if (d.max_blocks_per_sm > 0 && blocks > d.max_blocks_per_sm)
+        over = fmt::format("{} blocks; an SM of {} holds at most {}", blocks, d.name, d.max_blocks_per_sm);
+      else if (d.max_warps_per_sm > 0 && warps > d.max_warps_per_sm)
+        over = fmt::format("{} warps; an SM of {} holds at most {}", warps, d.name, d.max_warps_per_sm);
+      else if (smem > smem_limit)
+        over = fmt::format("{} bytes of shared memory (the runtime's {} per block included); an SM of {} has at most {}",
+                           smem, d.smem_reserved_per_block, d.name, smem_limit);
+      if (!over.empty())
+        throw InputError(where, fmt::format("observation.start_of_block.{}[{}]", k.name, e.block),
+                         fmt::format("impossible recording: from time {} SM {} would run {} (blocks overlapping by more "
+                                     "than the timer's tick on one SM)",
+                                     e.t - shrink, sm, over));
+    }
+  }
+}
+
 Observation observation_from_json(const json& j, const Scenario& s, const std::string& where) {
   ObjectReader r(j, where, "observation",
                  {"kind", "sm_of_block", "start_of_block", "end_of_block", "launch_of_kernel", "resolution", "facts",
@@ -227,6 +282,7 @@ Observation observation_from_json(const json& j, const Scenario& s, const std::s
     for (size_t i = 0; i < fs.size(); ++i)
       o.facts.push_back(fact_from_json(fs[i], s, where, fmt::format("observation.facts[{}]", i)));
   }
+  check_recording_fits(o, s, where);
   return o;
 }
 
@@ -299,8 +355,9 @@ std::vector<Case> load_cases(const std::string& path) {
     return out;
   }
   // A folder: every *.json below it, in name order. Hidden names (write_file_atomic's temporaries
-  // among them) are never cases; a broken symbolic link or an unreadable folder is an error, not a
-  // silently smaller corpus. Linked folders are not followed, so a link loop cannot recurse.
+  // among them) are never cases; a broken symbolic link, a FIFO, socket or device, or an unreadable
+  // folder is an error, not a silently smaller corpus. Linked folders are not followed, so a link loop
+  // cannot recurse.
   std::vector<std::string> files;
   std::error_code ec;
   fs::recursive_directory_iterator it(path, ec), end;
@@ -313,7 +370,12 @@ std::vector<Case> load_cases(const std::string& path) {
       continue;
     }
     if (it->is_symlink(ec)) {
-      if (input_kind(p.string(), "") == InputKind::Directory) continue;  // throws for dangling links and loops
+      // Throws for dangling links, loops and links to a FIFO, socket or device.
+      if (input_kind(p.string(), "") == InputKind::Directory) continue;
+    } else if (!it->is_directory(ec) && !it->is_regular_file(ec)) {
+      // A FIFO, socket or device: named like a dangling link, never silently skipped (a corpus that reads
+      // smaller than it looks). input_kind says which without opening it, so a FIFO cannot block.
+      input_kind(p.string(), "");
     }
     ec.clear();
     if (p.extension() == ".json" && it->is_regular_file(ec)) files.push_back(p.string());

@@ -277,6 +277,46 @@ TEST_CASE("every numeric option of every command goes through the one number par
   CHECK(numeric >= 30);
 }
 
+TEST_CASE("a mistyped command is named, with the nearest command where one is close", "[cli][errors]") {
+  auto r = run_tbcheck("validat corpus/paper");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("tbcheck: error: 'validat' is not a command; did you mean 'validate'?") != std::string::npos);
+  CHECK(r.out.find("A subcommand is required") == std::string::npos);
+  r = run_tbcheck("distinguis");
+  CHECK(r.out.find("did you mean 'distinguish'?") != std::string::npos);
+  r = run_tbcheck("xyzzy-plugh");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("'xyzzy-plugh' is not a command (tbcheck --help") != std::string::npos);
+  CHECK(r.out.find("did you mean") == std::string::npos);
+  r = run_tbcheck("\"$(printf 'pred\\033[2Jict')\"");  // an ESC in what was typed is shown escaped
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  CHECK(r.out.find("\\x1b") != std::string::npos);
+  // Other parse errors carry the same prefix.
+  r = run_tbcheck("validate --no-such-flag");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.rfind("tbcheck: error: ", 0) == 0);
+}
+
+TEST_CASE("run and import-examiner write their default folders only from the repository root", "[cli]") {
+  tbcheck::test::ScratchDir d("cwd-out");
+  const std::string c = std::string(TBCHECK_SOURCE_DIR) + "/corpus/paper/000-wang/case-1.2.json";
+  const std::string cmd = "cd '" + d.path.string() + "' && '" + TBCHECK_BINARY + "' run " + c + " --oracle sim:alg1 2>&1";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int st = pclose(p);
+  INFO(out);
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 2);
+  CHECK(out.find("tbcheck: error: --out: not given, and this is not the repository root") != std::string::npos);
+  CHECK(fs::is_empty(d.path));  // no ./corpus/sim
+  CHECK(run_tbcheck("run --help").out.find("from the repository root only") != std::string::npos);
+}
+
 TEST_CASE("default corpora are the repository's own, found from its root, never a path outside it", "[cli]") {
   for (const char* cmd : {"learn", "check"}) {
     auto r = run_tbcheck(std::string(cmd) + " --help");

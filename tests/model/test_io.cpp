@@ -2,10 +2,12 @@
 // replace corpus/hw/, leave no temporary, and input reads that give the real reason for a refusal.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -224,4 +226,32 @@ TEST_CASE("case ids with a control character are refused without echoing it", "[
     CHECK(e.reason().find("control character") != std::string::npos);
     CHECK(std::string(e.what()).find(bad) == std::string::npos);
   }
+}
+
+TEST_CASE("a write that fails removes the folders it created, and only those", "[io]") {
+  Scratch t;
+  fs::create_directories(t.path / "existing");
+  // In a child: a file size limit makes every write fail (EFBIG, as a full disk does with ENOSPC).
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim {1, 1};
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    int bad = 0;
+    for (const std::string p : {t / "new/a/b/x.json", t / "existing/y.json"}) {
+      try {
+        model::write_file_atomic(p, std::string(4096, 'x'));
+        bad |= 1;  // the write should have failed
+      } catch (const model::InputError&) {
+      }
+    }
+    if (fs::exists(t.path / "new")) bad |= 2;
+    if (!fs::is_directory(t.path / "existing") || !fs::is_empty(t.path / "existing")) bad |= 4;
+    ::_exit(bad);
+  }
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  REQUIRE(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
 }

@@ -2,6 +2,8 @@
 // and load_cases on single files, collections and directories (the Table II corpus, ntbs recordings).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -328,4 +330,45 @@ TEST_CASE("load_cases: a large folder comes out in name order, and its first bad
     CHECK(e.where() == first);
     CHECK(e.field() == "kernels[0].threads");
   }
+}
+
+TEST_CASE("observation: a recording no SM could hold is refused as impossible, naming the block", "[loaders][observation]") {
+  // 66 blocks of 164 KB on one H200 SM at once: its 228 KB hold one.
+  json j = json::parse(R"({"id": "c", "device": "h200", "kernels": [
+      {"name": "big", "blocks": 66, "threads": 128, "regs": 32, "smem": 167936, "duration": 10}]})");
+  std::vector<int> sm(66, 0), start(66, 0), end(66, 10);
+  j["observation"] = {{"kind", "hardware"}, {"sm_of_block", {{"big", sm}}}, {"start_of_block", {{"big", start}}},
+                      {"end_of_block", {{"big", end}}}};
+  auto e = error_of([&] { case_from_json(j, "c.json"); });
+  CHECK(e.field() == "observation.start_of_block.big[1]");
+  CHECK_THAT(e.reason(), Catch::Contains("impossible recording") && Catch::Contains("shared memory") &&
+                             Catch::Contains("SM 0"));
+  // One after the other, the same blocks fit: 66 blocks of 10 units each in turn.
+  for (int b = 0; b < 66; ++b) start[static_cast<size_t>(b)] = 10 * b, end[static_cast<size_t>(b)] = 10 * b + 10;
+  j["observation"]["start_of_block"]["big"] = start;
+  j["observation"]["end_of_block"]["big"] = end;
+  CHECK_NOTHROW(case_from_json(j, "c.json"));
+  // Too many resident blocks, on rtx3090 (16 per SM); an overlap within the timer's tick is no proof.
+  json k = json::parse(R"({"id": "c", "device": "rtx3090", "kernels": [
+      {"name": "k", "blocks": 17, "threads": 32, "regs": 32, "smem": 0, "duration": 4}]})");
+  k["observation"] = {{"kind", "hardware"}, {"sm_of_block", {{"k", std::vector<int>(17, 3)}}},
+                      {"start_of_block", {{"k", std::vector<int>(17, 0)}}}, {"end_of_block", {{"k", std::vector<int>(17, 4)}}}};
+  e = error_of([&] { case_from_json(k, "c.json"); });
+  CHECK(e.field() == "observation.start_of_block.k[16]");
+  CHECK_THAT(e.reason(), Catch::Contains("17 blocks") && Catch::Contains("at most 16"));
+  k["observation"]["resolution"] = {{"tick", 2}};
+  CHECK_NOTHROW(case_from_json(k, "c.json"));
+}
+
+TEST_CASE("observation: a FIFO inside a corpus folder is an error naming it, not skipped", "[loaders][observation]") {
+  TempDir t("tbcheck-obs-fifo");
+  t.write("a.json", case_with(json::object()).dump());
+  const std::string fifo = (t.path / "sub" / "pipe.json").string();
+  std::filesystem::create_directories(t.path / "sub");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto e = error_of([&] { load_cases(t.path.string()); });
+  CHECK(std::string(e.what()).find("pipe.json") != std::string::npos);
+  CHECK(e.reason().find("not a regular file") != std::string::npos);
+  std::filesystem::remove(fifo);
+  CHECK(load_cases(t.path.string()).size() == 1);
 }
