@@ -79,6 +79,10 @@ void install_stop_handlers(int grace_ms) {
     if (::pipe2(g_wake, O_CLOEXEC) != 0) return;  // without the watcher, the default actions stay
     std::thread(watch).detach();
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      // An ignored signal stays ignored: nohup ignores SIGHUP, and a shell starts background jobs with
+      // SIGINT ignored so that Ctrl-C at the terminal does not reach them.
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
       struct sigaction sa {};
       sa.sa_handler = on_stop_signal;
       sigemptyset(&sa.sa_mask);

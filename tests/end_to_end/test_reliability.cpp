@@ -596,7 +596,8 @@ TEST_CASE("row 20: SIGINT and SIGTERM stop synthesis, learning and a suite withi
   for (const auto& c : cmds)
     for (const auto& [sig, status] : std::vector<std::pair<std::string, int>>{{"INT", 130}, {"TERM", 143}}) {
       // Signalled once it has surely started its work (after loading), timed from the signal to its end.
-      auto r = sh(c.line + " >/dev/null 2>&1 & p=$!; sleep 1.2; kill -0 $p && echo running; s=$(date +%s%N); kill -" + sig +
+      // Job control (set -m): without it a shell starts background jobs with SIGINT ignored.
+      auto r = sh("set -m; " + c.line + " >/dev/null 2>&1 & p=$!; sleep 1.2; kill -0 $p && echo running; s=$(date +%s%N); kill -" + sig +
                   " $p; wait $p; echo \"status $?\"; echo \"ms $(( ($(date +%s%N) - s) / 1000000 ))\"");
       INFO(c.what << " SIG" << sig << "\n" << r.out);
       CHECK(has(r.out, "running\n"));

@@ -18,7 +18,7 @@ inline bool stop_requested() { return stop_signal() != 0; }
 void throw_if_stopped();
 
 // Installs the command's handlers for SIGINT, SIGTERM and SIGHUP (for the tbcheck command, not for an
-// embedding program). The handler only records the signal; a watcher thread then calls every
+// embedding program); a signal the process inherited as ignored (nohup, a background job) stays ignored. The handler only records the signal; a watcher thread then calls every
 // registered interrupt, and if the process has not ended within `grace_ms` it removes the open
 // temporaries and ends the process by the signal itself, so that a loop that never polls cannot keep it
 // alive. A second signal ends the process at once. TBCHECK_TEST_STOP_GRACE_MS overrides `grace_ms` (a
