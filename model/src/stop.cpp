@@ -50,15 +50,17 @@ extern "C" void on_stop_signal(int sig) {
 // just after an interrupt would otherwise run to its own timeout) until the grace period is over.
 void watch() {
   char b = 0;
-  while (::read(g_wake[0], &b, 1) < 0 && errno == EINTR) {
+  ssize_t n = 0;
+  while ((n = ::read(g_wake[0], &b, 1)) < 0 && errno == EINTR) {
   }
   const int sig = g_signal.load();
+  if (n <= 0 || sig == 0) return;  // the pipe failed: no signal to act on, and none will come this way
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(g_grace_ms);
   while (std::chrono::steady_clock::now() < deadline) {
     interrupt_all();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  end_by_signal(sig != 0 ? sig : SIGTERM);
+  end_by_signal(sig);
 }
 
 }  // namespace
