@@ -199,7 +199,7 @@ TEST_CASE("the dispatch skew is the widest spread of starts of one kernel's bloc
   CHECK(model::dispatch_skew(*wide.observation, wide.scenario, 2).units == 97);
 }
 
-TEST_CASE("under trace timing a cross-SM start inversion within the dispatch skew is no refutation; beyond it, it is") {
+TEST_CASE("under trace timing a cross-SM start inversion within the dispatch skew is no refutation, beyond it it is") {
   // The recording's own skew is 0 (A's blocks started together): C's start 4 units before B's, on the
   // other SM, orders their dispatches, and alg1 (B first) is refuted under every admissible order.
   const model::CaseResult beyond = model::evaluate(cross_sm_inversion(0, 105, 101), hyp("alg1"), trace_timing());
