@@ -222,6 +222,19 @@ struct Validate : Command {
                traced.size(), recorded, traced.empty() ? "" : ": ",
                fmt::join(traced.begin(), traced.begin() + static_cast<long>(shown), ", "),
                traced.size() > shown ? fmt::format(", ... {} more", traced.size() - shown) : "");
+    // The skew each trace-timed case allows between starts on different SMs (docs/recordings.md).
+    std::vector<std::string> skews;
+    for (size_t c = 0; c < run.cases.size(); ++c)
+      for (const auto& r : run.results[c])
+        if (r.skew) {
+          skews.push_back(fmt::format("  {}: {}", run.cases[c].id, r.skew->describe()));
+          break;
+        }
+    if (!skews.empty()) {
+      fmt::print("Dispatch skew (starts on different SMs order dispatches only farther apart than this):\n");
+      for (size_t i = 0; i < skews.size() && i < 10; ++i) fmt::print("{}\n", skews[i]);
+      if (skews.size() > 10) fmt::print("  ... {} more (--json gives each case's dispatch_skew)\n", skews.size() - 10);
+    }
   }
 
   static void print_summary(const model::ValidationRun& run, std::vector<model::Level> levels) {

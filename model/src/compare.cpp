@@ -249,6 +249,7 @@ json to_json(const CaseResult& r) {
     j["timing"] = to_string(r.timing);
     j["orders_tried"] = r.orders_tried;
   }
+  if (r.skew) j["dispatch_skew"] = {{"units", r.skew->units}, {"basis", r.skew->basis}};
   json levels = json::object();
   for (Level l : kAllLevels) {
     json x = {{"verdict", to_string(r.at(l))}};

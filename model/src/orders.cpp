@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -74,6 +75,12 @@ struct Judged {
 
 class OrderSearch {
  public:
+  // One admissible order: the launch order (case list indices) and each tie group's chosen retirements.
+  struct Order {
+    std::vector<int> launch;
+    std::vector<std::vector<int>> choice;
+  };
+
   OrderSearch(const Case& c, const Hypothesis& h, const JudgeOptions& o, Timing t)
       : c_(c), h_(h), o_(*c.observation), max_(o.max_orders), timing_(t) {
     const Scenario& s = c.scenario;
@@ -90,13 +97,26 @@ class OrderSearch {
         const bool same_stream = s.kernels[i].stream && s.kernels[i].stream == s.kernels[j].stream;
         before_[i][j] = same_stream || std::abs(launch(j) - launch(i)) > window;
       }
-    if (timing_ == Timing::Trace) build_tie_groups();
+    if (timing_ == Timing::Trace) {
+      build_tie_groups();
+      skew_ = dispatch_skew(o_, s, tick_);
+    }
   }
 
   const std::optional<FeasibilityCheck>& refusal() const { return refusal_; }
+  const DispatchSkew& skew() const { return skew_; }
 
-  // The verdict at l over every admissible order, and the order it names.
-  std::pair<Check, std::string> run(Level l, int64_t& sims) {
+  // The order the last run passed under, else the closest it simulated (none before a simulation).
+  std::optional<Order> closest() const {
+    if (passed_) return pass_state_;
+    if (best_.score >= 0) return best_state_;
+    return std::nullopt;
+  }
+
+  // The verdict at l over every admissible order, and the order it names. A `first` order (another
+  // level's closest) is simulated before the enumeration: where it reproduces the recording at l the
+  // search ends there; otherwise every admissible order is still tried.
+  std::pair<Check, std::string> run(Level l, int64_t& sims, const std::optional<Order>& first = std::nullopt) {
     level_ = l;
     sims_ = 0;
     best_ = {};
@@ -104,7 +124,9 @@ class OrderSearch {
     passed_ = false;
     stopped_ = false;
     pruned_ = false;
+    if (first) visit_order(*first);
     const int nk = static_cast<int>(c_.scenario.kernels.size());
+    if (!passed_ && !stopped_)
     for_each_extension(nk, [&](int a, int b) { return a < b && before_[static_cast<size_t>(a)][static_cast<size_t>(b)]; },
                        [&](const std::vector<int>& perm) {
                          launch_ = perm;
@@ -210,9 +232,32 @@ class OrderSearch {
     for (size_t p = 0; p < order.size(); ++p) rank_[g][static_cast<size_t>(order[p])] = static_cast<int>(p);
   }
 
+  // One given order alone, then the defaults back.
+  void visit_order(const Order& order) {
+    launch_ = order.launch;
+    arrange_launches();
+    for (size_t g = 0; g < groups_.size() && g < order.choice.size(); ++g) set_choice(g, order.choice[g]);
+    if (budget()) {
+      std::optional<Schedule> sch = timing_ == Timing::Model ? simulate_model() : simulate_trace();
+      if (sch) consider(judge(*sch));
+    }
+    for (size_t g = 0; g < groups_.size(); ++g) set_choice(g, default_[g]);
+  }
+
+  void visit_launch_order() {
+    arrange_launches();
+    if (!budget()) return;
+    std::optional<Schedule> sch = timing_ == Timing::Model ? simulate_model() : simulate_trace();
+    if (!sch) return;
+    Judged j = judge(*sch);
+    consider(j);
+    if (timing_ == Timing::Trace && !passed_ && !stopped_) visit_start_order();
+    if (timing_ == Timing::Trace && !passed_ && !stopped_) descend(0, j);
+  }
+
   // The scenario in the chosen launch order. Release times are handed out in ascending order, so the list
   // stays in launch order; kernels released at one instant (the usual race) keep theirs.
-  void visit_launch_order() {
+  void arrange_launches() {
     const Scenario& s = c_.scenario;
     scen_ = s;
     std::vector<int64_t> releases;
@@ -224,13 +269,6 @@ class OrderSearch {
       scen_.kernels[i].release = releases[i] * (timing_ == Timing::Trace ? scale_ : 1);
       case_index_[i] = launch_[i];
     }
-    if (!budget()) return;
-    std::optional<Schedule> sch = timing_ == Timing::Model ? simulate_model() : simulate_trace();
-    if (!sch) return;
-    Judged j = judge(*sch);
-    consider(j);
-    if (timing_ == Timing::Trace && !passed_ && !stopped_) visit_start_order();
-    if (timing_ == Timing::Trace && !passed_ && !stopped_) descend(0, j);
   }
 
   bool budget() {
@@ -342,11 +380,13 @@ class OrderSearch {
       passed_ = true;
       pass_ = j.check;
       pass_order_ = describe_order();
+      pass_state_ = {launch_, choice_};
       return;
     }
     if (j.score > best_.score) {
       best_ = j;
       best_order_ = describe_order();
+      best_state_ = {launch_, choice_};
     }
   }
 
@@ -399,25 +439,53 @@ class OrderSearch {
         j.check = {Verdict::Fail, std::move(detail)};
       }
     };
-    size_t seen = 0;
-    std::optional<Key> latest;  // the latest dispatched (predicted) among blocks recorded a tick or more earlier
-    size_t latest_i = 0;
+    // Dispatch order, where the recording resolves it: starts a tick or more apart on one recorded SM,
+    // or on different SMs more than the dispatch skew apart (a latency that differs between SMs lets a
+    // later dispatch read the timer first there). Per pair: the latest dispatched (predicted) among the
+    // blocks recorded earlier by that much, over every SM and over x's own SM.
+    const int64_t cross_gap = std::max(tick_, skew_.units + 1);
+    std::optional<Key> latest;  // over every SM, recorded cross_gap or more earlier
+    size_t latest_i = 0, seen = 0;
+    std::map<int, std::vector<size_t>> on_sm;  // recorded SM -> indices into bs, by recorded start
+    for (size_t i = 0; i < bs.size(); ++i) on_sm[bs[i].rec_sm].push_back(i);
+    struct SmSweep {
+      size_t seen = 0;
+      std::optional<Key> latest;
+      size_t latest_i = 0;
+    };
+    std::map<int, SmSweep> sweep;
     for (size_t i = 0; i < bs.size(); ++i) {
       const B& x = bs[i];
       if (x.pred_sm != x.rec_sm)
         found(x.pred_start, fmt::format("{} block {}: predicted SM {}, observed SM {}", name_of(x), x.b, x.pred_sm, x.rec_sm));
-      while (seen < i && bs[seen].rec_start <= x.rec_start - tick_) {
+      while (seen < i && bs[seen].rec_start <= x.rec_start - cross_gap) {
         if (!latest || bs[seen].key > *latest) {
           latest = bs[seen].key;
           latest_i = seen;
         }
         ++seen;
       }
-      if (latest && x.key < *latest) {
-        const B& y = bs[latest_i];
-        found(x.pred_start, fmt::format("{} block {} is dispatched before {} block {}, which the recording shows "
-                                        "starting a tick or more earlier ({} vs {})",
-                                        name_of(x), x.b, name_of(y), y.b, y.rec_start, x.rec_start));
+      SmSweep& own = sweep[x.rec_sm];
+      const std::vector<size_t>& mine = on_sm[x.rec_sm];
+      while (own.seen < mine.size() && mine[own.seen] < i && bs[mine[own.seen]].rec_start <= x.rec_start - tick_) {
+        if (!own.latest || bs[mine[own.seen]].key > *own.latest) {
+          own.latest = bs[mine[own.seen]].key;
+          own.latest_i = mine[own.seen];
+        }
+        ++own.seen;
+      }
+      const bool by_sm = own.latest && x.key < *own.latest;
+      if (by_sm || (latest && x.key < *latest)) {
+        const B& y = bs[by_sm ? own.latest_i : latest_i];
+        found(x.pred_start,
+              y.rec_sm == x.rec_sm
+                  ? fmt::format("{} block {} is dispatched before {} block {}, which the recording shows starting a "
+                                "tick or more earlier on the same SM {} ({} vs {})",
+                                name_of(x), x.b, name_of(y), y.b, x.rec_sm, y.rec_start, x.rec_start)
+                  : fmt::format("{} block {} is dispatched before {} block {}, which the recording shows starting "
+                                "more than the dispatch skew ({}) earlier ({} on SM {} vs {} on SM {})",
+                                name_of(x), x.b, name_of(y), y.b, skew_.describe(), y.rec_start, y.rec_sm,
+                                x.rec_start, x.rec_sm));
       }
       // Not later than the hardware: a block the recording shows starting a tick or more before some
       // block's end must be dispatched before that retirement (a dispatch latency only delays the
@@ -440,6 +508,7 @@ class OrderSearch {
   int64_t max_;
   Timing timing_;
   int64_t tick_ = 1;
+  DispatchSkew skew_;  // under trace timing: how far apart cross-SM starts must lie to order dispatches
   Level level_ = Level::Exact;
   std::vector<std::vector<char>> before_;  // kernel i must launch before j (case list indices)
   std::vector<TieGroup> groups_;
@@ -459,9 +528,53 @@ class OrderSearch {
   std::string pass_order_;
   Judged best_;
   std::string best_order_;
+  Order pass_state_, best_state_;  // the orders pass_ and best_ were judged under
 };
 
 }  // namespace
+
+std::string DispatchSkew::describe() const {
+  return units == 0 ? "0 units: no blocks dispatchable together started apart" : fmt::format("{} unit(s): {}", units, basis);
+}
+
+DispatchSkew dispatch_skew(const Observation& o, const Scenario& s, int64_t tick) {
+  std::vector<int64_t> ends;
+  for (const auto& k : s.kernels)
+    if (auto it = o.end_of_block.find(k.name); it != o.end_of_block.end()) ends.insert(ends.end(), it->second.begin(), it->second.end());
+  std::sort(ends.begin(), ends.end());
+  // A retirement the timer orders after start a and does not order after start b (a + tick <= e,
+  // e < b + tick) may be what let b in: then the two need not have been dispatchable at once.
+  auto separated = [&](int64_t a, int64_t b) {
+    auto it = std::lower_bound(ends.begin(), ends.end(), a + tick);
+    return it != ends.end() && *it < b + tick;
+  };
+  DispatchSkew out;
+  for (const auto& k : s.kernels) {
+    auto st = o.start_of_block.find(k.name);
+    auto sm = o.sm_of_block.find(k.name);
+    if (st == o.start_of_block.end() || st->second.empty()) continue;
+    const std::vector<int>& starts = st->second;
+    std::vector<size_t> by_start(starts.size());
+    for (size_t b = 0; b < by_start.size(); ++b) by_start[b] = b;
+    std::stable_sort(by_start.begin(), by_start.end(), [&](size_t x, size_t y) { return starts[x] < starts[y]; });
+    size_t first = 0;
+    for (size_t i = 1; i <= by_start.size(); ++i) {
+      if (i < by_start.size() && !separated(starts[by_start[i - 1]], starts[by_start[i]])) continue;
+      const int64_t lo = starts[by_start[first]], hi = starts[by_start[i - 1]];
+      if (hi - lo > out.units) {
+        std::set<int> used;
+        if (sm != o.sm_of_block.end())
+          for (size_t x = first; x < i; ++x)
+            if (by_start[x] < sm->second.size()) used.insert(sm->second[by_start[x]]);
+        out.units = hi - lo;
+        out.basis = fmt::format("{} blocks of {} on SM(s) {} started {}..{} with no recorded retirement between them",
+                                i - first, k.name, fmt::join(used, ", "), lo, hi);
+      }
+      first = i;
+    }
+  }
+  return out;
+}
 
 CaseResult evaluate(const Case& c, const Hypothesis& h, const JudgeOptions& opts) {
   CaseResult r;
@@ -504,6 +617,11 @@ CaseResult evaluate(const Case& c, const Hypothesis& h, const JudgeOptions& opts
     return r;
   }
   OrderSearch search(c, h, opts, r.timing);
+  if (r.timing == Timing::Trace) r.skew = search.skew();
+  // counts and sms start from the order exact came closest with: an order that puts most blocks on their
+  // recorded SMs is the likeliest to reproduce the per-SM counts, and where exact failed only on the
+  // dispatch order it reproduces them outright (instead of searching every order from the listed one).
+  std::optional<OrderSearch::Order> closest;
   for (Level l : kAllLevels) {
     // Every block on its recorded SM under some order: the coarser levels agree under that order.
     if (l != Level::Exact && r.exact->verdict == Verdict::Pass && !o.sm_of_block.empty()) {
@@ -511,7 +629,8 @@ CaseResult evaluate(const Case& c, const Hypothesis& h, const JudgeOptions& opts
       (l == Level::Counts ? r.counts : r.sms) = Check{};
       continue;
     }
-    auto [check, order] = search.run(l, r.orders_tried);
+    auto [check, order] = search.run(l, r.orders_tried, l == Level::Exact ? std::nullopt : closest);
+    if (l == Level::Exact) closest = search.closest();
     if (const auto& refusal = search.refusal()) {
       r.ran = false;
       r.reason = refusal->reason;

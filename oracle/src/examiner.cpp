@@ -146,7 +146,15 @@ Log read_log(const json& j, const std::string& path, int file_index) {
 
 std::string file_stem(const std::string& p) { return std::filesystem::path(p).stem().string(); }
 
-std::string id_safe(const std::string& s) { return model::file_safe(s); }
+// file_safe with each run of replaced characters one dash and none at either end, so that a scenario
+// named "tx2 race (illustration)" gives tx2-race-illustration, not tx2-race--illustration-.
+std::string id_safe(const std::string& s) {
+  std::string out;
+  for (const char ch : model::file_safe(s))
+    if (ch != '-' || (!out.empty() && out.back() != '-')) out.push_back(ch);
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
 
 // Longest time span an import takes (about 11.5 days): beyond it nanoseconds leave uint64 arithmetic
 // safely and a log is surely not one examiner run.
@@ -170,7 +178,10 @@ std::vector<model::Case> cases_of_logs(const std::vector<Log>& logs, const Impor
   for (const auto& l : logs) iterations = std::min(iterations, l.iterations.size());
   std::vector<std::string> names_of_files;
   for (const auto& l : logs) names_of_files.push_back(l.path);
-  const std::string scenario_name = !logs[0].scenario_name.empty() ? logs[0].scenario_name : file_stem(logs[0].path);
+  // A name of punctuation alone slugs to nothing: the file's stem names the case then, else "log".
+  std::string scenario_slug = id_safe(logs[0].scenario_name);
+  if (scenario_slug.empty()) scenario_slug = id_safe(file_stem(logs[0].path));
+  if (scenario_slug.empty()) scenario_slug = "log";
 
   std::vector<model::Case> out;
   for (size_t it = 0; it < iterations; ++it) {
@@ -204,8 +215,9 @@ std::vector<model::Case> cases_of_logs(const std::vector<Log>& logs, const Impor
     std::set<std::string> used;
     for (const auto& k : ks) {
       const Log& l = logs[static_cast<size_t>(k.file)];
+      const std::string label_slug = id_safe(l.label);
       std::string name = !k.name.empty() ? k.name
-                                         : fmt::format("{}.k{}", id_safe(!l.label.empty() ? l.label : file_stem(l.path)),
+                                         : fmt::format("{}.k{}", !label_slug.empty() ? label_slug : id_safe(file_stem(l.path)),
                                                        k.order_in_file);
       const std::string base = name;
       for (int n = 2; used.count(name); ++n) name = fmt::format("{}.{}", base, n);
@@ -260,7 +272,7 @@ std::vector<model::Case> cases_of_logs(const std::vector<Log>& logs, const Impor
                         {"end_of_block", end_of_block},
                         {"resolution", {{"tick", tick}, {"launch_window", window}}}};
     if (by_launch_time) observation["launch_of_kernel"] = launch_of_kernel;
-    json cj = {{"id", fmt::format("examiner-{}{}", id_safe(scenario_name), iterations > 1 ? fmt::format(".it{}", it + 1) : "")},
+    json cj = {{"id", fmt::format("examiner-{}{}", scenario_slug, iterations > 1 ? fmt::format(".it{}", it + 1) : "")},
                {"source", fmt::format("cuda_scheduling_examiner log(s): {}", fmt::join(names_of_files, ", "))},
                {"device", o.device_builtin ? json(o.device.name) : o.device.to_json()},
                {"kernels", kernels},

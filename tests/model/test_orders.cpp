@@ -153,6 +153,100 @@ TEST_CASE("orders of a tie group that keep the retirements a first difference wa
   CHECK_THAT(p.order(model::Level::Exact), Catch::Contains("in the order k1["));
 }
 
+namespace {
+
+// A (two blocks, one per SM) launched before B and C (one block each), all launches observed in order:
+// B takes A's room on SM 0 and C SM 1's, B dispatched first. The recording has C starting at c_start
+// and B at b_start (a cross-SM inversion when c_start < b_start) and A's second block at a1_start.
+model::Case cross_sm_inversion(int a1_start, int b_start, int c_start) {
+  const model::Scenario s = two_sm(R"([{"name": "A", "blocks": 2, "threads": 1024, "regs": 32, "smem": 0, "duration": 100},
+                                       {"name": "B", "blocks": 1, "threads": 1024, "regs": 32, "smem": 0, "duration": 100},
+                                       {"name": "C", "blocks": 1, "threads": 1024, "regs": 32, "smem": 0, "duration": 100}])");
+  model::Observation o = recording_of(model::simulate(s, hyp("alg1")));
+  REQUIRE(o.sm_of_block.at("A") == std::vector<int>{0, 1});
+  REQUIRE(o.sm_of_block.at("B") == std::vector<int>{0});
+  REQUIRE(o.sm_of_block.at("C") == std::vector<int>{1});
+  o.resolution = model::Resolution{1, 0};
+  o.launch_of_kernel = {{"A", 0}, {"B", 1}, {"C", 2}};
+  o.start_of_block.at("A")[1] = a1_start;
+  o.start_of_block.at("B") = {b_start};
+  o.start_of_block.at("C") = {c_start};
+  return case_of(s, o);
+}
+
+model::JudgeOptions trace_timing() {
+  model::JudgeOptions o;
+  o.timing = model::Timing::Trace;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("the dispatch skew is the widest spread of starts of one kernel's blocks that no retirement separates") {
+  const model::Case c = cross_sm_inversion(5, 105, 101);
+  const model::DispatchSkew k = model::dispatch_skew(*c.observation, c.scenario, 1);
+  CHECK(k.units == 5);
+  CHECK_THAT(k.basis, Catch::Contains("2 blocks of A on SM(s) 0, 1 started 0..5"));
+  // B and C start after A's retirements (recorded at 100): they are no group of A's, nor of each other.
+  const model::DispatchSkew none = model::dispatch_skew(*cross_sm_inversion(0, 105, 101).observation, c.scenario, 1);
+  CHECK(none.units == 0);
+  // A retirement read in the later start's tick may be what let that block in (ends at 100, tick 2): a
+  // start at 99 is no group with one at 0; a start at 97, which the timer places before the ends, is.
+  model::Case wide = cross_sm_inversion(0, 105, 101);
+  wide.observation->start_of_block.at("A") = {0, 99};
+  CHECK(model::dispatch_skew(*wide.observation, wide.scenario, 2).units == 0);
+  wide.observation->start_of_block.at("A") = {0, 97};
+  CHECK(model::dispatch_skew(*wide.observation, wide.scenario, 2).units == 97);
+}
+
+TEST_CASE("under trace timing a cross-SM start inversion within the dispatch skew is no refutation, beyond it it is") {
+  // The recording's own skew is 0 (A's blocks started together): C's start 4 units before B's, on the
+  // other SM, orders their dispatches, and alg1 (B first) is refuted under every admissible order.
+  const model::CaseResult beyond = model::evaluate(cross_sm_inversion(0, 105, 101), hyp("alg1"), trace_timing());
+  REQUIRE(beyond.at(model::Level::Exact) == model::Verdict::Fail);
+  CHECK_THAT(beyond.first_failure(model::Level::Exact),
+             Catch::Contains("B block 0 is dispatched before C block 0, which the recording shows starting more than "
+                             "the dispatch skew (0 units") &&
+                 Catch::Contains("(101 on SM 1 vs 105 on SM 0)"));
+  REQUIRE(beyond.skew);
+  CHECK(beyond.skew->units == 0);
+  // The coarser levels compare SMs only: the closest order exact found (every block on its SM) passes them.
+  CHECK(beyond.at(model::Level::Counts) == model::Verdict::Pass);
+  CHECK(beyond.at(model::Level::Sms) == model::Verdict::Pass);
+  // A's blocks, dispatched together, started 5 units apart across the SMs: a 4-unit inversion is within
+  // what the recording shows a dispatch latency doing, so alg1 passes, and the verdict states the skew.
+  const model::CaseResult within = model::evaluate(cross_sm_inversion(5, 105, 101), hyp("alg1"), trace_timing());
+  CHECK(within.at(model::Level::Exact) == model::Verdict::Pass);
+  REQUIRE(within.skew);
+  CHECK(within.skew->units == 5);
+  CHECK(model::to_json(within)["dispatch_skew"]["units"] == 5);
+  // The same skew, an inversion of 6 units: refuted again.
+  const model::CaseResult past = model::evaluate(cross_sm_inversion(5, 107, 101), hyp("alg1"), trace_timing());
+  CHECK(past.at(model::Level::Exact) == model::Verdict::Fail);
+  CHECK_THAT(past.first_failure(model::Level::Exact), Catch::Contains("the dispatch skew (5 unit(s)"));
+  // Model timing compares start instants outright and knows no skew.
+  CHECK_FALSE(model::evaluate(cross_sm_inversion(5, 105, 101), hyp("alg1")).skew);
+}
+
+TEST_CASE("counts and sms start from the order exact came closest with") {
+  // A and B race (either launch order admissible); the recording has B on SM 0 and A on SM 1, so only
+  // the launch order B, A puts them there, but A's start 3 units before B's, on the other SM, refutes
+  // that order's dispatch order at exact (the recording's skew is 0). Counts and sms simulate exact's
+  // closest order first and pass on it: one simulation each, not the listed order first.
+  model::Case c = raced_launch();
+  c.observation->resolution = model::Resolution{1, 1};
+  c.observation->start_of_block = {{"A", {0}}, {"B", {3}}};
+  c.observation->end_of_block = {{"A", {5}}, {"B", {8}}};
+  REQUIRE(c.observation->sm_of_block.at("A") == std::vector<int>{1});
+  const model::CaseResult r = model::evaluate(c, hyp("alg1"), trace_timing());
+  REQUIRE(r.at(model::Level::Exact) == model::Verdict::Fail);
+  CHECK_THAT(r.first_failure(model::Level::Exact), Catch::Contains("launch order B, A"));
+  CHECK(r.at(model::Level::Counts) == model::Verdict::Pass);
+  CHECK(r.at(model::Level::Sms) == model::Verdict::Pass);
+  CHECK(r.order(model::Level::Counts) == "launch order B, A");
+  CHECK(r.orders_tried == 2 + 1 + 1);  // exact tried both launch orders; the others the closest alone
+}
+
 TEST_CASE("trace timing falls back to model durations where the recording has no block ends") {
   model::Case c = raced_launch();
   c.observation->end_of_block.clear();

@@ -89,14 +89,15 @@ TEST_CASE("the TX2 race illustration passes alg1 only under trace timing, naming
   o.device = model::builtin_device("tx2", "test", "device");
   o.time_unit_ms = 0.001;
   std::vector<std::string> logs;
-  for (int t = 1; t <= 4; ++t) logs.push_back(test::source_path("docs/examples/tx2-race/thread" + std::to_string(t) + ".json"));
+  for (int t = 1; t <= 4; ++t) logs.push_back(data("tx2-race/thread" + std::to_string(t) + ".json"));
   const auto c = oracle::examiner::import_logs(logs, o).at(0);
   REQUIRE(c.observation->resolution);
   CHECK(c.observation->resolution->launch_window == 10);
   const model::Hypothesis& alg1 = *model::find_builtin_hypothesis("alg1");
   const model::CaseResult by_model = model::evaluate(c, alg1);
   CHECK(by_model.at(model::Level::Counts) == model::Verdict::Fail);
-  CHECK_THAT(by_model.first_failure(model::Level::Counts), Catch::Contains("under every admissible order (24 simulated"));
+  // exact's closest order first, then the 24 launch orders.
+  CHECK_THAT(by_model.first_failure(model::Level::Counts), Catch::Contains("under every admissible order (25 simulated"));
   model::JudgeOptions trace;
   trace.timing = model::Timing::Trace;
   const model::CaseResult by_trace = model::evaluate(c, alg1, trace);
@@ -358,4 +359,20 @@ TEST_CASE("tpcs_from_sm_mask follows libsmctrl's convention", "[examiner][contro
   CHECK(tpcs_from_sm_mask("0x5", 4, "f", "m") == std::vector<int>{1, 3});
   CHECK(tpcs_from_sm_mask("~0xaaaaaaaaaaaaaaa8", 8, "f", "m") == std::vector<int>{3, 5, 7});
   CHECK(tpcs_from_sm_mask("~0x5555555555555554", 8, "f", "m") == std::vector<int>{2, 4, 6});
+}
+
+TEST_CASE("an examiner scenario name of spaces and punctuation gives an id without doubled or trailing dashes", "[examiner]") {
+  std::ifstream in(data("pair_stream0.json"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string was = "\"scenario_name\": \"tbcheck pair\"";
+  REQUIRE(text.find(was) != std::string::npos);
+  auto named = [&](const std::string& name) {
+    std::string t = text;
+    t.replace(t.find(was), was.size(), "\"scenario_name\": \"" + name + "\"");
+    return oracle::examiner::import_log_texts({{"run (1).json", t}}, on_rtx3090()).at(0).id;
+  };
+  CHECK(named("tx2 race (illustration)") == "examiner-tx2-race-illustration");
+  CHECK(named("  --a  b--  ") == "examiner-a-b");
+  // Nothing left of the name: the log's file stem names the case instead.
+  CHECK(named("(!)") == "examiner-run-1");
 }

@@ -38,6 +38,20 @@ struct JudgeOptions {
   int64_t max_orders = kDefaultMaxOrders;
 };
 
+// How far apart the first timer reads of blocks dispatched together lie on this recording
+// (docs/recordings.md): a dispatch latency that differs between SMs lets a block dispatched later read
+// the timer first on another SM, so under trace timing two recorded starts on different SMs order their
+// dispatches only when they lie more than `units` apart (and a tick or more). Measured as the widest
+// spread of starts among blocks of one kernel that no recorded retirement separates (each such group
+// was dispatchable at once, so its spread is the reads' and the dispatcher's, not the rule's).
+struct DispatchSkew {
+  int64_t units = 0;
+  std::string basis;  // which blocks showed it, e.g. "K4 blocks 0-4 started 3..4"; empty when 0
+  std::string describe() const;  // "N unit(s) (basis)" or "0 units (...)"
+};
+// Needs every kernel's sm_of_block, start_of_block and end_of_block (Observation::has_block_times).
+DispatchSkew dispatch_skew(const Observation& o, const Scenario& s, int64_t tick);
+
 struct Check {
   Verdict verdict = Verdict::Pass;
   std::string detail;  // the failed fact, or the first differing block
@@ -56,6 +70,7 @@ struct CaseResult {
   bool ran = false;                            // false when the hypothesis could not run the case
   Timing timing = Timing::Model;               // what judged the recording
   int64_t orders_tried = 0;                    // simulations over admissible orders (0: facts only)
+  std::optional<DispatchSkew> skew;            // under trace timing: the skew that cross-SM start orders allow
 
   // The case verdict at a level: every fact passes and the recording agrees at that level.
   Verdict at(Level l) const;
