@@ -56,6 +56,7 @@ std::string cluster_unsupported_options(const Hypothesis& h) {
     case Selection::MostRoom: return "";
     case Selection::GpcPriority: return "selection gpc-priority (a Fermi dispatcher)";
     case Selection::GpcSpread: return "selection gpc-spread (measured on grids without clusters)";
+    case Selection::TpcPosition: return "selection tpc-position (measured on grids without clusters)";
   }
   return "";
 }
@@ -155,6 +156,7 @@ int choose_cluster_sm(const Hypothesis& h, const std::vector<int>& sms, const st
     case Selection::MostRoom:
     case Selection::GpcPriority:  // refused with clusters (cluster_unsupported); most-room keeps this total
     case Selection::GpcSpread:
+    case Selection::TpcPosition:
       for (int sm : sms)
         if (ok(sm) && (best < 0 || value[static_cast<size_t>(sm)] > value[static_cast<size_t>(best)])) best = sm;
       return best;

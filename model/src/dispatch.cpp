@@ -6,11 +6,14 @@
 #include <vector>
 
 #include "dispatcher.hpp"
+#include "tbcheck/model/numbering.hpp"
+#include "tbcheck/model/options.hpp"
 
 namespace tbcheck::model {
 
 const std::vector<Dispatched>& Dispatcher::dispatch(int64_t now) {
   placed_.clear();
+  batch_kernel_ = -1;
   // Dispatch from the head until the hypothesis answers CANNOT_SCHEDULE_NOW.
   while (!ready_.empty()) {
     const int k = ready_.top().second;
@@ -61,6 +64,7 @@ const std::vector<Dispatched>& Dispatcher::dispatch(int64_t now) {
           break;
         case Selection::GpcPriority: throw std::logic_error("gpc-priority reached the generic dispatcher");
         case Selection::GpcSpread:
+        case Selection::TpcPosition:
           pos = spread_pick(k);
           none = pos < 0;
           if (!none) value = capacity_of(order_[static_cast<size_t>(pos)], k);  // exact, as the index expects
@@ -72,6 +76,7 @@ const std::vector<Dispatched>& Dispatcher::dispatch(int64_t now) {
     const int b = next_block_[static_cast<size_t>(k)];
     const bool tpc_was_idle = tpc_coupled_ && g_.tpc_idle(g_.tpc_of(sm));
     place_block(k, sm);
+    if (numbered_by_ring_) batch_add(k, sm, value);
     if (tpc_was_idle) {
       touched(sm, true);
     } else {
@@ -86,10 +91,38 @@ const std::vector<Dispatched>& Dispatcher::dispatch(int64_t now) {
     }
     if (b + 1 == kp.blocks) ready_.pop();
   }
+  number_batch();
   return placed_;
 }
 
-// Measured on H200s (docs/results/h200.md, findings 8 and 10): the SM with the most room for this kernel
+// Numbering gpc-ring: the blocks one kernel placed at this instant form a batch, numbered as a whole when the
+// dispatcher moves on to another kernel or stops (model/numbering.hpp). Durations belong to the kernel, so only
+// which SM holds which index changes, never when a block ends under model timing.
+void Dispatcher::batch_add(int k, int sm, int64_t room) {
+  if (k != batch_kernel_) {
+    number_batch();
+    batch_kernel_ = k;
+  }
+  batch_at_.push_back(placed_.size() - 1);
+  batch_.push_back({sm, room});
+}
+
+void Dispatcher::number_batch() {
+  if (batch_.size() > 1) {
+    std::vector<int> labels;
+    labels.reserve(batch_at_.size());
+    for (size_t at : batch_at_) labels.push_back(placed_[at].block);
+    std::sort(labels.begin(), labels.end());
+    const std::vector<int> rank =
+        gpc_ring_ranks(d_, gpc_of_sm_, batch_kernel_, gpc_pointer_, plans_[static_cast<size_t>(batch_kernel_)].blocks, batch_);
+    for (size_t i = 0; i < batch_at_.size(); ++i)
+      placed_[batch_at_[i]].block = labels[static_cast<size_t>(rank[i])];
+  }
+  batch_.clear();
+  batch_at_.clear();
+}
+
+// gpc-spread, measured on H200s (docs/results/h200.md, findings 8 and 10): the SM with the most room for this kernel
 // (one block on every SM before a second on any, for a kernel alone); the single-TPC GPCs before the others;
 // the TPC with the most room; among GPCs the one that has served the fewest of its TPCs at that room, so
 // that the GPCs take turns; then the lowest GPC, TPC and scan position. Room, not blocks held: a second
@@ -116,7 +149,19 @@ int Dispatcher::spread_pick(int k) const {
     for (int m : members)
       if (tpc_room[static_cast<size_t>(g_.tpc_of(m))] < level) ++past;
     const int tier = static_cast<int>(members.size()) == per ? 0 : 1;  // GPCs of one TPC first
-    const std::array<int, 7> key{-room[static_cast<size_t>(sm)], tier, -level, past / per, g, t, pos};
+    std::array<int, 7> key{};
+    switch (h_.selection) {
+      case Selection::GpcSpread: key = {-room[static_cast<size_t>(sm)], tier, -level, past / per, g, t, pos}; break;
+      // tpc-position: the SM's place in its TPC, then the TPC's place in its GPC (tpc_position_), whatever
+      // room the TPC has: a later kernel takes the free second SMs of busy TPCs at low positions before the
+      // first SM of empty TPCs at high ones (finding 14).
+      case Selection::TpcPosition:
+        key = {-room[static_cast<size_t>(sm)], tier, sm - t * per, tpc_position_[static_cast<size_t>(t)], g, t, pos};
+        break;
+      case Selection::RoundRobin:
+      case Selection::MostRoom:
+      case Selection::GpcPriority: throw std::logic_error("spread_pick for a selection that does not spread");
+    }
     if (best_pos < 0 || key < best) {
       best = key;
       best_pos = pos;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plan.hpp"
+#include "tbcheck/model/numbering.hpp"
 #include "tbcheck/model/resources.hpp"
 
 namespace tbcheck::model {
@@ -120,6 +121,8 @@ class Dispatcher {
     return a.empty() || a[static_cast<size_t>(sm)] ? g_.capacity(sm, plans_[static_cast<size_t>(k)].needs) : 0;
   }
   const GpuState& gpu() const { return g_; }
+  // The launch-to-launch state numbering gpc-ring starts from (Scenario::gpc_pointer); before the first dispatch.
+  void set_gpc_pointer(int p) { gpc_pointer_ = p; }
 
  private:
   void ready_push(int k) { ready_.push({plans_[static_cast<size_t>(k)].rank, k}); }
@@ -175,8 +178,12 @@ class Dispatcher {
   // Commits kernel k's next block on sm and records it in placed_; the capacity bookkeeping is the caller's.
   void place_block(int k, int sm);
 
-  // dispatch.cpp: the position (in order_) of the SM gpc-spread chooses for kernel k's next block, -1 if none fits.
+  // dispatch.cpp: the position (in order_) of the SM gpc-spread or tpc-position chooses for kernel k's next block,
+  // -1 if none fits.
   int spread_pick(int k) const;
+  // dispatch.cpp: numbering gpc-ring, one batch (one kernel's placements at one instant) at a time.
+  void batch_add(int k, int sm, int64_t room);
+  void number_batch();
 
   // cluster_pick.cpp
   void cl_set(int sm, int k);
@@ -222,6 +229,14 @@ class Dispatcher {
   std::vector<char> stale_;  // the index holds an upper bound
   std::vector<int64_t> all_capacities_;
   int rr_pointer_ = 0;
+  // Numbering gpc-ring (model/numbering.hpp): the context's GPC pointer, and the current batch's placements
+  // (their place in placed_ and their SM and room).
+  bool numbered_by_ring_ = false;
+  int gpc_pointer_ = 0;
+  int batch_kernel_ = -1;
+  std::vector<size_t> batch_at_;
+  std::vector<RingPlacement> batch_;
+  std::vector<int> tpc_position_;  // each TPC's place among its GPC's TPCs (tpc-position)
   // Paired issue: after a pair leader, the kernel's next block goes to the leader's SM if it
   // fits there at the same instant; otherwise it is placed by the selection like any block.
   int pair_sm_ = -1, pair_kernel_ = -1;

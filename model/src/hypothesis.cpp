@@ -56,6 +56,14 @@ constexpr Choice<Selection> kSelectionChoices[] = {
      "GPC that has served the fewest TPCs at that room (GPCs take turns); then the lowest GPC, TPC and SM in the order; "
      "needs the device's GPC map",
      OptionNeeds::GpcMap, false},
+    {Selection::TpcPosition, "tpc-position",
+     "measured on H200s: docs/results/h200.md, finding 14 (corpus/hw/h200/2026-11-26-run9, h200-random1w-s26-0001, "
+     "-0003, -0013 and -0032)",
+     "the SM with the most room for the kernel; then single-TPC GPCs first; then the SM's place in its TPC (the "
+     "first SM of every TPC before a second); then its TPC's place in its GPC; then the lowest GPC, TPC and SM in "
+     "the order: the GPCs fill their TPCs position by position, whatever the blocks held elsewhere; needs the "
+     "device's GPC map",
+     OptionNeeds::GpcMap, false},
 };
 constexpr Choice<Order> kOrderChoices[] = {
     {Order::Natural, "natural", "textbook order", "SMs scanned 0, 1, 2, ..., N-1"},
@@ -89,6 +97,12 @@ constexpr Choice<SmemConfig> kSmemConfigChoices[] = {
     {SmemConfig::Sm, "sm", "Mechanism 3 per SM, measured on H200s: docs/results/h200.md, finding 11",
      "the first block into an idle SM sets it to its kernel's config_s; a busy SM takes only kernels whose config_s "
      "fits; the other SM of its TPC is configured apart",
+     OptionNeeds::Nothing, false},
+    {SmemConfig::SmFloor, "sm-floor",
+     "measured on H200s: docs/results/h200.md, finding 14 (h200-random1w-s26-0026: 19 KB blocks joined SMs that "
+     "two kernels without shared memory had opened)",
+     "as sm, but no configuration is smaller than the smallest the device has of at least 32 KB: a kernel that "
+     "needs little or no shared memory leaves its SMs room for a later kernel's small blocks",
      OptionNeeds::Nothing, false},
 };
 constexpr Choice<Local> kLocalChoices[] = {
@@ -176,6 +190,19 @@ constexpr Choice<Retirement> kRetirementChoices[] = {
      "starts), each followed at once by dispatch; launches at that instant count before its first retirement"},
 };
 
+constexpr Choice<Numbering> kNumberingChoices[] = {
+    {Numbering::Dispatch, "dispatch", "seed 000 Listing 1 and every paper (block i is the i-th placed)",
+     "a kernel's blocks are numbered in the order they are placed"},
+    {Numbering::GpcRing, "gpc-ring",
+     "measured on H200s and H100s: docs/results/h200.md, findings 12 and 14 (runs 5 to 9: each GPC takes one run "
+     "of consecutive block indices)",
+     "the blocks a kernel places at one instant are numbered pass by pass (more room first), the single-TPC GPCs "
+     "first (from the third, or from the first for grids of more than 128 blocks), then GPC by GPC from the "
+     "launch's pointer (the i-th launch of a context starts at its i-th multi-TPC GPC after the scenario's "
+     "gpc_pointer), each GPC's blocks by TPC and SM; needs the device's GPC map",
+     OptionNeeds::GpcMap},
+};
+
 template <typename E, size_t N>
 constexpr bool in_enum_order(const Choice<E> (&rows)[N]) {
   for (size_t i = 0; i < N; ++i)
@@ -188,7 +215,7 @@ static_assert(in_enum_order(kSelectionChoices) && in_enum_order(kOrderChoices) &
                   in_enum_order(kCapacityChoices) && in_enum_order(kIssueChoices) &&
                   in_enum_order(kPriorityChoices) && in_enum_order(kPartitionChoices) &&
                   in_enum_order(kClusterGpcChoices) && in_enum_order(kClusterSpreadChoices) &&
-                  in_enum_order(kRetirementChoices),
+                  in_enum_order(kRetirementChoices) && in_enum_order(kNumberingChoices),
               "each Choice table lists its enum's values once, in declaration order");
 
 // An enumerated mechanism: a JSON field, the Hypothesis member it sets, its values, and its column in
@@ -263,7 +290,10 @@ const auto kMechanisms = std::make_tuple(
                                                                    OptionNeeds::ClustersAndGpcMap},
     EnumMechanism<Retirement, std::size(kRetirementChoices)>{"retirement", &Hypothesis::retirement, kRetirementChoices,
                                                              "retirement", false,
-                                                             Enumeration::HeldAtDefault});
+                                                             Enumeration::HeldAtDefault},
+    EnumMechanism<Numbering, std::size(kNumberingChoices)>{"numbering", &Hypothesis::numbering, kNumberingChoices,
+                                                           "numbering", false, Enumeration::HeldAtDefault,
+                                                           OptionNeeds::GpcMap});
 
 template <class F>
 void for_each_mechanism(F&& f) {
@@ -508,6 +538,7 @@ std::string_view to_string(Partition e) { return name_in(kPartitionChoices, e); 
 std::string_view to_string(ClusterGpc e) { return name_in(kClusterGpcChoices, e); }
 std::string_view to_string(ClusterSpread e) { return name_in(kClusterSpreadChoices, e); }
 std::string_view to_string(Retirement e) { return name_in(kRetirementChoices, e); }
+std::string_view to_string(Numbering e) { return name_in(kNumberingChoices, e); }
 
 std::optional<CombinationError> combination_error(const Hypothesis& h) {
   // gpc-priority places blocks by the GPC map (seed 003 Section 4.1), so an SM scan order has no part in
@@ -527,6 +558,14 @@ std::optional<CombinationError> combination_error(const Hypothesis& h) {
                                                       "between instants; the retirement must be "
                                                       "'all-then-dispatch', not '{}'",
                                                       to_string(h.retirement))};
+  if (h.numbering == Numbering::GpcRing && !uses_gpc_spread(h.selection))
+    return CombinationError{"numbering", fmt::format("'gpc-ring' numbers the blocks a GPC-by-GPC spread placed; it "
+                                                     "needs selection 'gpc-spread' or 'tpc-position', not '{}'",
+                                                     to_string(h.selection))};
+  if (h.numbering == Numbering::GpcRing && h.issue != Issue::Single)
+    return CombinationError{"issue", fmt::format("numbering 'gpc-ring' gives the block indices itself; the issue "
+                                                 "must be 'single', not '{}'",
+                                                 to_string(h.issue))};
   if (h.pb_registers() && !h.pb_warps())
     return CombinationError{"registers", fmt::format("'{}' pools registers per processing block, which needs warps "
                                                      "placed on PBs (warps: pb-strict-rr or pb-any), not warps: sm",

@@ -15,8 +15,30 @@ bool is_fermi(Selection s) {
   switch (s) {
     case Selection::RoundRobin:
     case Selection::MostRoom:
-    case Selection::GpcSpread: return false;
+    case Selection::GpcSpread:
+    case Selection::TpcPosition: return false;
     case Selection::GpcPriority: return true;
+  }
+  return false;
+}
+
+bool uses_gpc_spread(Selection s) {
+  switch (s) {
+    case Selection::GpcSpread:
+    case Selection::TpcPosition: return true;
+    case Selection::RoundRobin:
+    case Selection::MostRoom:
+    case Selection::GpcPriority: return false;
+  }
+  return false;
+}
+
+bool config_per_sm(SmemConfig c) {
+  switch (c) {
+    case SmemConfig::Sm:
+    case SmemConfig::SmFloor: return true;
+    case SmemConfig::None:
+    case SmemConfig::Tpc: return false;
   }
   return false;
 }
@@ -24,7 +46,8 @@ bool is_fermi(Selection s) {
 bool ranks_by_capacity(Selection s) {
   switch (s) {
     case Selection::MostRoom:
-    case Selection::GpcSpread: return true;
+    case Selection::GpcSpread:
+    case Selection::TpcPosition: return true;
     case Selection::RoundRobin:
     case Selection::GpcPriority: return false;
   }

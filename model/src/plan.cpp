@@ -128,12 +128,13 @@ FeasibilityCheck scenario_support(const Scenario& s, const Hypothesis& h) {
         }
       break;
     case Selection::GpcSpread:
+    case Selection::TpcPosition:
       if (s.device.gpc_of_tpc.empty()) {  // docs/results/h200.md, finding 8: the GPCs take turns
         f.status = Feasibility::NoGpcMap;
         f.field = "device";
-        f.reason = fmt::format("hypothesis {} uses selection 'gpc-spread', which needs the GPC of every SM; device {} "
+        f.reason = fmt::format("hypothesis {} uses selection '{}', which needs the GPC of every SM; device {} "
                                "has no GPC map (gpc_of_tpc; tbcheck probe-gpc measures one on a GPU)",
-                               h.name, s.device.name);
+                               h.name, to_string(h.selection), s.device.name);
         return f;
       }
       break;
@@ -151,7 +152,8 @@ FeasibilityCheck check_feasibility(const Scenario& s, const Hypothesis& h) {
   switch (h.selection) {
     case Selection::RoundRobin:
     case Selection::MostRoom:
-    case Selection::GpcSpread: break;  // its GPC map: scenario_support
+    case Selection::GpcSpread:
+    case Selection::TpcPosition: break;  // its GPC map: scenario_support
     case Selection::GpcPriority:
       if (s.device.gpc_of_tpc.empty()) {  // seed 003 Sections 2 and 4.1
         f.status = Feasibility::NoGpcMap;
@@ -212,7 +214,8 @@ KernelPlan plan_kernel(const Kernel& k, const Device& d, const Hypothesis& h) {
     case Selection::GpcPriority: p.labels = fermi_block_order(k); break;  // seed 003 Section 4.2
     case Selection::RoundRobin:
     case Selection::MostRoom:
-    case Selection::GpcSpread: p.labels = block_labels(k, d, h); break;
+    case Selection::GpcSpread:
+    case Selection::TpcPosition: p.labels = block_labels(k, d, h); break;
   }
   return p;
 }

@@ -3,6 +3,8 @@
 // a positive capacity always means the next block really fits.
 #include "tbcheck/model/resources.hpp"
 
+#include "tbcheck/model/options.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -29,10 +31,12 @@ BlockNeeds block_needs(const Kernel& k, const Device& d, const Hypothesis& h) {
   switch (h.smem_config) {
     case SmemConfig::None: break;
     case SmemConfig::Tpc:
-    case SmemConfig::Sm: {
+    case SmemConfig::Sm:
+    case SmemConfig::SmFloor: {
       // Mechanism 3: config_s = (blocks one empty SM holds) x S, rounded up to a supported configuration.
       int64_t blocks = GpuState::empty_sm_capacity(d, h, n).blocks;
       int64_t bytes = blocks * n.smem;
+      if (h.smem_config == SmemConfig::SmFloor) bytes = std::max<int64_t>(bytes, kSmemConfigFloorBytes);
       n.config_s = d.config_at_least(bytes).value_or(d.max_smem_config_bytes());
       break;
     }
@@ -276,6 +280,7 @@ GpuState::GpuState(const Device& d, const Hypothesis& h)
       h_(h),
       lim_(d),
       max_config_(d.max_smem_config_bytes()),
+      config_per_sm_(config_per_sm(h.smem_config)),
       ops_(with_mechanisms(h, d.pbs_per_sm, []<Warps kW, Registers kR, Smem kS, int kPbs>() {
         return Ops{&GpuState::capacity_value<kW, kR, kS, kPbs>, &GpuState::commit_as<kW, kR, kS, kPbs>,
                    &GpuState::release_as<kW, kR, kS, kPbs>};
@@ -291,7 +296,8 @@ bool GpuState::config_idle(int sm) const {
   switch (h_.smem_config) {
     case SmemConfig::None:
     case SmemConfig::Tpc: break;
-    case SmemConfig::Sm: return sms_[static_cast<size_t>(sm)].blocks == 0;
+    case SmemConfig::Sm:
+    case SmemConfig::SmFloor: return sms_[static_cast<size_t>(sm)].blocks == 0;
   }
   return tpc_idle(tpc_of_[sm]);
 }
@@ -306,7 +312,8 @@ int64_t GpuState::smem_limit(int sm, const BlockNeeds& n) const {
   switch (h_.smem_config) {
     case SmemConfig::None: break;
     case SmemConfig::Tpc:
-    case SmemConfig::Sm: return config_idle(sm) ? n.config_s : config_of(sm);
+    case SmemConfig::Sm:
+    case SmemConfig::SmFloor: return config_idle(sm) ? n.config_s : config_of(sm);
   }
   return max_config_;
 }
@@ -317,7 +324,8 @@ CapacityParts GpuState::capacity_parts(int sm, const BlockNeeds& n) const {
     case SmemConfig::None: break;
     // Algorithm 1 lines 10-12: a busy TPC (or SM) configured below the kernel's config_s is skipped.
     case SmemConfig::Tpc:
-    case SmemConfig::Sm: blocked = !config_idle(sm) && n.config_s > config_of(sm); break;
+    case SmemConfig::Sm:
+    case SmemConfig::SmFloor: blocked = !config_idle(sm) && n.config_s > config_of(sm); break;
   }
   return sm_capacity(lim_, h_, sms_[sm], n, smem_limit(sm, n), blocked);
 }
@@ -330,6 +338,7 @@ int64_t GpuState::capacity_value(int sm, const BlockNeeds& n) const {
     case SmemConfig::None: break;
     case SmemConfig::Tpc:
     case SmemConfig::Sm:
+    case SmemConfig::SmFloor:
       if (!config_idle(sm)) {
         if (n.config_s > config_of(sm)) return 0;
         limit = config_of(sm);
@@ -365,6 +374,7 @@ void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
     case SmemConfig::None: break;
     case SmemConfig::Tpc:
     case SmemConfig::Sm:
+    case SmemConfig::SmFloor:
       if (config_idle(sm)) config_[static_cast<size_t>(config_unit(sm))] = n.config_s;  // Mechanism 3
       break;
   }

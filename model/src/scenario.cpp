@@ -16,7 +16,7 @@
 
 namespace tbcheck::model {
 
-const std::vector<std::string> kScenarioKeys = {"device", "kernels"};
+const std::vector<std::string> kScenarioKeys = {"device", "kernels", "gpc_pointer"};
 
 const std::vector<int>& probe_register_counts() {
   static const std::vector<int> regs = [] {
@@ -76,6 +76,7 @@ json Scenario::to_json() const {
   j["device"] = device_builtin && is_builtin(device) ? json(device.name) : device.to_json();
   j["kernels"] = json::array();
   for (const auto& k : kernels) j["kernels"].push_back(k.to_json());
+  if (gpc_pointer != 0) j["gpc_pointer"] = gpc_pointer;
   return j;
 }
 
@@ -218,6 +219,13 @@ Scenario scenario_from_json(const json& j, Device device, bool device_builtin, c
     if (total > (int64_t{1} << 28))
       throw InputError(where, path + ".blocks", "the scenario has more than 2^28 blocks in total");
     s.kernels.push_back(std::move(k));
+  }
+  if (auto p = j.find("gpc_pointer"); p != j.end()) {
+    if (!p->is_number_integer() || p->get<int64_t>() < 0 || p->get<int64_t>() > kMaxGpcPointer)
+      throw InputError(where, "gpc_pointer",
+                       fmt::format("expected an integer in [0, {}] (a multi-TPC GPC, counted from 0), found {}",
+                                   kMaxGpcPointer, p->dump()));
+    s.gpc_pointer = static_cast<int>(p->get<int64_t>());
   }
   return s;
 }

@@ -132,7 +132,8 @@ FeasibilityCheck Scheduler::support(const Device&, const Hypothesis& h) {
   switch (h.selection) {
     case Selection::RoundRobin:
     case Selection::MostRoom:
-    case Selection::GpcSpread: break;
+    case Selection::GpcSpread:
+    case Selection::TpcPosition: break;
     case Selection::GpcPriority:
       f.status = Feasibility::Unsupported;
       f.field = "selection";

@@ -96,6 +96,7 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h, ScenarioPlan&&
   // becomes the head at the next decision: running blocks stay (Amert et al., RTSS 2017; seed 002 Section
   // III-B: block boundaries).
   Dispatcher disp(d, h);
+  disp.set_gpc_pointer(s.gpc_pointer);
   std::vector<std::pair<int64_t, int>> releases;  // (instant, kernel) not yet launched, earliest at the back
   for (int k = 0; k < nk; ++k) {
     const Kernel& kr = s.kernels[static_cast<size_t>(k)];
@@ -157,7 +158,8 @@ Schedule run_plan(const Scenario& s, const Hypothesis& h, ScenarioPlan&& p, cons
       return simulate_fermi(s, h, p);  // seed 003: model/src/fermi_dispatch.cpp
     case Selection::RoundRobin:
     case Selection::MostRoom:
-    case Selection::GpcSpread: break;
+    case Selection::GpcSpread:
+    case Selection::TpcPosition: break;
   }
   return simulate_generic(s, h, std::move(p), ends);
 }

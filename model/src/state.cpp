@@ -29,7 +29,8 @@ Dispatcher::Dispatcher(const Device& d, const Hypothesis& h)
   switch (h.smem_config) {
     case SmemConfig::None: break;
     case SmemConfig::Tpc: tpc_coupled_ = d.sms_per_tpc > 1; break;
-    case SmemConfig::Sm: break;  // an SM's configuration follows its own blocks only
+    case SmemConfig::Sm:
+    case SmemConfig::SmFloor: break;  // an SM's configuration follows its own blocks only
   }
   switch (h.issue) {
     case Issue::Single: break;
@@ -40,6 +41,17 @@ Dispatcher::Dispatcher(const Device& d, const Hypothesis& h)
   switch (h.capacity) {
     case Capacity::Blocks: break;
     case Capacity::Literal: literal_ = true; break;
+  }
+  switch (h.numbering) {
+    case Numbering::Dispatch: break;
+    case Numbering::GpcRing: numbered_by_ring_ = !gpc_of_sm_.empty(); break;  // check_feasibility needs the map
+  }
+  if (!d.gpc_of_tpc.empty()) {  // tpc-position: a TPC's place among its GPC's TPCs, in the TPC order
+    std::vector<int> seen;
+    for (int g : d.gpc_of_tpc) {
+      if (g >= static_cast<int>(seen.size())) seen.resize(static_cast<size_t>(g) + 1, 0);
+      tpc_position_.push_back(seen[static_cast<size_t>(g)]++);
+    }
   }
   slots_.reserve(static_cast<size_t>(d.sms) * static_cast<size_t>(std::max(d.max_blocks_per_sm, 1)));
 }

@@ -177,6 +177,7 @@ std::string not_covered(const std::vector<const model::Hypothesis*>& hs, const s
     switch (h->selection) {
       case model::Selection::GpcPriority: return fmt::format("{} selects by the GPC map (gpc-priority)", h->name);
       case model::Selection::GpcSpread: return fmt::format("{} selects by the GPC map (gpc-spread)", h->name);
+      case model::Selection::TpcPosition: return fmt::format("{} selects by the GPC map (tpc-position)", h->name);
       case model::Selection::RoundRobin:
       case model::Selection::MostRoom: break;
     }

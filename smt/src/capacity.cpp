@@ -7,6 +7,7 @@
 
 #include "encoder.hpp"
 #include "tbcheck/model/controls.hpp"
+#include "tbcheck/model/resources.hpp"
 
 namespace tbcheck::smt::detail {
 
@@ -34,6 +35,8 @@ void Encoder::kernel_terms() {
       std::vector<expr> parts;
       for (const auto& l : levels) parts.push_back(z3::ite(l, S_[k], iv(0)));
       expr bytes = sum_of(parts);
+      if (h_.smem_config == model::SmemConfig::SmFloor)  // model::kSmemConfigFloorBytes (resources.hpp)
+        bytes = z3::ite(bytes < iv(model::kSmemConfigFloorBytes), iv(model::kSmemConfigFloorBytes), bytes);
       expr cfg = iv(dev_.max_smem_config_bytes());
       for (auto it = dev_.smem_configs_kb.rbegin(); it != dev_.smem_configs_kb.rend(); ++it)
         cfg = z3::ite(bytes <= *it * 1024, iv(*it * 1024), cfg);

@@ -67,7 +67,8 @@ void Encoder::generic_pick(int i, const std::vector<SmCap>& caps, const expr& lo
   std::vector<expr> chosen(static_cast<size_t>(n_), bv(false));  // by SM id
   switch (h_.selection) {
     case model::Selection::GpcPriority: throw std::logic_error("gpc-priority reached generic_pick");
-    case model::Selection::GpcSpread: chosen = spread_pick(i, caps); break;
+    case model::Selection::GpcSpread:
+    case model::Selection::TpcPosition: chosen = spread_pick(i, caps); break;
     case model::Selection::MostRoom:
       for (int p = 0; p < n_; ++p) {
         int s = order_[static_cast<size_t>(p)];
@@ -161,6 +162,22 @@ std::vector<expr> Encoder::spread_pick(int i, const std::vector<SmCap>& caps) {
     const int g = gpc_of_tpc[static_cast<size_t>(t)];
     return std::array<int, 4>{gpc_tpcs[static_cast<size_t>(g)] == 1 ? 0 : 1, g, t, pos_of[static_cast<size_t>(s)]};
   };
+  // tpc-position: after room and tier every term is a constant of the SM: its place in its TPC, its TPC's place
+  // in its GPC, then GPC, TPC and scan position (model/src/dispatch.cpp's key).
+  const bool by_position = h_.selection == model::Selection::TpcPosition;
+  std::vector<int> tpc_position;
+  {
+    std::vector<int> seen;
+    for (int g : gpc_of_tpc) {
+      if (g >= static_cast<int>(seen.size())) seen.resize(static_cast<size_t>(g) + 1, 0);
+      tpc_position.push_back(seen[static_cast<size_t>(g)]++);
+    }
+  }
+  auto position_key = [&](int s) {
+    const int t = s / per;
+    const auto c = constants(s);
+    return std::array<int, 5>{s - t * per, tpc_position[static_cast<size_t>(t)], c[1], c[2], c[3]};
+  };
   auto less = [&](int a, int b) {  // key(a) < key(b), lexicographically
     const auto ca = constants(a), cb = constants(b);
     const size_t au = static_cast<size_t>(a), bu = static_cast<size_t>(b);
@@ -168,7 +185,7 @@ std::vector<expr> Encoder::spread_pick(int i, const std::vector<SmCap>& caps) {
     const expr tail = bv(std::array<int, 3>{ca[1], ca[2], ca[3]} < std::array<int, 3>{cb[1], cb[2], cb[3]});
     const expr after_tier = tpc_room[ta] > tpc_room[tb] ||
                             (tpc_room[ta] == tpc_room[tb] && (served[au] < served[bu] || (served[au] == served[bu] && tail)));
-    const expr from_tier = ca[0] != cb[0] ? bv(ca[0] < cb[0]) : after_tier;
+    const expr from_tier = ca[0] != cb[0] ? bv(ca[0] < cb[0]) : by_position ? bv(position_key(a) < position_key(b)) : after_tier;
     return room[au] > room[bu] || (room[au] == room[bu] && from_tier);
   };
   std::vector<expr> chosen;

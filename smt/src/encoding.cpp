@@ -138,7 +138,8 @@ std::vector<int> pick_order(const SymbolicScenario& s, const Hypothesis& h) {
     switch (h.selection) {
       case model::Selection::RoundRobin:
       case model::Selection::MostRoom:
-      case model::Selection::GpcSpread: break;
+      case model::Selection::GpcSpread:
+      case model::Selection::TpcPosition: break;
       case model::Selection::GpcPriority: fermi = true; break;
     }
     if (!fermi) {
@@ -372,7 +373,8 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
   switch (h_.selection) {
     case model::Selection::RoundRobin:
     case model::Selection::MostRoom:
-    case model::Selection::GpcSpread: break;
+    case model::Selection::GpcSpread:
+    case model::Selection::TpcPosition: break;
     case model::Selection::GpcPriority:
       fermi_ = true;
       // Refused in the simulator's words, never a crash.
@@ -380,6 +382,16 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
         throw Unsupported(model::input_error_message("smt", "device", model::fermi_no_gpc_map_reason(dev_, h_)));
       gpc_of_sm_ = model::fermi_gpc_of_sm(dev_, h_, "smt");
       break;
+  }
+  // Numbering gpc-ring renumbers a batch by where its blocks landed and the room they had (model/numbering.hpp):
+  // not encoded yet, so refused rather than encoded as placement order, which would call two hypotheses that
+  // number differently the same. The simulator (predict, validate, learn's replay) has it.
+  switch (h_.numbering) {
+    case model::Numbering::Dispatch: break;
+    case model::Numbering::GpcRing:
+      throw Unsupported(fmt::format("numbering gpc-ring under {}: the SMT engine does not encode block numbering "
+                                    "yet (the simulator does: predict, validate)",
+                                    h_.name));
   }
   // Thread block clusters (cluster_pick.cpp): the rule the simulator follows, refused where it refuses.
   for (size_t k = 0; k < s_.blocks.size(); ++k) {
@@ -404,7 +416,8 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
   switch (h_.smem_config) {
     case model::SmemConfig::None: break;
     case model::SmemConfig::Tpc: config_span_ = dev_.sms_per_tpc; break;
-    case model::SmemConfig::Sm: config_span_ = 1; break;
+    case model::SmemConfig::Sm:
+    case model::SmemConfig::SmFloor: config_span_ = 1; break;
   }
   switch (h_.local) {
     case model::Local::Ignore: break;

@@ -149,3 +149,101 @@ TEST_CASE("gpc-spread on a device without a GPC map is refused naming the device
   CHECK(why.field == "device");
   CHECK_THAT(why.reason, Catch::Contains("gpc-spread"));
 }
+
+namespace {
+
+Hypothesis hopper() { return load_hypothesis_file(test::source_path("docs/results/h200/hopper.json")); }
+
+// Each block's SM, kernel by kernel, as predicted and as recorded.
+bool block_for_block(const Case& c, const Hypothesis& h) {
+  const Schedule s = simulate(c.scenario, h);
+  for (size_t k = 0; k < c.scenario.kernels.size(); ++k) {
+    std::vector<int> predicted;
+    for (const auto& b : s.kernels[k].blocks) predicted.push_back(b.sm);
+    if (predicted != c.observation->sm_of_block.at(c.scenario.kernels[k].name)) return false;
+  }
+  return true;
+}
+
+Case recording(const std::string& path) { return load_cases(test::source_path(path)).at(0); }
+
+}  // namespace
+
+TEST_CASE("tpc-position: a later kernel takes the free second SMs of busy TPCs at low positions before empty TPCs",
+          "[dispatch][tpc-position]") {
+  // h200-random1w-s26-0001: k1 leaves one SM of most TPCs busy and a few TPCs empty; k2's 24 blocks went to the
+  // first SM of every empty TPC and the second SM of the busy TPCs at positions 0 and 1. gpc-spread, ranking TPCs
+  // by room, fills the empty TPCs whole instead.
+  const Case c = recording("corpus/hw/h200/2026-11-26-run9/h200-random1w-s26-0001.cuda.json");
+  Hypothesis by_position = hopper();
+  REQUIRE(by_position.selection == Selection::TpcPosition);
+  const auto [p, o] = counts_of(c, by_position, 1);
+  CHECK(p == o);
+  Hypothesis by_turns = by_position;
+  by_turns.selection = Selection::GpcSpread;
+  const auto [q, r] = counts_of(c, by_turns, 1);
+  CHECK(q != r);
+}
+
+TEST_CASE("tpc-position keeps gpc-spread's one-kernel grids", "[dispatch][tpc-position]") {
+  // For one kernel on an idle GPU the TPC's place in its GPC is the GPC's turn: the two rules agree SM by SM.
+  const Hypothesis by_position = hopper();
+  int compared = 0;
+  for (const Case& c : load_cases(test::source_path("corpus/hw/h200/2026-11-26-run7"))) {
+    if (c.scenario.kernels.size() != 1 || c.scenario.total_blocks() > 132) continue;
+    const auto [p, o] = counts_of(c, by_position, 0);
+    INFO(c.id);
+    CHECK(p == o);
+    ++compared;
+  }
+  CHECK(compared >= 30);
+}
+
+TEST_CASE("smem_config sm-floor: blocks join SMs that kernels without shared memory opened", "[dispatch][sm-floor]") {
+  // h200-random1w-s26-0026: two kernels without shared memory, then 46 blocks of 19 KB, which the GPU put beside
+  // them at once. Mechanism 3 per SM configures the first kernel's SMs for 12 blocks x 1 KB (16 KB): the third
+  // kernel then waits for empty SMs; with the 32 KB floor it lands where the GPU put it.
+  const Case c = recording("corpus/hw/h200/2026-11-26-run9/h200-random1w-s26-0026.cuda.json");
+  Hypothesis floor = hopper();
+  REQUIRE(floor.smem_config == SmemConfig::SmFloor);
+  const auto [p, o] = counts_of(c, floor, 2);
+  CHECK(p == o);
+  Hypothesis bare = floor;
+  bare.smem_config = SmemConfig::Sm;
+  const auto [q, r] = counts_of(c, bare, 2);
+  CHECK(q != r);
+}
+
+TEST_CASE("numbering gpc-ring numbers a launch GPC by GPC from its pointer, block for block", "[dispatch][gpc-ring]") {
+  // h200-random1w-s26-0002: 8, 16 and 79 blocks; the GPU numbered the first from the third single-TPC GPC, the
+  // second from the second multi-TPC GPC, the third from the third, each GPC's blocks in one run.
+  const Case c = recording("corpus/hw/h200/2026-11-26-run9/h200-random1w-s26-0002.cuda.json");
+  const Hypothesis ring = hopper();
+  REQUIRE(ring.numbering == Numbering::GpcRing);
+  CHECK(block_for_block(c, ring));
+  Hypothesis in_order = ring;
+  in_order.numbering = Numbering::Dispatch;
+  CHECK_FALSE(block_for_block(c, in_order));
+  // The per-SM counts do not see the numbering.
+  for (size_t k = 0; k < 3; ++k) CHECK(counts_of(c, ring, k) == counts_of(c, in_order, k));
+  // Grids of more than 128 blocks number the single-TPC GPCs from the first (run 8: 127 and 129 blocks).
+  CHECK(block_for_block(recording("corpus/hw/h200/2026-11-26-run8/h200-spread1-127.cuda.json"), ring));
+  CHECK(block_for_block(recording("corpus/hw/h200/2026-11-26-run8/h200-spread1-129.cuda.json"), ring));
+}
+
+TEST_CASE("a scenario's gpc_pointer moves where gpc-ring starts a launch", "[dispatch][gpc-ring]") {
+  Case c = recording("corpus/hw/h200/2026-11-26-run7/h200-spread-020.cuda.json");
+  const Hypothesis ring = hopper();
+  const Schedule fresh = simulate(c.scenario, ring);
+  c.scenario.gpc_pointer = 1;
+  const Schedule warm = simulate(c.scenario, ring);
+  std::vector<int> a, b;
+  for (const auto& x : fresh.kernels[0].blocks) a.push_back(x.sm);
+  for (const auto& x : warm.kernels[0].blocks) b.push_back(x.sm);
+  CHECK(a != b);
+  CHECK(blocks_per_sm(a, 132) == blocks_per_sm(b, 132));  // the same SMs, numbered from another GPC
+  // Block 8 is the first on a multi-TPC GPC: the first such GPC when fresh, the second with the pointer at 1.
+  const auto& gpc = c.scenario.device.gpc_of_tpc;
+  CHECK(gpc[static_cast<size_t>(a[8] / 2)] == 4);
+  CHECK(gpc[static_cast<size_t>(b[8] / 2)] == 5);
+}

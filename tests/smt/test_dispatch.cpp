@@ -44,3 +44,12 @@ TEST_CASE("SMT smem_config sm conforms with the simulator beside gpc-spread and 
   most_room.smem_config = model::SmemConfig::Sm;
   check_conforms_over_mixed_gpcs(most_room, 911);
 }
+
+TEST_CASE("SMT tpc-position and smem_config sm-floor conform with the simulator over a mixed GPC map",
+          "[smt][tpc-position][conformance]") {
+  model::Hypothesis h = model::load_hypothesis_file(test::source_path("docs/results/h200/hopper.json"));
+  h.numbering = model::Numbering::Dispatch;  // gpc-ring is not encoded: the placements are what the engines share
+  REQUIRE(h.selection == model::Selection::TpcPosition);
+  REQUIRE(h.smem_config == model::SmemConfig::SmFloor);
+  check_conforms_over_mixed_gpcs(h, 1201);
+}

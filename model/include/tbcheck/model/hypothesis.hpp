@@ -16,12 +16,12 @@ struct Device;
 // from, in its mechanism's descriptor (hypothesis.cpp); the engines check them in exhaustive switches
 // (no default, -Werror=switch), so a value added here does not compile until both the simulator and
 // the SMT encoder handle it (docs/extending.md).
-enum class Selection { RoundRobin, MostRoom, GpcPriority, GpcSpread };
+enum class Selection { RoundRobin, MostRoom, GpcPriority, GpcSpread, TpcPosition };
 enum class Order { Natural, EvenFirst };
 enum class Warps { Sm, PbStrictRR, PbAny };
 enum class Registers { Sm, Pb, PbContiguous };
 enum class Smem { Counted, ContiguousFirstFit };
-enum class SmemConfig { None, Tpc, Sm };
+enum class SmemConfig { None, Tpc, Sm, SmFloor };
 enum class Local { Ignore, GpuConfig };
 enum class Capacity { Blocks, Literal };
 enum class Issue { Single, Paired, PairedCc8, FromDevice };
@@ -36,6 +36,10 @@ enum class ClusterSpread { Selection, OnePerSm };
 // Blocks whose ends fall on one model instant: every one retires before the next dispatch, or they retire in
 // the order they started, each followed at once by dispatch (docs/design.md "Retirements at one instant").
 enum class Retirement { AllThenDispatch, StartOrder };
+// Which block index each placement of a kernel gets: the order of placement (every paper), or, on GPUs that hand a
+// grid out GPC by GPC, the blocks placed at one instant numbered pass by pass and GPC by GPC from a pointer each
+// launch moves on (model/include/tbcheck/model/numbering.hpp).
+enum class Numbering { Dispatch, GpcRing };
 
 struct Hypothesis {
   std::string name;
@@ -60,6 +64,7 @@ struct Hypothesis {
   ClusterGpc cluster_gpc = ClusterGpc::MostRoom;            // optional in files, like issue
   ClusterSpread cluster_spread = ClusterSpread::Selection;  // optional in files, like issue
   Retirement retirement = Retirement::AllThenDispatch;      // optional in files, like issue
+  Numbering numbering = Numbering::Dispatch;                // optional in files, like issue
 
   bool pb_warps() const;      // warps placed on processing blocks (not one SM pool)
   bool pb_registers() const;  // registers pooled per processing block
@@ -164,6 +169,7 @@ std::string_view to_string(Partition);
 std::string_view to_string(ClusterGpc);
 std::string_view to_string(ClusterSpread);
 std::string_view to_string(Retirement);
+std::string_view to_string(Numbering);
 
 // Reads a hypothesis object. `base` (optional) names a shipped hypothesis whose options are
 // taken first. Unknown fields or option values are errors listing the valid ones; option

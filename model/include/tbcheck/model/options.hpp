@@ -15,6 +15,11 @@ bool is_fermi(Selection s);
 // Whether the selection ranks SMs by the capacity value (most-room, gpc-spread); the others ask only whether a block
 // fits, which capacity blocks and literal answer alike (resources.cpp sm_capacity).
 bool ranks_by_capacity(Selection s);
+// Whether the selection spreads a kernel over the GPCs by the device's GPC map (gpc-spread, tpc-position): the
+// selections that need the map, refuse clusters and whose blocks numbering gpc-ring can number.
+bool uses_gpc_spread(Selection s);
+// Whether Mechanism 3's configuration is held per SM (sm, sm-floor) rather than per TPC.
+bool config_per_sm(SmemConfig c);
 // Whether `o` scans the SMs of `d` as the natural order does (the simulator's sm_order, compared).
 bool order_is_natural_on(Order o, const Device& d);
 // The issue rule as it acts on d: paired-cc8 is paired or single by the compute capability, the device's

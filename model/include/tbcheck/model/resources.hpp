@@ -15,6 +15,11 @@ namespace tbcheck::model {
 inline constexpr int kMaxPbs = 8;
 inline constexpr int64_t kUnlimited = int64_t{1} << 40;
 
+// smem_config sm-floor: no configuration below the device's smallest of at least this many bytes. An H200 put
+// 19 KB blocks beside blocks of kernels without shared memory (docs/results/h200.md, finding 14), which the
+// bare Mechanism 3 configures at a few KB; the recordings bound the floor to 32-100 KB, and 32 KB is the least.
+inline constexpr int64_t kSmemConfigFloorBytes = 32 * 1024;
+
 // What one block of a kernel needs under a hypothesis (thresholds already applied).
 struct BlockNeeds {
   int warps = 1;            // W
@@ -143,11 +148,12 @@ class GpuState {
   template <Warps kW, Registers kR, Smem kS, int kPbs>
   void release_as(const Allocation& a);
   int64_t smem_limit(int sm, const BlockNeeds& n) const;
-  int config_unit(int sm) const { return h_.smem_config == SmemConfig::Sm ? sm : tpc_of_[sm]; }
+  int config_unit(int sm) const { return config_per_sm_ ? sm : tpc_of_[sm]; }
   const Device& d_;
   const Hypothesis& h_;
   SmLimits lim_;
   int max_config_;                // bytes: the device's largest shared-memory configuration
+  bool config_per_sm_;            // Mechanism 3 held per SM (options.hpp config_per_sm), else per TPC
   Ops ops_;
   std::vector<SmState> sms_;
   std::vector<int> tpc_of_;

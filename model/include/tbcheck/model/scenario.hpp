@@ -40,11 +40,18 @@ struct Scenario {
   Device device;
   bool device_builtin = true;  // written back by name when true
   std::vector<Kernel> kernels;
+  // The launch-to-launch state of the CUDA context the scenario starts in (docs/results/h200.md, finding 7):
+  // numbering gpc-ring starts the first launch at this multi-TPC GPC (counted in the SM order, modulo their
+  // number) instead of the first. 0 is a fresh context, which the CUDA oracle gives every repetition.
+  int gpc_pointer = 0;
 
   int total_blocks() const;
   int kernel_index(const std::string& name) const;  // -1 if absent
   json to_json() const;
 };
+
+// Largest gpc_pointer a scenario may give (it counts GPCs, so any GPU's fit far below).
+inline constexpr int kMaxGpcPointer = 255;
 
 // Most blocks a thread block cluster may have: the portable limit of the CUDA programming guide
 // (larger clusters need cudaFuncAttributeNonPortableClusterSizeAllowed, which tbcheck does not set).
