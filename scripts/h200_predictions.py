@@ -124,6 +124,37 @@ def gpc_order_table(markdown):
                   f"{first_is_ith}; each GPC's blocks one run of indices: {one_run}\n")
 
 
+HOPPER = ["docs/results/h200/hopper.json", "docs/results/h200/hopper-spread-sm.json"]
+HOPPER_GROUPS = [  # (label, fit or check, folder, which cases)
+    ("runs 5-7: one-kernel grids", "fitted", ["corpus/hw/h200/2026-11-26-run5", "corpus/hw/h200/2026-11-26-run6",
+                                              "corpus/hw/h200/2026-11-26-run7"], lambda c: not c.startswith("synth-")),
+    ("run 8: one-kernel grids and two-stream cases", "fitted", ["corpus/hw/h200/2026-11-26-run8"],
+     lambda c: not c.startswith("synth-")),
+    ("run 9: random scenarios", "fitted", ["corpus/hw/h200/2026-11-26-run9"], lambda c: c.startswith("h200-random1w-")),
+    ("H100 run 1: one-kernel grids and two-stream cases", "check", ["corpus/hw/h100/2026-11-26-run1"],
+     lambda c: not c.startswith("synth-")),
+    ("H100 run 2: one-kernel grids", "check", ["corpus/hw/h100/2026-11-26-run2"], lambda c: c.startswith("h100-spread")),
+    ("H100 run 2: run 9's random scenarios", "check", ["corpus/hw/h100/2026-11-26-run2"],
+     lambda c: c.startswith("h100-random1w-")),
+]
+
+
+def hopper_table(tbcheck):
+    """hopper against hopper-spread-sm, per SM (counts) and block for block (exact), model durations."""
+    print("| cases | rule read from them? | recordings | hopper per SM | hopper block for block | hopper-spread-sm per SM | hopper-spread-sm block for block |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for label, kind, folders, pick in HOPPER_GROUPS:
+        d = validate(tbcheck, [os.path.join(ROOT, f) for f in folders], "model", [os.path.join(ROOT, h) for h in HOPPER])
+        names = [h if isinstance(h, str) else h["name"] for h in d["hypotheses"]]
+        cases = [c for c in d["cases"] if pick(c["id"])]
+        cells = []
+        for n in names:
+            for lv in ("counts", "exact"):
+                cells.append(str(sum(1 for c in cases for r in c["results"]
+                                     if r["hypothesis"] == n and r["levels"][lv]["verdict"] == "pass")))
+        print("| {} | {} | {} | {} |".format(label, "fitted" if kind == "fitted" else "no: the check", len(cases), " | ".join(cells)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tbcheck", default=os.environ.get("TBCHECK", os.path.join(ROOT, "build/cli/tbcheck")))
@@ -131,7 +162,11 @@ def main():
     ap.add_argument("--waiting", action="store_true", help="the table of blocks that wait (finding 11) instead")
     ap.add_argument("--gpc-order", action="store_true",
                     help="the GPCs of each random scenario's kernels in block-index order (finding 12) instead")
+    ap.add_argument("--hopper", action="store_true", help="hopper against hopper-spread-sm, per SM and block for block")
     a = ap.parse_args()
+    if a.hopper:
+        hopper_table(a.tbcheck)
+        return
     if a.gpc_order:
         gpc_order_table(a.markdown)
         return
