@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "text_out.hpp"
 #include "tbcheck/model/error.hpp"
 
 namespace tbcheck::cli {
@@ -23,6 +24,8 @@ int tbcheck_main(int argc, char** argv) {
   CLI::App app{"tbcheck: model checker with a hardware oracle for the NVIDIA thread-block-to-SM scheduler"};
   app.set_version_flag("--version", std::string("tbcheck ") + TBCHECK_VERSION);
   app.require_subcommand(1);
+  // Before the subcommands are added: they take the formatter their parent has then.
+  app.formatter(fitting_formatter());
   // One explicit table of commands (no static self-registration).
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_devices(app));
@@ -51,12 +54,18 @@ int tbcheck_main(int argc, char** argv) {
   }
   try {
     for (auto& c : commands)
-      if (c->app->parsed()) return c->run();
+      if (c->app->parsed()) {
+        const int rc = c->run();
+        say_flush();
+        return rc;
+      }
   } catch (const tbcheck::model::InputError& e) {
+    say_flush();
     std::fflush(stdout);
     fmt::print(stderr, "tbcheck: error: {}\n", e.what());
     return kExitBadInput;
   } catch (const std::exception& e) {
+    say_flush();
     std::fflush(stdout);
     fmt::print(stderr, "tbcheck: internal error (please report): {}\n", e.what());
     return kExitInternal;
