@@ -14,6 +14,7 @@
 #include "common.hpp"
 #include "text_out.hpp"
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/report/table.hpp"
 
 namespace tbcheck::cli {
 
@@ -26,6 +27,11 @@ int tbcheck_main(int argc, char** argv) {
   app.require_subcommand(1);
   // Before the subcommands are added: they take the formatter their parent has then.
   app.formatter(fitting_formatter());
+  // Progress lines on stderr (report::Progress) are off with --quiet, given before or after the command
+  // (fallthrough: an option a command does not know is looked up here).
+  bool quiet = false;
+  app.add_flag("--quiet", quiet, "No progress lines on stderr (long commands print them: live on a terminal, every 10 s otherwise)");
+  app.fallthrough();
   // One explicit table of commands (no static self-registration).
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_devices(app));
@@ -52,6 +58,7 @@ int tbcheck_main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitBadInput;
   }
+  report::Progress::set_quiet(quiet);
   try {
     for (auto& c : commands)
       if (c->app->parsed()) {

@@ -3,6 +3,11 @@
 #include "tbcheck/report/table.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -270,27 +275,95 @@ std::string Table::fold(const std::vector<size_t>& width, size_t max_width) cons
   return out;
 }
 
-Progress::Progress(std::string label, size_t total)
-    : label_(std::move(label)), total_(total), enabled_(total > 0 && isatty(STDERR_FILENO) != 0) {}
+namespace {
+std::atomic<bool> g_quiet{false};
+
+std::string duration_text(double s) {
+  if (s < 90) return fmt::format("{:.0f} s", s);
+  if (s < 5400) return fmt::format("{:.0f} min", s / 60);
+  return fmt::format("{:.1f} h", s / 3600);
+}
+}  // namespace
+
+struct Progress::State {
+  std::string label;
+  size_t total = 0;
+  std::atomic<size_t> done{0};
+  bool tty = false;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::mutex m;
+  std::condition_variable cv;
+  bool stop = false, drawn = false;
+  int last_percent = -1;
+  std::thread timer;
+
+  std::string status() const {
+    const size_t d = std::min(done.load(), total);
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::string eta = "estimating";
+    if (d > 0 && d < total) eta = "about " + duration_text(elapsed * static_cast<double>(total - d) / static_cast<double>(d)) + " left";
+    else if (d >= total) eta = "finishing";
+    return fmt::format("{}/{} ({}%), {} elapsed, {}", d, total, d * 100 / total, duration_text(elapsed), eta);
+  }
+  // On a terminal: the live line, redrawn when the percentage moves (or by the timer, for the estimate).
+  void draw_live(bool force) {
+    const size_t d = std::min(done.load(), total);
+    const int pct = static_cast<int>(d * 100 / total);
+    if (pct == last_percent && !force) return;
+    last_percent = pct;
+    const int bar = pct * 20 / 100;
+    std::fprintf(stderr, "\r\033[K%s [%s%s] %s", label.c_str(), std::string(static_cast<size_t>(bar), '#').c_str(),
+                 std::string(static_cast<size_t>(20 - bar), ' ').c_str(), status().c_str());
+    std::fflush(stderr);
+    drawn = true;
+  }
+};
+
+Progress::Progress(std::string label, size_t total) {
+  if (total == 0 || g_quiet.load()) return;
+  s_ = std::make_unique<State>();
+  s_->label = std::move(label);
+  s_->total = total;
+  s_->tty = isatty(STDERR_FILENO) != 0;
+  // The timer: the first line after 10 s, then one every 10 s off a terminal; a redraw every second on one
+  // (the estimate moves while no unit of work ends).
+  s_->timer = std::thread([st = s_.get()] {
+    std::unique_lock<std::mutex> lock(st->m);
+    const auto every = st->tty ? std::chrono::seconds(1) : std::chrono::seconds(10);
+    auto next = st->start + std::chrono::seconds(st->tty ? 2 : 10);
+    while (!st->cv.wait_until(lock, next, [st] { return st->stop; })) {
+      if (st->tty) {
+        st->draw_live(true);
+      } else {
+        std::fprintf(stderr, "%s: %s\n", st->label.c_str(), st->status().c_str());
+        std::fflush(stderr);
+      }
+      next += every;
+    }
+  });
+}
 
 Progress::~Progress() {
-  if (enabled_ && last_percent_ >= 0) std::fprintf(stderr, "\r\033[K");
+  if (!s_) return;
+  {
+    std::lock_guard<std::mutex> lock(s_->m);
+    s_->stop = true;
+    if (s_->tty && s_->drawn) std::fprintf(stderr, "\r\033[K");
+  }
+  s_->cv.notify_all();
+  s_->timer.join();
 }
 
 void Progress::tick(size_t n) {
-  done_ += n;
-  draw(false);
+  if (!s_) return;
+  s_->done += n;
+  if (!s_->tty) return;
+  const auto elapsed = std::chrono::steady_clock::now() - s_->start;
+  if (elapsed < std::chrono::seconds(2)) return;  // a short command draws nothing
+  std::lock_guard<std::mutex> lock(s_->m);
+  if (!s_->stop) s_->draw_live(false);
 }
 
-void Progress::draw(bool) {
-  if (!enabled_) return;
-  int pct = static_cast<int>(done_ * 100 / total_);
-  if (pct == last_percent_) return;
-  last_percent_ = pct;
-  int bar = pct * 30 / 100;
-  std::fprintf(stderr, "\r%s [%s%s] %3d%% (%zu/%zu)", label_.c_str(), std::string(static_cast<size_t>(bar), '#').c_str(),
-               std::string(static_cast<size_t>(30 - bar), ' ').c_str(), pct, done_, total_);
-  std::fflush(stderr);
-}
+void Progress::set_quiet(bool quiet) { g_quiet = quiet; }
 
 }  // namespace tbcheck::report

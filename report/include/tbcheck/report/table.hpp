@@ -1,6 +1,7 @@
 // Plain-text tables for the human output of every command (aligned columns, UTF-8 aware).
 // Kept minimal on purpose: no library in Debian does terminal tables for C++ without pulling more.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,19 +64,23 @@ std::vector<std::string> wrap_text(const std::string& text, size_t width);
 // Display width of a UTF-8 string (code points; our symbols are all single-width).
 size_t display_width(const std::string& s);
 
-// A progress bar on stderr, drawn only when stderr is a terminal (never pollutes pipes or CI logs).
+// Progress of a long command on stderr: on a terminal, one live line (bar, count, an estimate of the time
+// left) rewritten as work is done; otherwise, after the first 10 s, a plain line at least every 10 s (what,
+// how much, elapsed, estimate), so a log or a pipe shows the command is alive. Nothing when quiet
+// (`--quiet`) or when the work is done before the first line is due. tick() may come from any thread.
 class Progress {
  public:
   Progress(std::string label, size_t total);
   ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
   void tick(size_t n = 1);
+  // Off for the whole process (the CLI's --quiet).
+  static void set_quiet(bool quiet);
 
  private:
-  void draw(bool final);
-  std::string label_;
-  size_t total_, done_ = 0;
-  int last_percent_ = -1;
-  bool enabled_;
+  struct State;
+  std::unique_ptr<State> s_;
 };
 
 }  // namespace tbcheck::report
