@@ -358,8 +358,6 @@ void Progress::tick(size_t n) {
   if (!s_) return;
   s_->done += n;
   if (!s_->tty) return;
-  const auto elapsed = std::chrono::steady_clock::now() - s_->start;
-  if (elapsed < std::chrono::seconds(2)) return;  // a short command draws nothing
   std::lock_guard<std::mutex> lock(s_->m);
   if (!s_->stop) s_->draw_live(false);
 }

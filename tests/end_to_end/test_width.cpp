@@ -94,7 +94,7 @@ TEST_CASE("every --help page fits 160 columns with COLUMNS=120, and 100 without 
     INFO("tbcheck " << c << " --help\n" << r.out);
     CHECK(r.exit_code == 0);
     CHECK(widest_line(r.out) <= 120);
-    auto d = test::run_tbcheck(c + " --help");  // no COLUMNS: the default width
+    auto d = test::run_tbcheck(c + " --help", "");  // the default width
     CHECK(widest_line(d.out) <= report::kTableWidth);
   }
 }
