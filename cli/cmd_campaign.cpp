@@ -79,17 +79,17 @@ struct Campaign : Command {
     for (const auto& d : m.devices) {
       size_t cases = 0;
       for (const auto& t : d.tasks) cases += t.cases.size();
-      fmt::print("{}: {} case(s) in {} array task(s) -> {}\n", d.target.name, cases, d.tasks.size(),
+      say("{}: {} case(s) in {} array task(s) -> {}\n", d.target.name, cases, d.tasks.size(),
                  (fs::path(opt.out_dir) / (d.target.name + ".sbatch")).string());
     }
     if (!m.skipped.empty()) {
       std::map<std::string, int> by;
       for (const auto& s : m.skipped) ++by[s.device];
-      for (const auto& [dev, n] : by) fmt::print("skipped {} case(s) of device {} (not in this campaign)\n", n, dev);
+      for (const auto& [dev, n] : by) say("skipped {} case(s) of device {} (not in this campaign)\n", n, dev);
     }
-    fmt::print("wrote {}\nsubmit: ", (fs::path(opt.out_dir) / "manifest.json").string());
-    for (const auto& d : m.devices) fmt::print("sbatch {}  ", (fs::path(opt.out_dir) / (d.target.name + ".sbatch")).string());
-    fmt::print("\n");
+    say("wrote {}\nsubmit: ", (fs::path(opt.out_dir) / "manifest.json").string());
+    for (const auto& d : m.devices) say("sbatch {}  ", (fs::path(opt.out_dir) / (d.target.name + ".sbatch")).string());
+    say("\n");
     return kExitOk;
   }
 
@@ -124,13 +124,13 @@ struct Campaign : Command {
       for (auto s : order) row.push_back(std::to_string(counts[d.target.name][s]));
       t.add(row);
     }
-    fmt::print("campaign {} (oracle {}, {} repetition(s); scheduler: {}):\n{}", m.id, m.oracle, m.repeat,
+    say("campaign {} (oracle {}, {} repetition(s); scheduler: {}):\n{}", m.id, m.oracle, m.repeat,
                sched.available ? "asked (squeue, sacct)" : "none answered, judged by the files", t.render());
     for (const auto& s : st)
       if (s.state == campaign::TaskState::Failed || s.state == campaign::TaskState::Running)
-        fmt::print("  {} task {}: {} ({}/{} results) {}\n", s.device, s.index, campaign::to_string(s.state), s.results,
+        say("  {} task {}: {} ({}/{} results) {}\n", s.device, s.index, campaign::to_string(s.state), s.results,
                    s.cases, s.detail);
-    fmt::print("{}\n", all_done ? "complete: every case has its result" : "incomplete");
+    say("{}\n", all_done ? "complete: every case has its result" : "incomplete");
     return all_done ? kExitOk : kExitFailed;
   }
 
@@ -146,12 +146,12 @@ struct Campaign : Command {
       std::string line = fmt::format("sbatch --array={} {}", r.array, r.script);
       nlohmann::json x = {{"device", r.device}, {"array", r.array}, {"command", line}};
       if (dry_run) {
-        if (!json) fmt::print("would run: {}\n", line);
+        if (!json) say("would run: {}\n", line);
         out.push_back(x);
         continue;
       }
       for (const auto& p : campaign::clear_for_resubmission(m, r, dir))
-        if (!json) fmt::print("removed {}\n", p);
+        if (!json) say("removed {}\n", p);
       auto res = campaign::run_command(argv);
       if (!res) throw model::InputError("sbatch", "", "not found on PATH: resume submits with Slurm's sbatch");
       if (res->exit_code != 0) {
@@ -161,7 +161,7 @@ struct Campaign : Command {
       } else {
         std::string id = res->out.substr(0, res->out.find_first_of(";\n"));
         x["job"] = id;
-        if (!json) fmt::print("{}: submitted job {}\n", line, id);
+        if (!json) say("{}: submitted job {}\n", line, id);
       }
       out.push_back(x);
     }
@@ -171,7 +171,7 @@ struct Campaign : Command {
       j["resubmitted"] = out;
       print_json(j);
     } else if (subs.empty()) {
-      fmt::print("nothing to resubmit: every task is done, queued or running\n");
+      say("nothing to resubmit: every task is done, queued or running\n");
     }
     return rc;
   }
@@ -198,9 +198,9 @@ struct Campaign : Command {
       print_json(j);
       return ok ? kExitOk : kExitFailed;
     }
-    fmt::print("collected {} new, {} already there, {} conflicting (kept, not overwritten), {} case(s) without a result yet\n",
+    say("collected {} new, {} already there, {} conflicting (kept, not overwritten), {} case(s) without a result yet\n",
                r.copied.size(), r.already.size(), r.conflicts.size(), r.missing);
-    for (const auto& c : r.conflicts) fmt::print("  conflict: {} differs from this campaign's result\n", c);
+    for (const auto& c : r.conflicts) say("  conflict: {} differs from this campaign's result\n", c);
     if (!cases.empty()) {
       report::Table t({"hypothesis", "exact pass", "fail", "unknown", "n/a"});
       for (size_t c = 1; c < 5; ++c) t.right_align(c);
@@ -209,7 +209,7 @@ struct Campaign : Command {
         t.add({hs[h].name, std::to_string(tally.pass), std::to_string(tally.fail), std::to_string(tally.unknown),
                std::to_string(tally.other)});
       }
-      fmt::print("validate ({} collected case(s), level exact):\n{}", cases.size(), t.render());
+      say("validate ({} collected case(s), level exact):\n{}", cases.size(), t.render());
     }
     return ok ? kExitOk : kExitFailed;
   }

@@ -18,7 +18,7 @@ struct Check : Command {
   std::string hypothesis_spec, against_spec = "all", device_name = "rtx3090", synthesis = "unseparated";
   std::vector<std::string> corpus_paths;
   double timeout_s = 5.0;
-  bool json = false;
+  bool json = false, details = false;
   JudgingFlags judging;
 
   // What Z3 said for the pair, also when a corpus case already separated it (--synthesize all).
@@ -91,54 +91,71 @@ struct Check : Command {
       print_json(j);
       return rc;
     }
-    fmt::print("Hypothesis {} ({})\n", h.name, h.file);
-    if (!h.description.empty()) fmt::print("  {}\n", h.description);
-    if (r.same_as) fmt::print("  Same options as the shipped hypothesis {}.\n", *r.same_as);
+    say("Hypothesis {} ({})\n", h.name, h.file);
+    if (!h.description.empty()) say("  {}\n", h.description);
+    if (r.same_as) say("  Same options as the shipped hypothesis {}.\n", *r.same_as);
     report::Table opts({"mechanism", "option", "cites", "meaning"});
+    opts.wrap(2);
+    opts.wrap(3);
     for (const auto& e : r.options) opts.add({e.mechanism, e.value, e.cites, e.meaning});
-    fmt::print("\nOptions:\n{}", opts.render());
+    say("\nOptions:\n{}", opts.render());
 
-    fmt::print("\nCorpus ({} cases from {}; timing {}{}): passing / failing / unknown / not applicable\n", r.cases,
+    say("\nCorpus ({} cases from {}; timing {}{}): passing / failing / unknown / not applicable\n", r.cases,
                fmt::join(paths, ", "), model::to_string(r.timing),
                r.timing == model::Timing::Trace ? fmt::format(", trace-driven for {} of them", r.traced) : "");
     report::Table lv({"level", "pass", "fail", "unknown", "n/a"});
     for (const auto& t : r.tallies)
       lv.add({std::string(model::to_string(t.level)), std::to_string(t.pass), std::to_string(t.fail), std::to_string(t.unknown),
               std::to_string(t.other)});
-    fmt::print("{}", lv.render());
-    const size_t shown = std::min<size_t>(r.failures.size(), 15);
-    if (shown) fmt::print("Failures (strictest failing level; {} of {}):\n", shown, r.failures.size());
+    say("{}", lv.render());
+    const size_t shown = details ? r.failures.size() : std::min<size_t>(r.failures.size(), 15);
+    if (shown) say("Failures (strictest failing level; {} of {}{}):\n", shown, r.failures.size(),
+                   shown < r.failures.size() ? "; --details shows all" : "");
     for (size_t i = 0; i < shown; ++i)
-      fmt::print("  {} ({}): {}\n", r.failures[i].case_id, r.failures[i].level, r.failures[i].detail);
-    for (const auto& m : r.expectation_mismatches) fmt::print("  expectation mismatch: {}\n", m);
+      say("  {} ({}): {}\n", r.failures[i].case_id, r.failures[i].level, r.failures[i].detail);
+    for (const auto& m : r.expectation_mismatches) say("  expectation mismatch: {}\n", m);
     if (!mine[0].ranges.empty()) {
-      fmt::print("Thresholds given as intervals ({}): the tallies judge each interval's upper end; {} of {} cases "
+      say("Thresholds given as intervals ({}): the tallies judge each interval's upper end; {} of {} cases "
                  "predict the same placements over the whole interval{}\n",
                  ranges_text, independent, over, depends.empty() ? " (independent of the value inside)" : "; the others:");
-      for (const auto& [id, p] : depends) fmt::print("  {}: {}\n", id, p.summary());
+      for (const auto& [id, p] : depends) say("  {}: {}\n", id, p.summary());
     }
     if (r.expectation_mismatches.empty() && !r.failures.empty())
-      fmt::print("No case's expectation for {} is contradicted: the {} failure(s) above are findings (exit 0).\n", h.name,
+      say("No case's expectation for {} is contradicted: the {} failure(s) above are findings (exit 0).\n", h.name,
                  r.failures.size());
 
-    fmt::print("\nAgainst the shipped hypotheses (synthesis: {}, {} s per query, solver {:.1f} s in all):\n", synthesis,
+    say("\nAgainst the shipped hypotheses (synthesis: {}, {} s per query, solver {:.1f} s in all):\n", synthesis,
                timeout_s, r.solver_seconds);
     report::Table t({"against", "options that differ", "verdict", "witness", "synthesis", "detail"});
+    t.wrap(1);
+    t.wrap(5);
     for (const auto& p : r.pairs)
       t.add({p.other, p.differences.empty() ? "-" : fmt::format("{}", fmt::join(p.differences, "; ")),
              std::string(search::to_string(p.verdict)), p.witness_case.empty() ? "-" : p.witness_case, synthesis_cell(p),
              p.detail});
-    fmt::print("{}", t.render());
+    say("{}", t.render());
 
     size_t apart = 0;
     for (const auto& n : r.neighbours) apart += n.cases.empty() ? 0 : 1;
-    fmt::print("\nNeighbours (valid compositions one or two option changes away): {} of {} separated by a corpus case\n",
+    say("\nNeighbours (valid compositions one or two option changes away): {} of {} separated by a corpus case\n",
                apart, r.neighbours.size());
     report::Table nt({"neighbour", "options that differ", "separating corpus cases"});
-    for (const auto& n : r.neighbours)
+    nt.wrap(1);
+    nt.wrap(2);
+    // A neighbour many cases separate: the first few and a count, unless --details.
+    constexpr size_t kShownCases = 4;
+    for (const auto& n : r.neighbours) {
+      const std::vector<std::string> listed(
+          n.cases.begin(),
+          n.cases.begin() + static_cast<std::ptrdiff_t>(details ? n.cases.size() : std::min(n.cases.size(), kShownCases)));
       nt.add({n.name, fmt::format("{}", fmt::join(n.differences, "; ")),
-              n.cases.empty() ? "none in the corpus" : fmt::format("{}", fmt::join(n.cases, ", "))});
-    fmt::print("{}", nt.render());
+              n.cases.empty() ? "none in the corpus"
+                              : fmt::format("{}{}", fmt::join(listed, ", "),
+                                            listed.size() < n.cases.size()
+                                                ? fmt::format(", ... {} more (--details shows all)", n.cases.size() - listed.size())
+                                                : "")});
+    }
+    say("{}", nt.render());
     return rc;
   }
 };
@@ -162,6 +179,7 @@ std::unique_ptr<Command> make_check(CLI::App& app) {
       ->check(number_in(0.1, 3600.0));
   add_judging_options(c->app, c->judging);
   c->app->add_flag("--json", c->json, "Machine-readable output");
+  c->app->add_flag("--details", c->details, "List every failure and every separating case (default: the first 15 failures, 4 cases per neighbour)");
   c->app->footer(kExitCodesHelp);
   return c;
 }

@@ -96,6 +96,8 @@ struct Distinguish : Command {
     report::Table t({"pair", "outcome", "reduced", "kernels", "blocks", "duration", "solver s", "wall s", "minimal",
                      "route / reason"});
     for (size_t c : {3u, 4u, 5u, 6u, 7u}) t.right_align(c);
+    t.wrap(0);
+    t.wrap(9);
     for (const auto& r : results) {
       bool sep = r.outcome == search::PairOutcome::Separated;
       t.add({r.h1 + " / " + r.h2, std::string(search::to_string(r.outcome)),
@@ -105,15 +107,15 @@ struct Distinguish : Command {
              sep ? search::minimality_text(r) : "",
              sep ? r.route + (r.reason.empty() ? "" : "; " + r.reason) : r.reason});
     }
-    fmt::print("{} on {}:\n{}", pairs == 1 ? "1 pair" : fmt::format("{} pairs", pairs), dev.name, t.render());
+    say("{} on {}:\n{}", pairs == 1 ? "1 pair" : fmt::format("{} pairs", pairs), dev.name, t.render());
     double total = 0, wall = 0;
     for (const auto& r : results) {
       total += r.solver_seconds;
       wall += r.wall_seconds;
     }
-    fmt::print("solver time {:.1f} s, pair wall time {:.1f} s summed, {:.1f} s elapsed on {} job(s)\n", total, wall,
+    say("solver time {:.1f} s, pair wall time {:.1f} s summed, {:.1f} s elapsed on {} job(s)\n", total, wall,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), jobs);
-    for (const auto& w : written) fmt::print("wrote {}\n", w);
+    for (const auto& w : written) say("wrote {}\n", w);
     return kExitOk;
   }
 };

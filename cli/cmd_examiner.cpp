@@ -60,7 +60,7 @@ struct ImportExaminer : Command {
       print_json(j);
     } else {
       for (size_t i = 0; i < cases.size(); ++i)
-        fmt::print("{}: {} kernels, {} blocks -> {}\n", cases[i].id, cases[i].scenario.kernels.size(),
+        say("{}: {} kernels, {} blocks -> {}\n", cases[i].id, cases[i].scenario.kernels.size(),
                    cases[i].scenario.total_blocks(), written[i]);
     }
     return kExitOk;

@@ -25,7 +25,7 @@ struct Devices : Command {
       print_json(j);
       return kExitOk;
     }
-    // Short headers and the descriptions below the table keep it within report::kTableWidth columns; --json
+    // Short headers and the descriptions below the table keep it within report::output_width() columns; --json
     // has every field.
     report::Table t({"name", "cc", "SMs", "TPCs", "PBs", "blocks", "warps", "regs", "unit", "smem KB", "rsvd", "smem/blk"});
     for (size_t c : {2u, 3u, 4u, 5u, 6u, 7u, 8u, 10u, 11u}) t.right_align(c);
@@ -35,16 +35,16 @@ struct Devices : Command {
              std::to_string(d.max_blocks_per_sm), std::to_string(d.max_warps_per_sm), std::to_string(d.regs_per_sm),
              std::to_string(d.reg_alloc_unit), fmt::format("{}", fmt::join(d.smem_configs_kb, "/")),
              std::to_string(d.smem_reserved_per_block), std::to_string(d.max_smem_per_block)});
-    fmt::print("{}Per SM: blocks, warps, registers; unit: register allocation unit; smem KB: shared memory\n"
+    say("{}Per SM: blocks, warps, registers; unit: register allocation unit; smem KB: shared memory\n"
                "configurations; rsvd: bytes reserved per block; smem/blk: most shared memory bytes per block.\n\n"
                "Descriptions:\n",
                t.render());
     size_t name_width = 0;
     for (const auto& d : ds) name_width = std::max(name_width, d.name.size());
     for (const auto& d : ds) {
-      const auto lines = report::wrap_text(d.description, report::kTableWidth - name_width - 4);
+      const auto lines = report::wrap_text(d.description, report::output_width() - name_width - 4);
       for (size_t i = 0; i < lines.size(); ++i)
-        fmt::print("  {:<{}}  {}\n", i == 0 ? d.name : "", name_width, lines[i]);
+        say("  {:<{}}  {}\n", i == 0 ? d.name : "", name_width, lines[i]);
     }
     return kExitOk;
   }
@@ -66,6 +66,14 @@ struct Hypotheses : Command {
       print_json(j);
       return kExitOk;
     }
+    print_hypotheses(hs);
+    say("\nA new hypothesis is a JSON file of these options (optionally \"base\": a shipped one); "
+        "`tbcheck hypotheses --options` lists every option with its paper section.\n");
+    return kExitOk;
+  }
+  // The shipped hypotheses, one row each, and where each comes from: what `hypotheses` shows, and what
+  // `hypotheses --options` shows before the options (the README's tour promises both).
+  static void print_hypotheses(const std::vector<model::Hypothesis>& hs) {
     std::vector<std::string> headers = {"name"};
     for (const auto& c : model::option_columns(model::Hypothesis{})) headers.emplace_back(c.header);
     report::Table t(headers);
@@ -74,31 +82,36 @@ struct Hypotheses : Command {
       for (auto& c : model::option_columns(h)) row.push_back(std::move(c.cell));
       t.add(row);
     }
-    fmt::print("{}\nSources:\n", t.render());
-    for (const auto& h : hs) fmt::print("  {:<22} {}\n", h.name, h.source);
-    fmt::print("\nA new hypothesis is a JSON file of these options (optionally \"base\": a shipped one); "
-               "`tbcheck hypotheses --options` lists every option with its paper section.\n");
-    return kExitOk;
+    say("{}\nSources:\n", t.render());
+    size_t name_width = 0;
+    for (const auto& h : hs) name_width = std::max(name_width, h.name.size());
+    for (const auto& h : hs) say("  {:<{}}  {}\n", h.name, name_width, h.source);
   }
   int run_options() {
     if (markdown) {  // docs/design.md's table (tests/model/test_hypothesis.cpp keeps the two in step)
       fmt::print("{}", model::option_table_markdown());
       return kExitOk;
     }
+    const auto& hs = model::builtin_hypotheses();
     if (json) {
       auto j = envelope();
+      j["hypotheses"] = nlohmann::json::array();
+      for (const auto& h : hs) j["hypotheses"].push_back(h.to_json());
       j["options"] = nlohmann::json::array();
       for (const auto& o : model::option_table())
         j["options"].push_back({{"mechanism", o.mechanism}, {"value", o.value}, {"cites", o.cites}, {"meaning", o.meaning}});
       print_json(j);
       return kExitOk;
     }
+    say("Shipped hypotheses (each one option per mechanism):\n\n");
+    print_hypotheses(hs);
+    say("\nMechanism options (a hypothesis file picks one per mechanism; \"base\" starts from a shipped one):\n\n");
     report::Table t({"mechanism", "option", "from", "meaning"});
     t.wrap(2);
     t.wrap(3);
     for (const auto& o : model::option_table())
       t.add({std::string(o.mechanism), std::string(o.value), std::string(o.cites), std::string(o.meaning)});
-    fmt::print("{}", t.render());
+    say("{}", t.render());
     return kExitOk;
   }
 };
@@ -116,7 +129,7 @@ std::unique_ptr<Command> make_hypotheses(CLI::App& app) {
   auto c = std::make_unique<Hypotheses>();
   c->app = app.add_subcommand("hypotheses", "List the shipped hypotheses and their mechanism options");
   c->app->add_flag("--json", c->json, "Machine-readable output");
-  c->app->add_flag("--options", c->options, "List every mechanism option with the paper section it comes from");
+  c->app->add_flag("--options", c->options, "The shipped hypotheses, then every mechanism option with the paper section it comes from");
   c->app->add_flag("--markdown", c->markdown, "With --options: the Markdown table docs/design.md shows");
   return c;
 }

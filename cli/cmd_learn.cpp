@@ -118,7 +118,7 @@ struct Learn : Command {
     opt.synthesize = !no_synthesis;
     opt.bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
     if (!json)
-      fmt::print("{}", report::learn_header_text(dev.name, opt.oracle_spec, hs.size(),
+      say("{}", report::learn_header_text(dev.name, opt.oracle_spec, hs.size(),
                                                  opt.space == search::LearnSpace::Compositions, corpus.size(),
                                                  opt.repetitions));
     // Progress on a terminal only: one line on stderr, rewritten, cleared before each step's report.
@@ -129,7 +129,7 @@ struct Learn : Command {
     progress("learn: choosing the first case...");
     auto print_step = [&](const search::LearnStep& s) {
       progress("");
-      if (!json) fmt::print("{}", report::learn_step_text(step_view(s)));
+      if (!json) say("{}", report::learn_step_text(step_view(s)));
       progress(fmt::format("learn: step {} done, {} consistent; choosing the next case...", s.index, s.survivor_count));
     };
     search::LearnResult r = search::learn(std::move(hs), dev, corpus, opt, print_step);
@@ -164,7 +164,7 @@ struct Learn : Command {
       report::LearnView v = result_view(r, dev.name);
       v.written = written.size();
       v.out_dir = out_dir;
-      fmt::print("{}", report::learn_result_text(v));
+      say("{}", report::learn_result_text(v));
     }
     switch (r.outcome) {
       case search::LearnOutcome::Identified:

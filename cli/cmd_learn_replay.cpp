@@ -1,12 +1,15 @@
 // `tbcheck learn --oracle replay:<recordings>`: reads the recordings, runs search::learn_from_recordings and
 // prints (or writes with --out) what they settle and the campaign that would settle the rest on the GPU.
 #include "cmd_learn_replay.hpp"
+#include "text_out.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tbcheck/model/device_spec.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/json_reader.hpp"
@@ -28,6 +31,25 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+// A device file under docs/results/<name>/ (from the repository root) holding exactly `carried`: where a
+// measured device of that name was written down, so the hint can name a file the user has.
+std::string device_file_for(const model::Device& carried) {
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::path("docs/results") / carried.name;
+  if (!std::filesystem::is_directory(dir, ec)) return "";
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json") files.push_back(e.path().generic_string());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    try {
+      if (model::device_from_spec(f, "--device") == carried) return f;
+    } catch (const model::InputError&) {  // not a device file (a learn result, a probe log): not this one
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 bool is_replay_learning(const std::string& oracle_spec) { return oracle_spec.rfind("replay:", 0) == 0; }
@@ -45,6 +67,7 @@ int learn_from_recordings_command(const model::Device& dev, const std::vector<mo
     recordings.insert(recordings.end(), cs.begin(), cs.end());
   }
   const search::ReplayLearnResult r = search::learn_from_recordings(hs, dev, recordings, corpus, opt);
+  const std::string carried_file = r.device_differs ? device_file_for(r.device_differs->carried) : "";
 
   std::vector<std::string> written;
   if (!out_dir.empty()) {
@@ -63,66 +86,85 @@ int learn_from_recordings_command(const model::Device& dev, const std::vector<mo
     j["oracle"] = oracle_spec;
     j["timing"] = model::to_string(opt.judging.timing);
     j.update(r.to_json());
+    if (r.device_differs) j["device_differs"]["device_file"] = carried_file;
     j["written"] = written;
     print_json(j);
     return r.consistent.empty() ? kExitFailed : kExitOk;
   }
-  fmt::print("learn on {} from recordings ({}; timing {}): {} candidates in {} groups that act alike on {}\n",
+  say("learn on {} from recordings ({}; timing {}): {} candidates in {} groups that act alike on {}\n",
              dev.name, fmt::join(paths, ", "), model::to_string(opt.judging.timing), r.candidates, r.groups, dev.name);
   // One line per file: a folder of several devices' recordings skips whole files.
   for (size_t i = 0; i < r.skipped.size();) {
     size_t j = i;
     while (j < r.skipped.size() && r.skipped[j].file == r.skipped[i].file && r.skipped[j].why == r.skipped[i].why) ++j;
-    if (j - i == 1) fmt::print("skipped {}\n", r.skipped[i].message);
-    else fmt::print("skipped {} case(s) ({}), first: {}\n", j - i, search::to_string(r.skipped[i].why), r.skipped[i].message);
+    if (j - i == 1) say("skipped {}\n", r.skipped[i].message);
+    else say("skipped {} case(s) ({}), first: {}\n", j - i, search::to_string(r.skipped[i].why), r.skipped[i].message);
     i = j;
   }
   if (!r.not_applicable.empty())
-    fmt::print("set aside {} candidates not applicable to {} (first: {})\n", r.not_applicable.size(), dev.name,
+    say("set aside {} candidates not applicable to {} (first: {})\n", r.not_applicable.size(), dev.name,
                r.not_applicable.front());
   for (const auto& s : r.steps)
-    fmt::print("recording {:>2} {:<32} {:>6} -> {:>6} groups{}\n", s.index, s.case_id, s.groups_before, s.groups_after,
+    say("recording {:>2} {:<32} {:>6} -> {:>6} groups{}\n", s.index, s.case_id, s.groups_before, s.groups_after,
                s.undecided ? fmt::format(" ({} undecided: kept)", s.undecided) : "");
+  if (r.device_differs) {
+    const auto& dd = *r.device_differs;
+    say("\nnote: {} of the {} recording(s) of {} carry a device that differs from the one given ({}; first: {}); "
+        "candidates are grouped and set aside on the device given. {}\n",
+        dd.recordings, r.recordings, dev.name, fmt::join(dd.fields, ", "), dd.first_file,
+        carried_file.empty() ? fmt::format("Their device is the \"device\" object of {}: write it to a file and give it "
+                                           "with --device FILE.",
+                                           dd.first_file)
+                             : fmt::format("It is {}: try --device {}", carried_file, carried_file));
+  }
   if (r.consistent.empty()) {
-    fmt::print("\nno candidate fits every recording of {}\n", dev.name);
+    say("\nno candidate fits every recording of {}\n", dev.name);
+    if (!r.nearest.empty()) {
+      say("nearest (fewest recordings refuted exactly, then fewest refuted in per-SM counts; of the groups refuted "
+          "last):\n");
+      for (const auto& n : r.nearest)
+        say("  {}{}: {} of {} recording(s) refuted ({} in counts); first fails {} ({}): {}\n", n.names.front(),
+            n.members > 1 ? fmt::format(" (and {} more acting alike; --json names some)", n.members - 1) : "",
+            n.recordings_refuted, r.recordings, n.counts_refuted, n.first_case, n.first_file, n.where);
+    }
     return kExitFailed;
   }
-  fmt::print("\nconsistent with every recording: {} candidates in {} groups\n", r.consistent.size(),
+  say("\nconsistent with every recording: {} candidates in {} groups\n", r.consistent.size(),
              r.consistent_groups.size());
   constexpr size_t kShownGroups = 6;
   for (size_t i = 0; i < r.consistent_groups.size() && i < kShownGroups; ++i) {
     const auto& g = r.consistent_groups[i];
-    fmt::print("  {}{}\n", fmt::join(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(g.size(), 3)), ", "),
+    say("  {}{}\n", fmt::join(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(g.size(), 3)), ", "),
                g.size() > 3 ? fmt::format(", ... ({} in all)", g.size()) : "");
   }
   if (r.consistent_groups.size() > kShownGroups)
-    fmt::print("  ... {} more groups (--json lists every one)\n", r.consistent_groups.size() - kShownGroups);
-  fmt::print("mechanisms:\n");
+    say("  ... {} more groups (--json lists every one)\n", r.consistent_groups.size() - kShownGroups);
+  say("mechanisms:\n");
   for (const auto& m : r.mechanisms)
-    fmt::print("  {:<30} {:<8} {}\n", m.mechanism, search::to_string(m.state),
+    say("  {:<30} {:<8} {}\n", m.mechanism, search::to_string(m.state),
                m.state == search::Settledness::Settled
                    ? fmt::format("{}{}", fmt::join(m.values, " = "),
                                  m.settled_by.empty() ? "" : " (settled by " + m.settled_by + ")")
                    : fmt::format("still one of: {}", fmt::join(m.values, ", ")));
   if (!r.intervals.empty()) {
-    fmt::print("thresholds of {} (the values every recording allows):\n", r.intervals_of);
+    say("thresholds of {} (the values every recording allows):\n", r.intervals_of);
     for (const auto& iv : r.intervals)
-      fmt::print("  {:<30} {} ({} of the device's steps of {})\n", iv.option.key, iv.range_text(), iv.cuts(),
+      say("  {:<30} {} ({} of the device's steps of {})\n", iv.option.key, iv.range_text(), iv.cuts(),
                  iv.granularity);
   }
   if (r.campaign.empty()) {
-    fmt::print("campaign: none{}\n", r.consistent_groups.size() > 1 ? " (no corpus case splits the groups left)" : "");
+    say("campaign: none{}\n", r.consistent_groups.size() > 1 ? " (no corpus case splits the groups left)" : "");
   } else {
-    fmt::print("campaign to settle the rest on {} (smallest first; classes over {} of the {} groups):\n", dev.name,
+    say("campaign to settle the rest on {} (smallest first; classes over {} of the {} groups):\n", dev.name,
                r.campaign_sample, r.consistent_groups.size());
     for (const auto& c : r.campaign)
-      fmt::print("  {} ({} kernels, {} blocks; classes {}) from {}\n", c.c.id, c.c.scenario.kernels.size(),
+      say("  {} ({} kernels, {} blocks; classes {}) from {}\n", c.c.id, c.c.scenario.kernels.size(),
                  c.c.scenario.total_blocks(), fmt::join(c.class_sizes, "/"), c.origin);
-    fmt::print("  after them the largest class of the sample left together: {} group(s)\n", r.unsplit_groups);
+    say("  after them the largest class of the sample left together: {} group(s)\n", r.unsplit_groups);
   }
-  fmt::print("{} judgement(s) of a group against a recording\n", r.evaluations);
+  say("{} judgement(s) of a group against a recording\n", r.evaluations);
   if (!written.empty())
-    fmt::print("wrote {} case file(s) to {} (tbcheck campaign plan --cases {} ...)\n", written.size(),
+    say("wrote {} case file(s) to {} (tbcheck campaign plan --cases {} ...)\n", written.size(),
                (std::filesystem::path(out_dir) / "campaign").string(),
                (std::filesystem::path(out_dir) / "campaign").string());
   return kExitOk;

@@ -36,14 +36,14 @@ struct Merge : Command {
     }
     size_t separated = 0;
     for (const auto& p : m.pairs) separated += p.contains("case");
-    fmt::print("merged {} shard(s): {} pairs on {}, {} separated\n", shard_dirs.size(), m.pairs.size(), m.device, separated);
+    say("merged {} shard(s): {} pairs on {}, {} separated\n", shard_dirs.size(), m.pairs.size(), m.device, separated);
     for (const auto& p : m.pairs)
-      fmt::print("  {} / {}: {}{}\n", p.value("h1", ""), p.value("h2", ""), p.value("outcome", ""),
+      say("  {} / {}: {}{}\n", p.value("h1", ""), p.value("h2", ""), p.value("outcome", ""),
                  p.value("minimality", "").empty() ? "" : " (minimality " + p.value("minimality", "") + ")");
     if (m.timing_sensitive > 0)
-      fmt::print("{} pair(s) met a time limit (unknown, or minimality bounded): their answers can differ between runs\n",
+      say("{} pair(s) met a time limit (unknown, or minimality bounded): their answers can differ between runs\n",
                  m.timing_sensitive);
-    for (const auto& w : written) fmt::print("wrote {}\n", w);
+    for (const auto& w : written) say("wrote {}\n", w);
     return kExitOk;
   }
 };

@@ -58,13 +58,13 @@ struct Minimize : Command {
       print_json(j);
       return kExitOk;
     }
-    fmt::print("before: {} kernels, {} blocks, summed duration {}\n", r.before.kernels, r.before.blocks, r.before.duration);
-    fmt::print("after:  {} kernels, {} blocks, summed duration {} ({}, {} predicate evaluations)\n", r.after.kernels,
+    say("before: {} kernels, {} blocks, summed duration {}\n", r.before.kernels, r.before.blocks, r.before.duration);
+    say("after:  {} kernels, {} blocks, summed duration {} ({}, {} predicate evaluations)\n", r.after.kernels,
                r.after.blocks, r.after.duration, search::to_string(r.outcome), r.evaluations);
-    if (r.level) fmt::print("level:  {}\n", model::to_string(*r.level));
-    fmt::print("reductions: {}\nwitness: {}\n", r.scope, r.witness);
-    if (out_path.empty()) fmt::print("\n{}", text);
-    else fmt::print("written: {}\n", out_path);
+    if (r.level) say("level:  {}\n", model::to_string(*r.level));
+    say("reductions: {}\nwitness: {}\n", r.scope, r.witness);
+    if (out_path.empty()) say("\n{}", text);
+    else say("written: {}\n", out_path);
     return kExitOk;
   }
 };

@@ -48,9 +48,9 @@ struct ImportNtbs : Command {
       print_json(j);
     } else {
       for (size_t i = 0; i < written.size(); ++i)
-        fmt::print("{}: {} cases -> {}\n", imported.collections[i].gpu,
+        say("{}: {} cases -> {}\n", imported.collections[i].gpu,
                    imported.collections[i].collection["cases"].size(), written[i]);
-      for (const auto& s : imported.skipped) fmt::print("{}: skipped ({})\n", s.gpu, s.reason);
+      for (const auto& s : imported.skipped) say("{}: skipped ({})\n", s.gpu, s.reason);
     }
     return kExitOk;
   }

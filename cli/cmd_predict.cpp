@@ -29,6 +29,7 @@ report::Table schedule_table(const model::Schedule& s) {
   report::Table t({"kernel", "blocks", "SMs", "start", "end"});
   t.right_align(3);
   t.right_align(4);
+  t.wrap(2);  // an unfolded (--no-fold) or irregular SM list wraps rather than widening the table
   for (const auto& k : s.kernels) {
     size_t b = 0;
     while (b < k.blocks.size()) {
@@ -183,11 +184,11 @@ struct Predict : Command {
     for (size_t i = 0; i < schedules.size(); ++i) {
       const auto& s = schedules[i];
       const auto& r = over_ranges[i];
-      fmt::print("{}{} on {} ({} SMs): {} blocks, makespan {}\n", i ? "\n" : "", s.hypothesis, sc.device.name, s.sms,
+      say("{}{} on {} ({} SMs): {} blocks, makespan {}\n", i ? "\n" : "", s.hypothesis, sc.device.name, s.sms,
                  sc.total_blocks(), s.makespan());
       for (const auto& k : sc.kernels)
-        if (std::string c = report::controls_text(k); !c.empty()) fmt::print("{}: {}\n", k.name, c);
-      if (r) fmt::print("{}\n", r->summary());
+        if (std::string c = report::controls_text(k); !c.empty()) say("{}: {}\n", k.name, c);
+      if (r) say("{}\n", r->summary());
       if (r && r->failure.empty() && !r->independent()) {
         for (size_t n = 0; n < r->outcomes.size(); ++n) {
           std::vector<std::string> where;
@@ -196,19 +197,19 @@ struct Predict : Command {
             for (const auto& p : r->outcomes[n].pieces[x]) texts.push_back(model::threshold_range_text(r->options[x].option, p));
             where.push_back(fmt::format("{} in {}", r->options[x].option.key, fmt::join(texts, " or ")));
           }
-          fmt::print("outcome {} ({}): makespan {}\n{}", n + 1, fmt::join(where, ", "), r->outcomes[n].schedule.makespan(),
+          say("outcome {} ({}): makespan {}\n{}", n + 1, fmt::join(where, ", "), r->outcomes[n].schedule.makespan(),
                      schedule_table(r->outcomes[n].schedule).render());
         }
         continue;
       }
-      fmt::print("{}", schedule_table(s).render());
+      say("{}", schedule_table(s).render());
     }
     if (contest)
-      fmt::print("\nAgainst {} on {} ({}):\n{}{}", against_spec, sc.device.name, contest->architecture, evidence_said,
+      say("\nAgainst {} on {} ({}):\n{}{}", against_spec, sc.device.name, contest->architecture, evidence_said,
                  contest->text());
-    for (const auto& w : written) fmt::print("wrote {} (tbcheck run {} --oracle cuda settles it)\n", w, w);
-    if (!svg_path.empty()) fmt::print("wrote {}\n", svg_path);
-    if (!trace_path.empty()) fmt::print("wrote {} (open in https://ui.perfetto.dev)\n", trace_path);
+    for (const auto& w : written) say("wrote {} (tbcheck run {} --oracle cuda settles it)\n", w, w);
+    if (!svg_path.empty()) say("wrote {}\n", svg_path);
+    if (!trace_path.empty()) say("wrote {} (open in https://ui.perfetto.dev)\n", trace_path);
     return undetermined ? kExitFailed : kExitOk;
   }
 };

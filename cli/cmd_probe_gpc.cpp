@@ -26,7 +26,7 @@ struct ProbeGpc : Command {
     o.device_index = device_index;
     const oracle::cuda::GpcProbe p = oracle::cuda::probe_gpc(o);
     if (p.status != oracle::RunStatus::Ok) {
-      fmt::print("probe-gpc: {}: {}\n", oracle::to_string(p.status), p.reason);
+      say("probe-gpc: {}: {}\n", oracle::to_string(p.status), p.reason);
       const bool setup = p.status == oracle::RunStatus::NoDevice || p.status == oracle::RunStatus::Unsupported;
       return setup ? kExitBadInput : kExitFailed;
     }
@@ -53,15 +53,15 @@ struct ProbeGpc : Command {
                                      "sms_of_each_cluster and first_waves are %smid"}};
     const std::string raw = (std::filesystem::path(out_dir) / ("probe-gpc-" + d->name + ".json")).string();
     model::write_file_atomic(raw, model::json_file_text(raw_json, 1), /*no_overwrite=*/true);
-    fmt::print("raw measurement -> {}\n", raw);
+    say("raw measurement -> {}\n", raw);
     const model::Device measured = oracle::cuda::device_with_gpc_map(*d, p, map, order);
     const std::string path = (std::filesystem::path(out_dir) / (measured.name + ".json")).string();
     model::write_file_atomic(path, model::json_file_text(measured.to_json(), 2), /*no_overwrite=*/true);
-    if (!ordered) fmt::print("scheduler SM order not measured: {}; the map numbers SMs as %smid\n", order.problem);
+    if (!ordered) say("scheduler SM order not measured: {}; the map numbers SMs as %smid\n", order.problem);
     else if (!order.varying.empty())
-      fmt::print("scheduler SM order: positions {} varied between launches; the first launch's order is kept\n",
+      say("scheduler SM order: positions {} varied between launches; the first launch's order is kept\n",
                  fmt::join(order.varying, ", "));
-    fmt::print("{}: {} GPCs over {} TPCs (clusters of {} blocks, {} launches) -> {}\n", measured.name,
+    say("{}: {} GPCs over {} TPCs (clusters of {} blocks, {} launches) -> {}\n", measured.name,
                *std::max_element(map.gpc_of_tpc.begin(), map.gpc_of_tpc.end()) + 1, map.gpc_of_tpc.size(),
                fmt::join(p.cluster_sizes, ", "), p.launches, path);
     return kExitOk;

@@ -74,9 +74,9 @@ struct Random : Command {
       print_json(j);
       return kExitOk;
     }
-    fmt::print("{} cases for {} (seed {}, fill judged by {}) written to {}\n", count, d.name, seed, judge, out_dir);
+    say("{} cases for {} (seed {}, fill judged by {}) written to {}\n", count, d.name, seed, judge, out_dir);
     if (count > 0)
-      fmt::print("kernels per case: {} to {} (mean {:.1f}); blocks per case: mean {:.1f}; {} stopped at the kernel cap\n",
+      say("kernels per case: {} to {} (mean {:.1f}); blocks per case: mean {:.1f}; {} stopped at the kernel cap\n",
                  fewest, most, double(kernels) / count, double(blocks) / count, capped);
     return kExitOk;
   }

@@ -76,9 +76,9 @@ struct Retime : Command {
       print_json(j);
     } else {
       for (size_t i = 0; i < retimed.size(); ++i)
-        fmt::print("{} -> {} (tick {} x {} ns)\n", retimed[i].id, paths[i], retimed[i].observation->resolution->tick,
+        say("{} -> {} (tick {} x {} ns)\n", retimed[i].id, paths[i], retimed[i].observation->resolution->tick,
                    unit_ns);
-      for (const auto& [c, why] : skipped) fmt::print("skipped {}: {}\n", c, why);
+      for (const auto& [c, why] : skipped) say("skipped {}: {}\n", c, why);
     }
     return kExitOk;
   }

@@ -47,8 +47,8 @@ struct Run : Command {
       j["plan"] = plan.to_json();
       print_json(j);
     } else {
-      fmt::print("launch plan of {} on {} (cuda oracle, dry run)\n{}", in.id, in.scenario.device.name, plan.to_text());
-      if (p.status != oracle::cuda::PlanStatus::Ok) fmt::print("unsupported: {}\n", p.reason);
+      say("launch plan of {} on {} (cuda oracle, dry run)\n{}", in.id, in.scenario.device.name, plan.to_text());
+      if (p.status != oracle::cuda::PlanStatus::Ok) say("unsupported: {}\n", p.reason);
     }
     return p.status == oracle::cuda::PlanStatus::Ok ? kExitOk : kExitBadInput;
   }
@@ -98,7 +98,7 @@ struct Run : Command {
         j.update(r.to_json());
         print_json(j);
       } else {
-        fmt::print("{} on {}: {}: {}\n", oracle->name(), case_path, oracle::to_string(r.status), r.reason);
+        say("{} on {}: {}: {}\n", oracle->name(), case_path, oracle::to_string(r.status), r.reason);
       }
       const bool setup = r.status == oracle::RunStatus::NoDevice || r.status == oracle::RunStatus::Unsupported;
       return setup ? kExitBadInput : kExitFailed;
@@ -125,11 +125,11 @@ struct Run : Command {
       j["written"] = path;
       print_json(j);
     } else {
-      fmt::print("{} on {} ({} repetitions): {}\n", oracle->name(), case_path, r.repetitions.size(),
+      say("{} on {} ({} repetitions): {}\n", oracle->name(), case_path, r.repetitions.size(),
                  oracle::to_string(r.status));
-      if (!r.reason.empty()) fmt::print("  {}\n", r.reason);
-      for (const auto& b : r.unstable_blocks) fmt::print("  {}\n", b);
-      fmt::print("wrote {}\n", path);
+      if (!r.reason.empty()) say("  {}\n", r.reason);
+      for (const auto& b : r.unstable_blocks) say("  {}\n", b);
+      say("wrote {}\n", path);
     }
     return r.status == oracle::RunStatus::Ok ? kExitOk : kExitFailed;
   }

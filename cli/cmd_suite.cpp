@@ -46,11 +46,11 @@ struct Suite : Command {
       t.add({std::to_string(i + 1), cases[r.chosen[i]].id, std::to_string(cases[r.chosen[i]].scenario.total_blocks()),
              std::to_string(r.covers[i].size())});
     size_t pairs = hs.size() * (hs.size() - 1) / 2;
-    fmt::print("{} of {} cases separate all {} separable pairs (of {}):\n{}", r.chosen.size(), cases.size(), r.separable_pairs,
+    say("{} of {} cases separate all {} separable pairs (of {}):\n{}", r.chosen.size(), cases.size(), r.separable_pairs,
                pairs, t.render());
     if (!r.unseparated.empty()) {
-      fmt::print("\nNo case separates {} pair(s):\n", r.unseparated.size());
-      for (const auto& p : r.unseparated) fmt::print("  {}\n", pair_name(p));
+      say("\nNo case separates {} pair(s):\n", r.unseparated.size());
+      for (const auto& p : r.unseparated) say("  {}\n", pair_name(p));
     }
     return kExitOk;
   }

@@ -61,20 +61,20 @@ struct Validate : Command {
       return mismatches.empty() ? kExitOk : kExitFailed;
     }
     print_table(run, levels);
-    print_timing(run);
+    print_timing(run, details);
     print_summary(run, levels);
     print_failures(run, levels);
     if (!mismatches.empty()) {
-      fmt::print("\nExpectation mismatches ({}; judged at level {}):\n", mismatches.size(), model::to_string(expect_level));
+      say("\nExpectation mismatches ({}; judged at level {}):\n", mismatches.size(), model::to_string(expect_level));
       for (const auto& m : mismatches) {
         const auto& r = run.results[m.case_index][m.hypothesis_index];
-        fmt::print("  {} under {}: expected {}, got {}{}\n", run.cases[m.case_index].id,
+        say("  {} under {}: expected {}, got {}{}\n", run.cases[m.case_index].id,
                    run.hypotheses[m.hypothesis_index].name, m.expected == model::Expect::Pass ? "pass" : "fail",
                    model::to_string(m.got), r.first_failure(expect_level).empty() ? "" : " — " + r.first_failure(expect_level));
       }
       return kExitFailed;
     }
-    fmt::print("\n{}\n", outcome_line(run, levels));
+    say("\n{}\n", outcome_line(run, levels));
     return kExitOk;
   }
 
@@ -124,11 +124,11 @@ struct Validate : Command {
   }
 
   void print_table(const model::ValidationRun& run, const std::vector<model::Level>& levels) const {
-    fmt::print("Hypotheses:");
-    for (size_t h = 0; h < run.hypotheses.size(); ++h) fmt::print(" [{}] {}", h + 1, run.hypotheses[h].name);
-    fmt::print("\nCells: ✓ pass, ✗ fail, – not applicable, ? unknown, n/N passing cases of a large collection");
-    if (levels.size() > 1) fmt::print("; recordings show three marks: exact, counts, sms");
-    fmt::print("\n\n");
+    say("Hypotheses:");
+    for (size_t h = 0; h < run.hypotheses.size(); ++h) say(" [{}] {}", h + 1, run.hypotheses[h].name);
+    say("\nCells: ✓ pass, ✗ fail, – not applicable, ? unknown, n/N passing cases of a large collection");
+    if (levels.size() > 1) say("; recordings show three marks: exact, counts, sms");
+    say("\n\n");
     std::vector<std::string> headers = {"case"};
     for (size_t h = 0; h < run.hypotheses.size(); ++h) headers.push_back(fmt::format("[{}]", h + 1));
     report::Table t(headers);
@@ -178,30 +178,35 @@ struct Validate : Command {
         c = f;
       }
     }
-    fmt::print("{}", t.render());
+    say("{}", t.render());
   }
 
-  // Passes that rest on an order the recording did not observe name it (the first level that does).
-  static void print_named_orders(const model::ValidationRun& run) {
+  // Passes that rest on an order the recording did not observe name it (the first level that does). An order
+  // of a large grid names thousands of blocks: cut to the line, with a count, unless --details.
+  static void print_named_orders(const model::ValidationRun& run, bool details) {
     std::vector<std::string> named;
     for (size_t c = 0; c < run.cases.size(); ++c)
       for (size_t h = 0; h < run.hypotheses.size(); ++h)
         for (model::Level l : model::kAllLevels) {
           const auto& r = run.results[c][h];
           if (r.at(l) != model::Verdict::Pass || r.order(l).empty()) continue;
-          named.push_back(fmt::format("  {} under {} ({}): {}", run.cases[c].id, run.hypotheses[h].name,
-                                      model::to_string(l), r.order(l)));
+          // The order on a line of its own under its case: the room of a whole line for the cut list.
+          const std::string head = fmt::format("  {} under {} ({}):\n    ", run.cases[c].id, run.hypotheses[h].name,
+                                               model::to_string(l));
+          named.push_back(head + (details ? r.order(l)
+                                          : report::cut_list_text(r.order(l), report::output_width() - 4, ", ",
+                                                                  " (--details shows all)")));
           break;
         }
     if (!named.empty()) {
-      fmt::print("\nPasses under an order the recording did not observe ({}):\n", named.size());
-      for (size_t i = 0; i < named.size() && i < 20; ++i) fmt::print("{}\n", named[i]);
-      if (named.size() > 20) fmt::print("  ... {} more (--json names every one)\n", named.size() - 20);
+      say("\nPasses under an order the recording did not observe ({}):\n", named.size());
+      for (size_t i = 0; i < named.size() && i < 20; ++i) say("{}\n", named[i]);
+      if (named.size() > 20) say("  ... {} more (--json names every one)\n", named.size() - 20);
     }
   }
 
   // Which timing judged each recording (docs/recordings.md): trace only where asked and possible.
-  static void print_timing(const model::ValidationRun& run) {
+  static void print_timing(const model::ValidationRun& run, bool details) {
     std::vector<std::string> traced;
     size_t recorded = 0;
     for (size_t c = 0; c < run.cases.size(); ++c) {
@@ -214,10 +219,10 @@ struct Validate : Command {
       if (trace) traced.push_back(run.cases[c].id);
     }
     if (recorded == 0) return;
-    print_named_orders(run);
+    print_named_orders(run, details);
     if (run.judging.timing == model::Timing::Model) return;  // as every run before --timing: nothing to say
     const size_t shown = std::min<size_t>(traced.size(), 10);
-    fmt::print("\nTiming: trace-driven (recorded ends) for {} of {} recording(s){}{}{}; model durations for the rest "
+    say("\nTiming: trace-driven (recorded ends) for {} of {} recording(s){}{}{}; model durations for the rest "
                "(no block end times, or a gpc-priority hypothesis).\n",
                traced.size(), recorded, traced.empty() ? "" : ": ",
                fmt::join(traced.begin(), traced.begin() + static_cast<long>(shown), ", "),
@@ -231,9 +236,9 @@ struct Validate : Command {
           break;
         }
     if (!skews.empty()) {
-      fmt::print("Dispatch skew (starts on different SMs order dispatches only farther apart than this):\n");
-      for (size_t i = 0; i < skews.size() && i < 10; ++i) fmt::print("{}\n", skews[i]);
-      if (skews.size() > 10) fmt::print("  ... {} more (--json gives each case's dispatch_skew)\n", skews.size() - 10);
+      say("Dispatch skew (starts on different SMs order dispatches only farther apart than this):\n");
+      for (size_t i = 0; i < skews.size() && i < 10; ++i) say("{}\n", skews[i]);
+      if (skews.size() > 10) say("  ... {} more (--json gives each case's dispatch_skew)\n", skews.size() - 10);
     }
   }
 
@@ -241,7 +246,7 @@ struct Validate : Command {
     bool recorded = false;
     for (const auto& c : run.cases) recorded = recorded || (c.observation && c.observation->has_recording());
     if (!recorded) levels.resize(1);  // facts read the same at every level
-    fmt::print("\nSummary (cases passing / failing / unknown / not applicable{}):\n", recorded ? "" : "; paper facts only");
+    say("\nSummary (cases passing / failing / unknown / not applicable{}):\n", recorded ? "" : "; paper facts only");
     std::vector<std::string> headers = {"hypothesis"};
     for (auto l : levels) headers.push_back(recorded ? std::string(model::to_string(l)) : "verdict");
     report::Table t(headers);
@@ -253,7 +258,7 @@ struct Validate : Command {
       }
       t.add(row);
     }
-    fmt::print("{}", t.render());
+    say("{}", t.render());
   }
 
   // Size of the collection (consecutive cases from one file) that case c belongs to.
@@ -296,9 +301,9 @@ struct Validate : Command {
       }
     if (lines.empty()) return;
     const size_t limit = details ? lines.size() : 60;
-    fmt::print("\nFailures (first difference, at the strictest failing level):\n");
-    for (size_t i = 0; i < lines.size() && i < limit; ++i) fmt::print("{}\n", lines[i]);
-    if (lines.size() > limit) fmt::print("  ... {} more (--details shows all)\n", lines.size() - limit);
+    say("\nFailures (first difference, at the strictest failing level):\n");
+    for (size_t i = 0; i < lines.size() && i < limit; ++i) say("{}\n", lines[i]);
+    if (lines.size() > limit) say("  ... {} more (--details shows all)\n", lines.size() - limit);
   }
 };
 
@@ -314,7 +319,7 @@ std::unique_ptr<Command> make_validate(CLI::App& app) {
   add_judging_options(c->app, c->judging);
   c->app->add_flag("--json", c->json, "Machine-readable output");
   c->app->add_flag("--all-rows", c->all_rows, "Do not fold runs of identical rows");
-  c->app->add_flag("--details", c->details, "List every failure, not only the first 40");
+  c->app->add_flag("--details", c->details, "List every failure (not only the first 60) and every order in full (not cut to the line)");
   c->app->add_option("--report", c->report_path,
                      "Also write a self-contained HTML report (table; per failure, predicted against observed with the "
                      "differing blocks marked)");

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "common.hpp"
+#include "text_out.hpp"
 
 namespace tbcheck::cli {
 

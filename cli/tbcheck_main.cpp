@@ -14,8 +14,10 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "text_out.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/stop.hpp"
+#include "tbcheck/report/table.hpp"
 
 namespace tbcheck::cli {
 
@@ -76,6 +78,13 @@ int tbcheck_main(int argc, char** argv) {
   CLI::App app{"tbcheck: model checker with a hardware oracle for the NVIDIA thread-block-to-SM scheduler"};
   app.set_version_flag("--version", std::string("tbcheck ") + TBCHECK_VERSION);
   app.require_subcommand(1);
+  // Before the subcommands are added: they take the formatter their parent has then.
+  app.formatter(fitting_formatter());
+  // Progress lines on stderr (report::Progress) are off with --quiet, given before or after the command
+  // (fallthrough: an option a command does not know is looked up here).
+  bool quiet = false;
+  app.add_flag("--quiet", quiet, "No progress lines on stderr (long commands print them: live on a terminal, every 10 s otherwise)");
+  app.fallthrough();
   // One explicit table of commands (no static self-registration).
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_devices(app));
@@ -116,17 +125,25 @@ int tbcheck_main(int argc, char** argv) {
     fmt::print(stderr, "tbcheck: error: {}\nRun with --help for more information.\n", escape_controls(e.what()));
     return kExitBadInput;
   }
+  report::Progress::set_quiet(quiet);
   try {
     for (auto& c : commands)
-      if (c->app->parsed()) return c->run();
+      if (c->app->parsed()) {
+        const int rc = c->run();
+        say_flush();
+        return rc;
+      }
   } catch (const model::Stopped& s) {
+    say_flush();
     std::fflush(stdout);
     model::end_by_signal(s.signal);
   } catch (const tbcheck::model::InputError& e) {
+    say_flush();
     std::fflush(stdout);
     fmt::print(stderr, "tbcheck: error: {}\n", e.what());
     return kExitBadInput;
   } catch (const std::exception& e) {
+    say_flush();
     std::fflush(stdout);
     fmt::print(stderr, "tbcheck: internal error (please report): {}\n", e.what());
     return kExitInternal;

@@ -6,7 +6,8 @@ set -euo pipefail
 bin="${1:-build/cli/tbcheck}"
 [ -x "$bin" ] || { echo "gen_cli_md.sh: $bin is not an executable (build first)" >&2; exit 2; }
 # argv[0] is what CLI11 prints after "Usage:"; run as plain "tbcheck" so the text does not depend on the path.
-tb() { (exec -a tbcheck "$bin" "$@"); }
+# Help pages fit the terminal's width (COLUMNS); the reference is laid out for the default width, 100.
+tb() { (unset COLUMNS; exec -a tbcheck "$bin" "$@"); }
 
 commands=$(tb --help | awk '/^Subcommands:/ {on = 1; next} on && /^  [a-z]/ {print $1}')
 

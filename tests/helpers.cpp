@@ -11,7 +11,13 @@
 namespace tbcheck::test {
 
 RunResult run_tbcheck(const std::string& args) {
-  std::string cmd = "cd '" + std::string(TBCHECK_SOURCE_DIR) + "' && '" + std::string(TBCHECK_BINARY) + "' " + args + " 2>&1";
+  // Wide: these tests read whole lines of content; the layout at a terminal's width is test_width.cpp's.
+  return run_tbcheck(args, "100000");
+}
+
+RunResult run_tbcheck(const std::string& args, const std::string& columns) {
+  std::string cmd = "cd '" + std::string(TBCHECK_SOURCE_DIR) + "' && COLUMNS='" + columns + "' '" +
+                    std::string(TBCHECK_BINARY) + "' " + args + " 2>&1";
   RunResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;

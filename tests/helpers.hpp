@@ -77,6 +77,8 @@ struct RunResult {
 };
 // Runs the tbcheck binary with the given arguments (a shell string), from the repository root.
 RunResult run_tbcheck(const std::string& args);
+// The same at a terminal width: COLUMNS set to `columns` ("" for the default width, 100).
+RunResult run_tbcheck(const std::string& args, const std::string& columns);
 
 // Four kernels of one full-SM block each on two SMs: k2 (on SM 1 from 0) and k3 (on SM 0 from 1) both end
 // at 3, where k4 waits: all-then-dispatch puts k4 on SM 0, start-order on SM 1 (the retirement mechanism's

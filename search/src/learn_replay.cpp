@@ -52,7 +52,25 @@ nlohmann::json ReplayLearnResult::to_json() const {
                     {"class_sizes", c.class_sizes}});
   std::vector<std::string> names;
   for (const auto& h : consistent) names.push_back(h.name);
+  nlohmann::json near = nlohmann::json::array();
+  for (const auto& n : nearest)
+    near.push_back({{"names", n.names},
+                    {"members", n.members},
+                    {"recordings_refuted", n.recordings_refuted},
+                    {"counts_refuted", n.counts_refuted},
+                    {"first_case", n.first_case},
+                    {"first_file", n.first_file},
+                    {"where", n.where}});
+  nlohmann::json differs = nullptr;
+  if (device_differs)
+    differs = {{"recordings", device_differs->recordings},
+               {"fields", device_differs->fields},
+               {"first_file", device_differs->first_file},
+               {"first_case", device_differs->first_case}};
   return {{"space", to_string(space)},
+          {"recordings", recordings},
+          {"nearest", near},
+          {"device_differs", differs},
           {"candidates", candidates},
           {"groups", groups},
           {"not_applicable", not_applicable},
@@ -106,6 +124,7 @@ class ReplayLearner {
                                             c.scenario.device.name, d.name)});
         continue;
       }
+      if (!(c.scenario.device == d)) note_device_difference(c);
       recs_.push_back(&c);
     }
     if (recs_.empty())
@@ -137,6 +156,7 @@ class ReplayLearner {
     }
     if (hs_.empty()) throw model::InputError("--hypotheses", "", "none of the hypotheses applies to " + d.name);
     res_.candidates = hs_.size();
+    res_.recordings = recs_.size();
     res_.groups = groups_.size();
     verdict_.assign(recs_.size(), std::vector<signed char>(groups_.size(), kUnjudged));
     fields_ = model::mechanism_fields();
@@ -177,6 +197,23 @@ class ReplayLearner {
   }
 
   void campaign(const std::vector<model::Case>& corpus);
+  void nearest();
+
+  void note_device_difference(const model::Case& c) {
+    if (!res_.device_differs) {
+      DeviceDifference dd;
+      dd.first_file = file_of(c);
+      dd.first_case = c.id;
+      dd.carried = c.scenario.device;
+      const nlohmann::json given = d_.to_json(), carried = c.scenario.device.to_json();
+      for (const auto& [k, v] : carried.items())
+        if (!given.contains(k) || given[k] != v) dd.fields.push_back(k);
+      for (const auto& [k, v] : given.items())
+        if (!carried.contains(k)) dd.fields.push_back(k);
+      res_.device_differs = std::move(dd);
+    }
+    ++res_.device_differs->recordings;
+  }
 
   const model::Device& d_;
   ReplayLearnOptions o_;
@@ -186,6 +223,8 @@ class ReplayLearner {
   std::vector<nlohmann::json> acting_;       // per group: the options as they act on the device
   std::vector<std::vector<signed char>> verdict_;
   std::vector<size_t> alive_;
+  std::vector<int> dropped_at_;  // per group: the step that refuted it (0: never)
+  std::vector<size_t> applied_;  // recordings in the order they were applied
   std::vector<std::string> fields_;
   ReplayLearnResult res_;
 };
@@ -199,6 +238,7 @@ ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
   // Recordings in learn's order: the one refuting the most of an evenly spread sample of what is left first,
   // so "settled by" names the recording that decided a mechanism rather than the file order.
   std::vector<char> used(recs_.size(), 0);
+  dropped_at_.assign(groups_.size(), 0);
   for (size_t step = 0; step < recs_.size(); ++step) {
     const auto sample = spread(alive_, o_.split_sample);
     size_t best = recs_.size(), best_refuted = 0;
@@ -212,6 +252,7 @@ ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
       }
     }
     used[best] = 1;
+    applied_.push_back(best);
     ReplayStep st;
     st.index = static_cast<int>(step) + 1;
     st.case_id = recs_[best]->id;
@@ -220,7 +261,10 @@ ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
     std::vector<size_t> keep;
     for (size_t g : alive_) {
       const signed char v = judge(best, g);
-      if (v == kRefuted) continue;
+      if (v == kRefuted) {
+        dropped_at_[g] = static_cast<int>(step) + 1;
+        continue;
+      }
       if (v == kUndecided) ++st.undecided;
       keep.push_back(g);
     }
@@ -233,6 +277,10 @@ ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
       settled[f] = now;
     }
     if (alive_.empty()) break;
+  }
+  if (alive_.empty()) {
+    nearest();
+    return std::move(res_);
   }
   for (size_t g : alive_) {
     std::vector<std::string> names;
@@ -270,6 +318,69 @@ ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
     campaign(corpus);
   }
   return std::move(res_);
+}
+
+void ReplayLearner::nearest() {
+  // The groups refuted last came closest: a bounded pool of them, judged on every recording (the judgements
+  // are cached), so the ranking does not depend on the order the recordings were applied in.
+  constexpr size_t kPool = 24, kListed = 5;
+  std::vector<size_t> pool(groups_.size());
+  for (size_t g = 0; g < pool.size(); ++g) pool[g] = g;
+  std::stable_sort(pool.begin(), pool.end(), [&](size_t a, size_t b) { return dropped_at_[a] > dropped_at_[b]; });
+  if (pool.size() > kPool) pool.resize(kPool);
+  struct Ranked {
+    size_t g;
+    int refuted = 0;
+    size_t first = 0;  // position in applied_ of the first recording it fails
+  };
+  std::vector<Ranked> ranked;
+  for (size_t g : pool) {
+    Ranked r{g, 0, applied_.size()};
+    for (size_t i = 0; i < recs_.size(); ++i) {
+      // The applied recordings first, in their order, then any not applied (the run stopped when none was left).
+      const size_t rec = i < applied_.size() ? applied_[i] : i;
+      if (judge(rec, g) != kRefuted) continue;
+      ++r.refuted;
+      if (r.first == applied_.size()) r.first = i;
+    }
+    ranked.push_back(r);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) { return a.refuted < b.refuted; });
+  if (ranked.size() > kListed) ranked.resize(kListed);
+  for (const auto& r : ranked) {
+    ReplayNearMiss n;
+    const auto& members = groups_[r.g];
+    n.members = members.size();
+    for (size_t i = 0; i < members.size() && i < 3; ++i) n.names.push_back(hs_[members[i]].name);
+    n.recordings_refuted = r.refuted;
+    const model::Hypothesis& h = hs_[members.front()];
+    // The first recording it places a block of wrongly; one it cannot run only when there is no such one.
+    ReplayNearMiss cannot_run;
+    for (size_t i = 0; i < recs_.size(); ++i) {
+      const size_t rec = i < applied_.size() ? applied_[i] : i;
+      if (judge(rec, r.g) != kRefuted) continue;
+      // Judged again for its words: the cached verdict keeps no text. Only the listed few, once each.
+      const model::CaseResult cr = model::evaluate(*recs_[rec], h, o_.judging);
+      if (cr.at(model::Level::Counts) == model::Verdict::Fail || !cr.ran) ++n.counts_refuted;
+      ReplayNearMiss& into = cr.ran ? n : cannot_run;
+      if (into.first_case.empty()) {
+        into.first_case = recs_[rec]->id;
+        into.first_file = file_of(*recs_[rec]);
+        into.where = cr.ran ? cr.first_failure(model::Level::Exact) : "cannot run it: " + cr.reason;
+      }
+    }
+    if (n.first_case.empty()) {
+      n.first_case = cannot_run.first_case;
+      n.first_file = cannot_run.first_file;
+      n.where = cannot_run.where;
+    }
+    res_.nearest.push_back(std::move(n));
+  }
+  // Nearest first: fewest recordings refuted, then fewest refuted even in per-SM counts.
+  std::stable_sort(res_.nearest.begin(), res_.nearest.end(), [](const ReplayNearMiss& a, const ReplayNearMiss& b) {
+    return a.recordings_refuted != b.recordings_refuted ? a.recordings_refuted < b.recordings_refuted
+                                                        : a.counts_refuted < b.counts_refuted;
+  });
 }
 
 void ReplayLearner::campaign(const std::vector<model::Case>& corpus) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <sys/wait.h>
@@ -115,6 +116,46 @@ test::RunResult run_shell(const std::string& line, int limit_s) {
   return r;
 }
 
+// A ```text block that follows `<!-- output of: tbcheck ... -->`: what the page says the command prints.
+struct DocOutput {
+  std::string file;
+  int line = 0;          // of the comment
+  std::string command;   // the tbcheck line
+  std::vector<std::string> lines;  // the block's lines; "..." stands for lines left out
+};
+
+std::vector<DocOutput> parse_outputs(const std::string& text, const std::string& file) {
+  static const std::regex mark(R"(^<!--\s*output of:\s*(tbcheck .*?)\s*-->\s*$)");
+  std::vector<DocOutput> out;
+  std::istringstream in(text);
+  std::string raw;
+  std::optional<DocOutput> pending;
+  bool in_block = false;
+  for (int n = 1; std::getline(in, raw); ++n) {
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    std::smatch m;
+    if (!in_block && std::regex_match(raw, m, mark)) {
+      pending = DocOutput{file, n, m[1].str(), {}};
+      continue;
+    }
+    if (pending && !in_block) {
+      if (raw.rfind("```text", 0) == 0) in_block = true;
+      else if (!trim_left(raw).empty()) pending.reset();  // the block must follow the comment
+      continue;
+    }
+    if (in_block) {
+      if (raw.rfind("```", 0) == 0) {
+        out.push_back(*pending);
+        pending.reset();
+        in_block = false;
+      } else {
+        pending->lines.push_back(raw);
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("docs convention: sh fences, exit and not-run marks, out/ replaced", "[docs]") {
@@ -179,6 +220,35 @@ TEST_CASE("every command in README.md and docs/ runs as documented, without ../s
   std::printf("test_docs: ran %d documented commands from %d files in %.1f s (%d marked not run)\n", ran,
               files_with_commands, total, not_run);
   CHECK(ran > 0);
+}
+
+TEST_CASE("each output the docs show after `<!-- output of: tbcheck ... -->` is what the command prints", "[docs][cli]") {
+  int checked = 0;
+  for (const auto& file : doc_files()) {
+    for (const auto& d : parse_outputs(read_text(test::source_path(file)), file)) {
+      INFO(d.file << ":" << d.line << ": " << d.command);
+      test::TempDir out;
+      // At the default width (COLUMNS unset), from the repository root, out/ in a fresh folder.
+      const std::string line = "unset COLUMNS; " + std::string(TBCHECK_BINARY) + d.command.substr(std::string("tbcheck").size());
+      auto r = run_shell(replace_out(line, out.path.string()), 120);
+      INFO("output:\n" << r.out);
+      // Every line shown appears, whole and in order; "..." stands for lines the page leaves out.
+      std::vector<std::string> got;
+      std::istringstream in(r.out);
+      for (std::string l; std::getline(in, l);) got.push_back(l);
+      size_t at = 0;
+      for (const auto& want : d.lines) {
+        if (trim_left(want) == "...") continue;
+        while (at < got.size() && got[at] != want) ++at;
+        INFO("missing or out of order: " << want);
+        CHECK(at < got.size());
+        if (at == got.size()) break;
+        ++at;
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked > 0);
 }
 
 TEST_CASE("docs/cli.md is what scripts/gen_cli_md.sh makes from the built binary's --help", "[docs][cli]") {

@@ -213,7 +213,7 @@ TEST_CASE("row 6: run --repeat draws progress when stderr is a terminal, and non
     // script(1) runs the command on a pseudo-terminal, as a user at a shell would.
     auto tty = sh("script -qec \"$TB run " + f + " --oracle sim:alg1 --repeat 50 --out " + (t / "a") + "\" /dev/null");
     CHECK(tty.exit_code == 0);
-    CHECK(has(tty.out, "(50/50)"));
+    CHECK(has(tty.out, "50/50 (100%)"));
   }
   auto piped = run_tbcheck("run " + f + " --oracle sim:alg1 --repeat 50 --out " + (t / "b"));
   CHECK(piped.exit_code == 0);

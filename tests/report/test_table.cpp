@@ -46,7 +46,7 @@ TEST_CASE("a table with a wrapped column fits kTableWidth columns, other cells o
 
 TEST_CASE("devices and hypotheses --options print within kTableWidth columns", "[report][table][cli]") {
   for (const char* cmd : {"devices", "hypotheses --options"}) {
-    auto r = test::run_tbcheck(cmd);
+    auto r = test::run_tbcheck(cmd, "");  // the default width
     INFO(cmd << "\n" << r.out);
     REQUIRE(r.exit_code == 0);
     CHECK(widest_line(r.out) <= report::kTableWidth);

@@ -1,6 +1,7 @@
 // `learn --oracle replay:<recordings>`: the version space judged against what a real GPU was recorded doing,
 // without a GPU: which compositions fit, which mechanisms the recordings settle, and the cases that would settle the rest.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,11 +46,31 @@ struct CampaignCase {
   std::vector<size_t> class_sizes;   // predicted classes over the sample of consistent groups, largest first
 };
 
+// When no group fits every recording: a group near the device, judged against every recording it was not yet
+// judged on. Ranked by recordings refuted (exact), then those refuted even in per-SM counts.
+struct ReplayNearMiss {
+  std::vector<std::string> names;  // the group's members (the first few) and how many in all
+  size_t members = 0;
+  int recordings_refuted = 0, counts_refuted = 0;
+  std::string first_case, first_file;  // the first recording (in applied order) it fails
+  std::string where;                   // its first differing block there: "k1 block 3: predicted SM 4, observed SM 5"
+};
+
+// Recordings of the device's name whose device object differs from the one given (a measured SM order or
+// GPC map, say): they are judged on their own device, but candidates are grouped and set aside on the given one.
+struct DeviceDifference {
+  size_t recordings = 0;                // how many differ
+  std::vector<std::string> fields;      // the device fields that differ, in to_json() order
+  std::string first_file, first_case;   // the first such recording
+  model::Device carried;                // the device the first one carries
+};
+
 // What the recordings say. `consistent` holds every candidate that passes every applied recording; groups
 // are candidates that act alike on the device (learn's one-machine rule), judged once for all their members.
 struct ReplayLearnResult {
   LearnSpace space = LearnSpace::List;
   size_t candidates = 0, groups = 0;  // after those not applicable to the device
+  size_t recordings = 0;              // recordings of the device taken part (not skipped)
   std::vector<std::string> not_applicable;
   std::vector<SkippedRecording> skipped;
   std::vector<ReplayStep> steps;
@@ -63,6 +84,8 @@ struct ReplayLearnResult {
   size_t campaign_sample = 0;      // consistent groups the campaign's splits were computed on
   size_t unsplit_groups = 0;       // largest predicted class left after the whole campaign (1: every group split)
   int evaluations = 0;             // candidate-recording judgements made
+  std::vector<ReplayNearMiss> nearest;            // none fits: the nearest groups, nearest first
+  std::optional<DeviceDifference> device_differs;  // some recordings carry another device of the same name
   nlohmann::json to_json() const;
 };
 
