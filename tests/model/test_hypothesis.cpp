@@ -363,7 +363,7 @@ TEST_CASE("hypothesis: settings, table columns and keys come from the mechanism 
   bool differ = false;
   for (size_t i = 0; i < cols.size(); ++i) differ = differ || cols[i].cell != paired[i].cell;
   CHECK(differ);
-  CHECK(cols.back().header == "retirement");  // the retirement reading came last
+  CHECK(cols.back().header == "numbering");  // the block numbering came last
   for (const auto& c : cols)
     if (c.header == "warps") CHECK(c.cell == "pb-strict-rr +skip");
   // Every enumerated value named in the table reads back to itself.
