@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # Registers predictions for the next Hopper GPU run: new random multi-kernel scenarios on the measured H200 device
 # (some whose blocks must wait) and two clustered ones, each with the `hopper` hypothesis' prediction, written
-# before any GPU runs them (corpus/campaigns/hopper-registered/; run them with scripts/gpu_registered.sh).
-# Usage: scripts/gen_hopper_campaign.py --tbcheck build/cli/tbcheck [--seed 27] [--out corpus/campaigns/hopper-registered]
+# before any GPU runs them (docs/results/h200/registered/; run them with scripts/gpu_registered.sh).
+# Usage: scripts/gen_hopper_campaign.py --tbcheck build/cli/tbcheck [--seed 27] [--out docs/results/h200/registered]
 import argparse
 import glob
 import json
@@ -52,7 +52,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--tbcheck", default="build/cli/tbcheck")
     ap.add_argument("--seed", type=int, default=27)
-    ap.add_argument("--out", default="corpus/campaigns/hopper-registered")
+    ap.add_argument("--out", default="docs/results/h200/registered")
     a = ap.parse_args()
     out = os.path.join(ROOT, a.out)
     if os.path.exists(out):
@@ -102,7 +102,7 @@ def main():
                          "clusters": any(k.get("cluster") for k in scenario["kernels"])})
     with open(os.path.join(out, "MANIFEST.json"), "w") as fh:
         json.dump({"rule": RULE, "device": DEVICE, "seed": a.seed,
-                   "registered": "predictions written by scripts/gen_hopper_campaign.py before any GPU ran these scenarios; "
+                   "registered": "predictions written by scripts/gen_hopper_campaign.py before any GPU ran these scenarios (commit f79a0ea, then in corpus/campaigns/hopper-registered); "
                                  "the commit that adds this folder is the registration",
                    "cases": manifest}, fh, indent=1)
         fh.write("\n")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The registered Hopper predictions on a lent GPU, first thing in a loan: each scenario of
-# corpus/campaigns/hopper-registered run in fresh CUDA contexts (ns times kept), retimed to 1 us, then validated under
+# docs/results/h200/registered run in fresh CUDA contexts (ns times kept), retimed to 1 us, then validated under
 # every Hopper rule in both timings, and the table printed. Bounded so that a short loan is never wasted.
 # Usage: scripts/gpu_registered.sh [OUT_DIR] [ORACLE]   (ORACLE defaults to cuda; sim:hopper tries the path without a GPU)
 set -euo pipefail
@@ -9,7 +9,7 @@ out=${1:-corpus/hw/h200/registered-$(date -u +%Y-%m-%d)}
 oracle=${2:-cuda}
 tb=${TBCHECK:-build/cli/tbcheck}
 budget_s=${BUDGET_S:-420}   # leaves a minute of an 8-minute loan for retime, validate and the table
-campaign=corpus/campaigns/hopper-registered
+campaign=docs/results/h200/registered
 mkdir -p "$out/raw"
 start=$(date +%s)
 ran=0 skipped=0

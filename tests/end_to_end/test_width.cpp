@@ -99,7 +99,7 @@ TEST_CASE("every --help page fits 160 columns with COLUMNS=120, and 100 without 
   }
 }
 
-TEST_CASE("validate --timing trace cuts a long retirement order with a count; --details shows it all", "[cli][width]") {
+TEST_CASE("validate --timing trace cuts a long retirement order with a count, --details shows it all", "[cli][width]") {
   const std::string args = "validate corpus/hw/h200/2026-11-26-run3/h200-cluster-fill-8.cuda.json --timing trace --hypothesis round-robin";
   auto cut = run_at_width(args);
   auto all = run_at_width(args + " --details");
@@ -161,7 +161,7 @@ std::string stderr_of(F&& f) {
 
 }  // namespace
 
-TEST_CASE("progress off a terminal: a line after 10 s with the count and an estimate; none when quiet", "[report][progress]") {
+TEST_CASE("progress off a terminal: a line after 10 s with the count and an estimate, none when quiet", "[report][progress]") {
   // Off a terminal (stderr is a file here) nothing comes in the first 10 s, then a line every 10 s.
   const std::string shown = stderr_of([] {
     report::Progress p("work", 4);

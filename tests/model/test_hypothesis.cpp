@@ -146,7 +146,8 @@ TEST_CASE("hypothesis: a complete file without base, and base with changes", "[l
   CHECK(j["partition"] == "allowed-sms");
   CHECK(j["cluster_gpc"] == "most-room");
   CHECK(j["retirement"] == "all-then-dispatch");  // optional too: files written before it keep today's reading
-  CHECK(j.size() == 20);
+  CHECK(j["numbering"] == "dispatch");            // likewise: blocks numbered in placement order
+  CHECK(j.size() == 21);
 }
 
 TEST_CASE("hypothesis: unknown option values list the valid ones", "[loaders][hypothesis]") {
@@ -155,14 +156,14 @@ TEST_CASE("hypothesis: unknown option values list the valid ones", "[loaders][hy
   InputError e = hyp_error(j);
   CHECK(e.where() == "h.json");
   CHECK(e.field() == "selection");
-  CHECK(e.reason() == "unknown option 'fastest'; valid options are: round-robin, most-room, gpc-priority, gpc-spread");
+  CHECK(e.reason() == "unknown option 'fastest'; valid options are: round-robin, most-room, gpc-priority, gpc-spread, tpc-position");
 
   const std::vector<std::pair<std::string, std::string>> fields = {
       {"order", "natural, even-first"},
       {"warps", "sm, pb-strict-rr, pb-any"},
       {"registers", "sm, pb, pb-contiguous"},
       {"smem", "counted, contiguous-first-fit"},
-      {"smem_config", "none, tpc, sm"},
+      {"smem_config", "none, tpc, sm, sm-floor"},
       {"local", "ignore, gpu-config"},
       {"capacity", "blocks, literal"},
       {"issue", "single, paired, paired-cc8, device"}};
@@ -184,7 +185,7 @@ TEST_CASE("hypothesis: unknown fields, wrong types, missing fields", "[loaders][
   CHECK(e.reason() ==
         "unknown field; valid fields are: name, base, source, description, selection, order, warps, "
         "skip_on_multiple_of_4, registers, registers_ignore_at_or_below, smem, smem_ignore_below, smem_config, local, "
-        "capacity, issue, priority, partition, cluster_gpc, cluster_spread, retirement");
+        "capacity, issue, priority, partition, cluster_gpc, cluster_spread, retirement, numbering");
 
   json t = full();
   t["skip_on_multiple_of_4"] = "yes";
@@ -377,6 +378,7 @@ TEST_CASE("hypothesis: settings, table columns and keys come from the mechanism 
     x[std::string(o.mechanism)] = o.value;
     if (o.mechanism == "warps" && o.value != "pb-strict-rr") x["skip_on_multiple_of_4"] = false;
     if (o.mechanism == "warps" && o.value == "sm") x["registers"] = "sm";
+    if (o.mechanism == "numbering" && o.value == "gpc-ring") x["selection"] = "tpc-position";  // it numbers a spread
     INFO(o.mechanism << ": " << o.value);
     CHECK(hypothesis_from_json(x, "t.json").to_json()[std::string(o.mechanism)] == o.value);
   }

@@ -42,7 +42,7 @@ TEST_CASE("throw_if_stopped throws only once a stop was requested, with the sign
   CHECK(stop_thrown() == 0);
 }
 
-TEST_CASE("an interrupt scope begun after the stop is interrupted at once; one begun before is not", "[model][stop]") {
+TEST_CASE("an interrupt scope begun after the stop is interrupted at once, one begun before is not", "[model][stop]") {
   int calls = 0;
   {
     model::InterruptScope before([&] { ++calls; });
