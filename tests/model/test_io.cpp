@@ -239,7 +239,7 @@ TEST_CASE("a write that fails removes the folders it created, and only those", "
     struct rlimit lim {1, 1};
     ::setrlimit(RLIMIT_FSIZE, &lim);
     int bad = 0;
-    for (const std::string p : {t / "new/a/b/x.json", t / "existing/y.json"}) {
+    for (const std::string& p : {t / "new/a/b/x.json", t / "existing/y.json"}) {
       try {
         model::write_file_atomic(p, std::string(4096, 'x'));
         bad |= 1;  // the write should have failed
