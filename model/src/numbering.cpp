@@ -8,6 +8,16 @@
 
 namespace tbcheck::model {
 
+std::vector<int> tpc_positions(const std::vector<int>& gpc_of_tpc) {
+  std::vector<int> seen, out;
+  out.reserve(gpc_of_tpc.size());
+  for (int g : gpc_of_tpc) {
+    if (g >= static_cast<int>(seen.size())) seen.resize(static_cast<size_t>(g) + 1, 0);
+    out.push_back(seen[static_cast<size_t>(g)]++);
+  }
+  return out;
+}
+
 std::vector<int> gpc_ring_ranks(const Device& d, const std::vector<int>& gpc_of_sm, int launch, int gpc_pointer,
                                 int grid, const std::vector<RingPlacement>& batch) {
   // A GPC's SMs, to tell single-TPC GPCs from the others; GPCs are numbered in the SM order (cluster_gpc_of_sm).

@@ -46,13 +46,7 @@ Dispatcher::Dispatcher(const Device& d, const Hypothesis& h)
     case Numbering::Dispatch: break;
     case Numbering::GpcRing: numbered_by_ring_ = !gpc_of_sm_.empty(); break;  // check_feasibility needs the map
   }
-  if (!d.gpc_of_tpc.empty()) {  // tpc-position: a TPC's place among its GPC's TPCs, in the TPC order
-    std::vector<int> seen;
-    for (int g : d.gpc_of_tpc) {
-      if (g >= static_cast<int>(seen.size())) seen.resize(static_cast<size_t>(g) + 1, 0);
-      tpc_position_.push_back(seen[static_cast<size_t>(g)]++);
-    }
-  }
+  tpc_position_ = tpc_positions(d.gpc_of_tpc);
   slots_.reserve(static_cast<size_t>(d.sms) * static_cast<size_t>(std::max(d.max_blocks_per_sm, 1)));
 }
 

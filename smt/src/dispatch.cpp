@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "encoder.hpp"
+#include "tbcheck/model/numbering.hpp"
 
 namespace tbcheck::smt::detail {
 
@@ -165,14 +166,7 @@ std::vector<expr> Encoder::spread_pick(int i, const std::vector<SmCap>& caps) {
   // tpc-position: after room and tier every term is a constant of the SM: its place in its TPC, its TPC's place
   // in its GPC, then GPC, TPC and scan position (model/src/dispatch.cpp's key).
   const bool by_position = h_.selection == model::Selection::TpcPosition;
-  std::vector<int> tpc_position;
-  {
-    std::vector<int> seen;
-    for (int g : gpc_of_tpc) {
-      if (g >= static_cast<int>(seen.size())) seen.resize(static_cast<size_t>(g) + 1, 0);
-      tpc_position.push_back(seen[static_cast<size_t>(g)]++);
-    }
-  }
+  const std::vector<int> tpc_position = by_position ? model::tpc_positions(gpc_of_tpc) : std::vector<int>{};
   auto position_key = [&](int s) {
     const int t = s / per;
     const auto c = constants(s);

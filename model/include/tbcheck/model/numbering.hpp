@@ -14,6 +14,9 @@ struct RingPlacement {
   int64_t room = 0;
 };
 
+// Each TPC's place among its GPC's TPCs, in the TPC order (selection tpc-position ranks by it; both engines).
+std::vector<int> tpc_positions(const std::vector<int>& gpc_of_tpc);
+
 // Grids of more blocks than this number their single-TPC GPCs from the first (runs 5 to 8: 128 blocks and fewer
 // start at the third, 129 and more at the first, whatever their shared memory).
 inline constexpr int kRingWholeGridAbove = 128;
