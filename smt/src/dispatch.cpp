@@ -57,6 +57,7 @@ void Encoder::block(int i) {
   } else {
     generic_pick(i, caps, lok);
   }
+  if (ring_) ring_note(i, caps);
   commit(i, now, caps);
 }
 

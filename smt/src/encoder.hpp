@@ -40,6 +40,14 @@ class Encoder {
   // Group 0: kernel-level terms; group i + 1: the constraints of block i's decision.
   std::vector<z3::expr_vector> run_grouped();
 
+  // ---- numbering.cpp: numbering gpc-ring (model/src/numbering.cpp and Dispatcher::number_batch) ----
+  // After run_grouped, under gpc-ring: the constraints that number the placements (the encoder's decisions, in
+  // pick order) into `labelled`, the schedule by block index. Per pick: its kernel's launch index in the scenario
+  // and the index in `labelled` of that kernel's block 0. Clustered kernels keep their placement order.
+  z3::expr_vector ring_numbering(const std::vector<int>& launch_of_pick, const std::vector<int>& first_label_of_pick,
+                                 const Decisions& labelled);
+  bool numbered_by_ring() const { return ring_; }
+
  private:
   // resident(j): block j (j < i) occupies its SM at the instant.
   struct Instant {
@@ -142,6 +150,8 @@ class Encoder {
   // until a GPC has room for all its blocks and picks the GPC; its other blocks start with it on that GPC.
   void cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lok);
   expr position_of(const expr& sm);
+  // gpc-ring: the room pick i had on its SM and whether it was offered at pick i - 1's dispatch point.
+  void ring_note(int i, const std::vector<SmCap>& caps);
 
   // ---- release.cpp: release times, when kernels interleave in s_.pick_kernel's order ----
   // Block i's start: an event instant (a retirement, a release, or the previous start) at or after its
@@ -222,6 +232,10 @@ class Encoder {
   // clusters: the GPC of every SM, and the GPC each clustered block (by pick) went to
   std::vector<int> cluster_gpc_of_sm_;
   std::map<int, expr> cluster_gpc_;
+  // numbering gpc-ring: the GPC of every SM, and per pick the room its SM had and its dispatch point's sameness
+  bool ring_ = false;
+  std::vector<int> ring_gpc_of_sm_;
+  std::vector<expr> ring_room_, ring_same_;
 };
 
 }  // namespace tbcheck::smt::detail

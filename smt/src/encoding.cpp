@@ -251,6 +251,7 @@ SymbolicScenario SymbolicScenario::make_fixed(z3::context& c, const model::Scena
     s.tpcs.push_back(k.tpcs);
     s.release.push_back(k.release);
   }
+  s.gpc_pointer = sc.gpc_pointer;
   return s;
 }
 
@@ -281,6 +282,7 @@ model::Scenario SymbolicScenario::decode(const z3::model& m) const {
     if (k < release.size()) kr.release = release[k];
     sc.kernels.push_back(kr);
   }
+  sc.gpc_pointer = gpc_pointer;
   return sc;
 }
 
@@ -383,15 +385,16 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
       gpc_of_sm_ = model::fermi_gpc_of_sm(dev_, h_, "smt");
       break;
   }
-  // Numbering gpc-ring renumbers a batch by where its blocks landed and the room they had (model/numbering.hpp):
-  // not encoded yet, so refused rather than encoded as placement order, which would call two hypotheses that
-  // number differently the same. The simulator (predict, validate, learn's replay) has it.
+  // Numbering gpc-ring renumbers each batch by where its blocks landed and the room they had (numbering.cpp,
+  // model/numbering.hpp): the encoder decides placements, ring_numbering labels them.
   switch (h_.numbering) {
     case model::Numbering::Dispatch: break;
     case model::Numbering::GpcRing:
-      throw Unsupported(fmt::format("numbering gpc-ring under {}: the SMT engine does not encode block numbering "
-                                    "yet (the simulator does: predict, validate)",
-                                    h_.name));
+      if (dev_.gpc_of_tpc.empty())  // the simulator's check_feasibility refuses it too
+        throw Unsupported(fmt::format("numbering gpc-ring under {}: the device has no GPC map", h_.name));
+      ring_ = true;
+      ring_gpc_of_sm_ = model::cluster_gpc_of_sm(dev_);
+      break;
   }
   // Thread block clusters (cluster_pick.cpp): the rule the simulator follows, refused where it refuses.
   for (size_t k = 0; k < s_.blocks.size(); ++k) {
@@ -439,6 +442,54 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
 
 }  // namespace detail
 
+z3::expr placement_sm(const SymbolicScenario& s, const std::string& tag, int p) {
+  return s.var(fmt::format("{}_placed_sm_{}", tag, p));
+}
+
+namespace {
+
+// Under numbering gpc-ring the encoder decides placements, not block indices: each unclustered pick gets an SM
+// variable of its own (named from the tag), and a last group numbers them into `d` (numbering.cpp). Otherwise the
+// picks are a permuted view of `d`.
+Decisions placements(const SymbolicScenario& s, const Hypothesis& h, const Decisions& d, const std::string& tag,
+                     const std::vector<int>& order) {
+  std::vector<int> kernel_of(static_cast<size_t>(s.total_blocks()), 0);
+  for (size_t k = 0, b = 0; k < s.blocks.size(); ++k)
+    for (int j = 0; j < s.blocks[k]; ++j) kernel_of[b++] = static_cast<int>(k);
+  Decisions picked;
+  for (size_t p = 0; p < order.size(); ++p) {
+    const size_t b = static_cast<size_t>(order[p]);
+    const size_t k = static_cast<size_t>(kernel_of[b]);
+    const bool ring = h.numbering == model::Numbering::GpcRing && !(k < s.cluster.size() && s.cluster[k]);
+    picked.sm.push_back(ring ? placement_sm(s, tag, static_cast<int>(p)) : d.sm[b]);
+    picked.start.push_back(d.start[b]);
+  }
+  return picked;
+}
+
+// The encoder's groups, and under gpc-ring one more that numbers the placements into `d`.
+std::vector<z3::expr_vector> run_numbered(detail::Encoder& e, const SymbolicScenario& s, const Decisions& d,
+                                          const std::vector<int>& order) {
+  auto groups = e.run_grouped();
+  if (e.numbered_by_ring()) {
+    std::vector<int> first_of(s.blocks.size() + 1, 0), kernel_of;
+    for (size_t k = 0; k < s.blocks.size(); ++k) {
+      first_of[k + 1] = first_of[k] + s.blocks[k];
+      kernel_of.insert(kernel_of.end(), static_cast<size_t>(s.blocks[k]), static_cast<int>(k));
+    }
+    std::vector<int> launch, first_label;
+    for (int b : order) {
+      const int k = kernel_of[static_cast<size_t>(b)];
+      launch.push_back(k);
+      first_label.push_back(first_of[static_cast<size_t>(k)]);
+    }
+    groups.push_back(e.ring_numbering(launch, first_label, d));
+  }
+  return groups;
+}
+
+}  // namespace
+
 std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hypothesis& h, const Decisions& d,
                                             const std::string& tag, const std::vector<int>& sequence,
                                             SharedTerms* shared) {
@@ -451,11 +502,8 @@ std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hyp
     if (s.cluster[k])
       throw Unsupported("release times with thread block clusters: the SMT engine's cluster rule (cluster_pick) "
                         "assumes each kernel's blocks are picked in a row; only the simulator models them");
-  Decisions picked;
-  for (int b : pick_order(s, h, sequence)) {
-    picked.sm.push_back(d.sm[static_cast<size_t>(b)]);
-    picked.start.push_back(d.start[static_cast<size_t>(b)]);
-  }
+  const std::vector<int> order = pick_order(s, h, sequence);
+  Decisions picked = placements(s, h, d, tag, order);
   // The kernels keep their list order; the encoder reads each pick's kernel from pick_kernel.
   SymbolicScenario ps = s;
   ps.priority.resize(s.blocks.size());
@@ -463,7 +511,7 @@ std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hyp
   ps.release.resize(s.blocks.size(), 0);
   ps.pick_kernel = sequence;
   detail::Encoder e(ps, h, picked, tag, shared);
-  auto groups = e.run_grouped();
+  auto groups = run_numbered(e, s, d, order);
   for (const auto& x : s.domain) groups[0].push_back(x);
   return groups;
 }
@@ -481,15 +529,13 @@ std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hyp
   check_encodable(h);
   // The encoder sees the blocks in dispatch order (pick_order): a permuted view of the same variables,
   // over the kernels in priority order (a permuted view of the scenario's kernels).
-  Decisions picked;
-  for (int b : pick_order(s, h)) {
-    picked.sm.push_back(d.sm[static_cast<size_t>(b)]);
-    picked.start.push_back(d.start[static_cast<size_t>(b)]);
-  }
+  const std::vector<int> order = pick_order(s, h);
+  Decisions picked = placements(s, h, d, tag, order);
   const std::vector<int> korder = kernel_order(s, h);
   SymbolicScenario ps(s.ctx());
   ps.sort = s.sort;
   ps.device = s.device;
+  ps.gpc_pointer = s.gpc_pointer;
   for (int kk : korder) {
     const size_t k = static_cast<size_t>(kk);
     ps.blocks.push_back(s.blocks[k]);
@@ -513,7 +559,7 @@ std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const Hyp
                                     model::to_string(h.priority), model::to_string(h.partition)));
   }
   detail::Encoder e(ps, h, picked, tag, shared);
-  auto groups = e.run_grouped();
+  auto groups = run_numbered(e, s, d, order);
   for (const auto& x : s.domain) groups[0].push_back(x);
   return groups;
 }

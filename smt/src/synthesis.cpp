@@ -131,8 +131,11 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
       ++clustered;
       tail = k + 1 == blocks.size() && (*cl)[1] == 1 && (*cl)[2] == 1 ? (*cl)[0] : 0;
     }
+  // Numbering gpc-ring labels a batch by where all of it landed: a first difference in placement need not be
+  // the last block index, so the two hypotheses share no prefix.
+  auto renumbers = [](const model::Hypothesis& h) { return h.numbering == model::Numbering::GpcRing; };
   const bool any_block = model::is_fermi(h1.selection) || model::is_fermi(h2.selection) || reorders(h1) || reorders(h2) ||
-                         clustered > 1 || tail == 0;
+                         renumbers(h1) || renumbers(h2) || clustered > 1 || tail == 0;
   z3::context c;
   SymbolicScenario s = SymbolicScenario::make_symbolic(c, dev, blocks, o.bounds, "p", o.sort);
   const int n = s.total_blocks();

@@ -181,6 +181,23 @@ std::string check_schedule(const model::Scenario& sc, const model::Hypothesis& h
   std::vector<model::BlockPlacement> flat;
   for (const auto& k : want.kernels)
     for (const auto& b : k.blocks) flat.push_back(b);
+  // Numbering gpc-ring: the encoder decides placements and numbers them in a last group. The placements are the
+  // simulator's under numbering dispatch (the numbering moves no block: model timing gives a kernel's blocks one
+  // duration); the induction pins and checks those, and the last group must then give `want`, uniquely.
+  const bool ring = h.numbering == model::Numbering::GpcRing;
+  std::vector<model::BlockPlacement> placed = flat;
+  if (ring) {
+    model::Hypothesis by_dispatch = h;
+    by_dispatch.numbering = model::Numbering::Dispatch;
+    placed.clear();
+    for (const auto& k : model::simulate(sc, by_dispatch).kernels)
+      for (const auto& b : k.blocks) placed.push_back(b);
+  }
+  auto clustered_block = [&](size_t b) {
+    size_t k = 0;
+    while (b >= static_cast<size_t>(sc.kernels[k].blocks)) b -= static_cast<size_t>(sc.kernels[k++].blocks);
+    return sc.kernels[k].cluster.has_value();
+  };
   std::string as_case = [&] {
     model::Case cs;
     cs.id = "conformance-mismatch";
@@ -209,6 +226,12 @@ std::string check_schedule(const model::Scenario& sc, const model::Hypothesis& h
       const size_t bu = static_cast<size_t>(b);
       sv.add(d.sm[bu] == flat[bu].sm && d.start[bu] == static_cast<int>(flat[bu].start));
     };
+    // The p-th placement of an encoding tagged `tag`, as the simulator placed it (block b by dispatch numbering).
+    auto pin_placed = [&](z3::solver& sv, const std::string& tag, int p, int b) {
+      const size_t bu = static_cast<size_t>(b);
+      const z3::expr sm = ring && !clustered_block(bu) ? placement_sm(s, tag, p) : d.sm[bu];
+      sv.add(sm == placed[bu].sm && d.start[bu] == static_cast<int>(placed[bu].start));
+    };
     std::vector<size_t> holds;
     for (size_t n = 0; n < sequences.size(); ++n) {
       z3::solver one = make_solver(c, timeout_ms);
@@ -234,11 +257,12 @@ std::string check_schedule(const model::Scenario& sc, const model::Hypothesis& h
       for (size_t n = 0; n < sequences.size(); ++n) {
         const std::vector<int>& o = sequences[n];
         if (!std::equal(o.begin(), o.begin() + static_cast<long>(p), best.begin()) || !tried.insert(o[p]).second) continue;
-        const auto groups = encode_grouped(s, h, d, fmt::format("a{}_{}", p, n), o);
+        const std::string tag = fmt::format("a{}_{}", p, n);
+        const auto groups = encode_grouped(s, h, d, tag, o);
         z3::solver alt = make_solver(c, timeout_ms);
         for (size_t g = 0; g <= p + 1; ++g)
           for (const auto& x : groups[g]) alt.add(x);
-        for (size_t q = 0; q < p; ++q) pin(alt, best_order[q]);
+        for (size_t q = 0; q < p; ++q) pin_placed(alt, tag, static_cast<int>(q), best_order[q]);
         const auto res = alt.check();
         if (res == z3::unknown) {
           if (unknown) *unknown = true;
@@ -337,7 +361,20 @@ std::string check_schedule(const model::Scenario& sc, const model::Hypothesis& h
   if (Step r = step(groups[0], nullptr, nullptr, nullptr, "kernel terms"); r != Step::Ok) return finish(r);
   for (size_t pick = 0; pick < flat.size(); ++pick) {
     const size_t i = static_cast<size_t>(order[pick]);
-    if (Step r = step(groups[pick + 1], &d.sm[i], &d.start[i], &flat[i], where(i)); r != Step::Ok) return finish(r);
+    const z3::expr sm = ring && !clustered_block(i) ? placement_sm(s, "h", static_cast<int>(pick)) : d.sm[i];
+    if (Step r = step(groups[pick + 1], &sm, &d.start[i], &placed[i], where(i)); r != Step::Ok) return finish(r);
+  }
+  if (ring) {
+    // The numbering group: satisfiable after the placements, every label determined (step), and equal to want.
+    if (groups.size() != flat.size() + 2) return finish((failure = h.name + ": no numbering group", Step::Fail));
+    if (Step r = step(groups.back(), nullptr, nullptr, nullptr, "numbering"); r != Step::Ok) return finish(r);
+    for (size_t i = 0; i < flat.size(); ++i) {
+      const z3::expr got = d.sm[i].substitute(known_vars, known_vals).simplify();
+      if (!got.is_numeral() || got.get_numeral_int64() != flat[i].sm) {
+        failure = fmt::format("{}: {}: numbered onto SM {}, the simulator's is SM {}", h.name, where(i), got.to_string(), flat[i].sm);
+        return finish(Step::Fail);
+      }
+    }
   }
   return "";
 }

@@ -21,6 +21,13 @@ std::vector<int> tpc_positions(const std::vector<int>& gpc_of_tpc);
 // start at the third, 129 and more at the first, whatever their shared memory).
 inline constexpr int kRingWholeGridAbove = 128;
 
+// Every SM's place in the order gpc-ring numbers the blocks of one pass (equal room): the single-TPC GPCs first
+// (from the third, or from the first when the grid has more than kRingWholeGridAbove blocks), then the
+// multi-TPC GPCs in a ring from the one `launch + gpc_pointer` places after the first, each GPC by TPC and then SM.
+// A permutation of 0..sms-1; both engines rank a batch by (more room first, this rank).
+std::vector<int> gpc_ring_sm_rank(const Device& d, const std::vector<int>& gpc_of_sm, int launch, int gpc_pointer,
+                                  int grid);
+
 // The rank (0-based) of each placement of `batch` in the order the GPU numbers them: pass by pass (more room
 // first), the single-TPC GPCs first (from the third, or from the first when the grid has more than
 // kRingWholeGridAbove blocks), then the multi-TPC GPCs in a ring from the one `launch + gpc_pointer` places after

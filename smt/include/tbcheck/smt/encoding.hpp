@@ -60,6 +60,8 @@ struct SymbolicScenario {
   std::vector<int64_t> release;
   // The kernel of each pick when kernels interleave (release times); empty: kernels one after another.
   std::vector<int> pick_kernel;
+  // The launch-to-launch state numbering gpc-ring starts from (model::Scenario::gpc_pointer); 0 in synthesis.
+  int gpc_pointer = 0;
   z3::expr_vector domain;                                   // constraints on the parameters
 
   explicit SymbolicScenario(z3::context& c) : domain(c) {}
@@ -114,13 +116,18 @@ z3::expr_vector encode(const SymbolicScenario& s, const model::Hypothesis& h, co
                        SharedTerms* shared = nullptr);
 
 // The same constraints grouped: [0] kernel-level terms and parameter domains, [p + 1] the decision of
-// block pick_order(s, h)[p] given the earlier picks (for incremental solving).
+// block pick_order(s, h)[p] given the earlier picks (for incremental solving). Under numbering gpc-ring a block's
+// index is known only once its batch is placed: [p + 1] decides placement p (its SM is placement_sm(s, tag, p), its
+// start block pick_order(s, h)[p]'s, the same within a batch), and one last group numbers the placements into `d`.
 std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const model::Hypothesis& h, const Decisions& d,
                                             const std::string& tag, SharedTerms* shared = nullptr);
 // The same for one kernel sequence of kernel_sequences: [p + 1] decides block pick_order(s, h, sequence)[p].
 std::vector<z3::expr_vector> encode_grouped(const SymbolicScenario& s, const model::Hypothesis& h, const Decisions& d,
                                             const std::string& tag, const std::vector<int>& sequence,
                                             SharedTerms* shared = nullptr);
+
+// Numbering gpc-ring: the SM variable of the encoder's p-th placement (encode_grouped).
+z3::expr placement_sm(const SymbolicScenario& s, const std::string& tag, int p);
 
 // Throws Unsupported when some option of h has no encoding (today none has not). encode() also throws
 // Unsupported for gpc-priority on a device without a GPC map.
