@@ -13,7 +13,7 @@ import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 DEVICE = "docs/results/h200/h200-measured.json"  # run 3's probe-gpc: SM order and GPC map of every H200 and H100 measured
-RULE = "docs/results/h200/hopper.json"
+RULE = "hopper"
 WANT_FIT, WANT_WAIT = 34, 8  # scenarios whose blocks all start at once, and scenarios where some must wait
 
 

@@ -124,7 +124,7 @@ def gpc_order_table(markdown):
                   f"{first_is_ith}; each GPC's blocks one run of indices: {one_run}\n")
 
 
-HOPPER = ["docs/results/h200/hopper.json", "docs/results/h200/hopper-spread-sm.json"]
+HOPPER = ["hopper", "docs/results/h200/hopper-spread-sm.json"]
 HOPPER_GROUPS = [  # (label, fit or check, folder, which cases)
     ("runs 5-7: one-kernel grids", "fitted", ["corpus/hw/h200/2026-11-26-run5", "corpus/hw/h200/2026-11-26-run6",
                                               "corpus/hw/h200/2026-11-26-run7"], lambda c: not c.startswith("synth-")),

@@ -480,7 +480,7 @@ const std::vector<std::string_view> kShippedOrder = {
     "alg1",              "alg1-literal",    "alg1-no-skip",
     "alg1-pb-any",       "alg1-counted-smem", "alg1-no-tpc-config",
     "alg1-natural-order", "alg1-contiguous-regs", "alg1-paired",
-    "fermi",             "alg1-priority"};
+    "fermi",             "alg1-priority",   "hopper"};
 
 Hypothesis parse(const json& j, const std::string& where, const std::function<const Hypothesis*(const std::string&)>& base_of) {
   ObjectReader r(j, where, "", hypothesis_keys());
@@ -642,6 +642,18 @@ std::vector<OptionSetting> option_settings(const Hypothesis& h) {
     out.push_back(std::move(s));
   });
   return out;
+}
+
+bool needs_gpc_map(const Hypothesis& h) {
+  // A mechanism's default acts everywhere (its row may carry the mechanism's needs, as numbering's dispatch does).
+  const std::vector<OptionSetting> settings = option_settings(h);
+  const std::vector<MechanismSpace>& space = mechanism_space();
+  for (size_t i = 0; i < settings.size() && i < space.size(); ++i) {
+    const OptionSetting& s = settings[i];
+    const bool is_default = space[i].values.front() == json(s.value);
+    if (s.on && !is_default && s.row && s.row->needs == OptionNeeds::GpcMap) return true;
+  }
+  return false;
 }
 
 std::vector<OptionColumn> option_columns(const Hypothesis& h) {

@@ -379,6 +379,16 @@ std::string check_schedule(const model::Scenario& sc, const model::Hypothesis& h
   return "";
 }
 
+model::Scenario with_gpc_map(model::Scenario s, const model::Hypothesis& h) {
+  if (!model::needs_gpc_map(h) || h.selection == model::Selection::GpcPriority) return s;
+  s.device.gpc_of_tpc.clear();
+  const int tpcs = s.device.sms / s.device.sms_per_tpc;
+  for (int g = 0; static_cast<int>(s.device.gpc_of_tpc.size()) < tpcs; ++g)
+    for (int t = 0; t < 1 + g % 2 && static_cast<int>(s.device.gpc_of_tpc.size()) < tpcs; ++t) s.device.gpc_of_tpc.push_back(g);
+  s.device.gpc_source = "conformance";
+  return s;
+}
+
 ConformanceReport run_conformance(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms,
                                   bool controls) {
   ConformanceReport r;
@@ -394,22 +404,23 @@ ConformanceReport run_conformance(const model::Hypothesis& h, int scenarios, uns
   const model::Device& base = model::builtin_device(fermi ? "quadro6000" : "rtx3090", "", "");
   return check_scenarios(h, scenarios, seed, timeout_ms, [&](unsigned sd) {
     return fermi      ? random_fermi_scenario(sd, base, h)
-           : controls ? random_control_scenario(sd, base)
-                      : random_small_scenario(sd, base);
+           : controls ? with_gpc_map(random_control_scenario(sd, base), h)
+                      : with_gpc_map(random_small_scenario(sd, base), h);
   });
 }
 
 ConformanceReport run_tie_conformance(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms) {
   const model::Device& base = model::builtin_device("rtx3090", "", "");
   return check_scenarios(h, scenarios, seed, timeout_ms, [&](unsigned sd) {
-    return sd % 2 ? random_tie_scenario(sd, base) : random_small_scenario(sd, base);
+    return with_gpc_map(sd % 2 ? random_tie_scenario(sd, base) : random_small_scenario(sd, base), h);
   });
 }
 
 ConformanceReport run_release_conformance(const model::Hypothesis& h, int scenarios, unsigned seed,
                                           unsigned timeout_ms) {
   const model::Device& base = model::builtin_device("rtx3090", "", "");
-  return check_scenarios(h, scenarios, seed, timeout_ms, [&](unsigned sd) { return random_release_scenario(sd, base); });
+  return check_scenarios(h, scenarios, seed, timeout_ms,
+                         [&](unsigned sd) { return with_gpc_map(random_release_scenario(sd, base), h); });
 }
 
 ConformanceReport check_scenarios(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms,

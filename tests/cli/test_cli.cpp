@@ -34,7 +34,7 @@ TEST_CASE("devices and hypotheses list the built-ins", "[cli]") {
   CHECK(j["schema_version"] == 1);
   CHECK(j["devices"].size() == 12);  // every file of corpus/devices, h100-sxm-assumed-gpcs and b200 included
   auto h = tbcheck::model::json::parse(run_tbcheck("hypotheses --json").out);
-  CHECK(h["hypotheses"].size() == 14);
+  CHECK(h["hypotheses"].size() == 15);
   CHECK(h["hypotheses"][3]["name"] == "alg1");
   auto o = run_tbcheck("hypotheses --options");
   CHECK(o.exit_code == 0);

@@ -55,11 +55,24 @@ TEST_CASE("the composition space is every valid combination, shipped ones under 
     // The loader's rule that PB registers need PB warps holds throughout.
     CHECK(!(h.pb_registers() && !h.pb_warps()));
   }
+  // Every shipped hypothesis whose options the space takes is in it under its name; only hopper has options the
+  // space leaves out (measured on one GPU, not yet judged by registered predictions).
+  std::set<std::string> outside;
   for (const auto& s : model::builtin_hypotheses()) {
+    const auto j = s.to_json();
+    bool in_space = true;
+    for (const auto& m : model::mechanism_space()) {
+      const auto& v = j.contains(std::string(m.mechanism)) ? j[std::string(m.mechanism)] : model::json(nullptr);
+      in_space = in_space && (m.enumeration == model::Enumeration::Every
+                                  ? std::find(m.values.begin(), m.values.end(), v) != m.values.end()
+                                  : v == m.values.front());
+    }
     auto it = std::find_if(all.begin(), all.end(), [&](const model::Hypothesis& h) { return h.same_options(s); });
-    REQUIRE(it != all.end());
-    CHECK(it->name == s.name);
+    CHECK((it != all.end()) == in_space);
+    if (!in_space) outside.insert(s.name);
+    if (it != all.end()) CHECK(it->name == s.name);
   }
+  CHECK(outside == std::set<std::string>{"hopper"});
   // Every named option of the table the space lists is used by some composition (the cluster options: on a device
   // with clusters), and one it leaves out (gpc-spread) by none.
   const auto with_clusters = model::compositions_for(model::builtin_device("h100-sxm-assumed-gpcs", "test", "device"));

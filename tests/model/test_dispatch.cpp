@@ -152,7 +152,7 @@ TEST_CASE("gpc-spread on a device without a GPC map is refused naming the device
 
 namespace {
 
-Hypothesis hopper() { return load_hypothesis_file(test::source_path("docs/results/h200/hopper.json")); }
+Hypothesis hopper() { return test::hyp("hopper"); }
 
 // Each block's SM, kernel by kernel, as predicted and as recorded.
 bool block_for_block(const Case& c, const Hypothesis& h) {

@@ -82,6 +82,8 @@ TEST_CASE("hypothesis: the shipped hypotheses have the options of the docs/desig
       {"fermi", S::GpcPriority, O::Natural, W::Sm, false, R::Sm, none, M::Counted, none, C::None, L::Ignore, P::Blocks},
       {"alg1-priority", S::MostRoom, O::EvenFirst, W::PbStrictRR, true, R::Pb, none, M::ContiguousFirstFit, none, C::Tpc,
        L::GpuConfig, P::Blocks, Issue::Single, Priority::Strict},
+      {"hopper", S::TpcPosition, O::EvenFirst, W::PbStrictRR, true, R::Pb, none, M::ContiguousFirstFit, none, C::SmFloor,
+       L::GpuConfig, P::Blocks},
   };
   const auto& shipped = builtin_hypotheses();
   REQUIRE(shipped.size() == table.size());
@@ -105,6 +107,8 @@ TEST_CASE("hypothesis: the shipped hypotheses have the options of the docs/desig
     CHECK(h.issue == r.issue);
     CHECK(h.priority == r.priority);
     CHECK(h.partition == Partition::AllowedSms);  // masks honoured by every shipped hypothesis
+    // Only the Hopper rule numbers its blocks itself.
+    CHECK(h.numbering == (r.name == std::string("hopper") ? Numbering::GpcRing : Numbering::Dispatch));
     CHECK_FALSE(h.source.empty());
     REQUIRE(find_builtin_hypothesis(r.name) != nullptr);
     CHECK(find_builtin_hypothesis(r.name)->name == r.name);
@@ -289,7 +293,7 @@ TEST_CASE("hypothesis: files and name lists", "[loaders][hypothesis]") {
   REQUIRE(two.size() == 2);
   CHECK(two[0].name == "alg1");
   CHECK(two[1].name == "mine");
-  CHECK(resolve_hypotheses("all").size() == 14);
+  CHECK(resolve_hypotheses("all").size() == 15);
   CHECK(resolve_hypotheses("olmedo,most-room")[1].name == "most-room");
 
   InputError unknown = error_of([] { resolve_hypotheses("alg9"); });

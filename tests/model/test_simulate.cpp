@@ -228,7 +228,7 @@ TEST_CASE("the dispatcher is deterministic and does not depend on previous runs"
                         kernel("c", 9, 64, 1, R"("stream": 1)")});
   for (const auto& h : builtin_hypotheses()) {
     INFO(h.name);
-    if (h.selection == Selection::GpcPriority) continue;  // needs a GPC map, which mini devices lack (test_fermi.cpp)
+    if (needs_gpc_map(h)) continue;  // mini devices have none (test_fermi.cpp, test_dispatch.cpp)
     json first = simulate(s, h).to_json();
     CHECK(simulate(s, h).to_json() == first);
     // Every block gets an SM and an end after its start.
@@ -395,7 +395,8 @@ TEST_CASE("the simulator agrees with a plain reference dispatcher on random scen
     for (const auto& h : builtin_hypotheses()) {
       // gpc-priority is another algorithm (a planned first wave, then completion order; model/src/fermi.cpp),
       // not a per-block SM choice this reference mirrors; tests/model/test_fermi.cpp checks it against seed 003.
-      if (h.selection == Selection::GpcPriority) continue;
+      // The spreads (gpc-spread, tpc-position) need a GPC map, which mini devices lack (test_dispatch.cpp).
+      if (needs_gpc_map(h)) continue;
       bool feasible = true;
       for (const auto& k : s.kernels) feasible = feasible && infeasibility_reason(k, s.device, h).empty();
       if (!feasible) {

@@ -16,8 +16,12 @@ using namespace tbcheck;
 
 namespace {
 
+// With a GPC map (one GPC), so that the hypotheses that spread over GPCs run too.
 model::Device reduced(const std::string& device, int tpcs) {
-  return search::reduced_device(model::builtin_device(device, "", ""), tpcs);
+  model::Device d = search::reduced_device(model::builtin_device(device, "", ""), tpcs);
+  d.gpc_of_tpc.assign(static_cast<size_t>(tpcs), 0);
+  d.gpc_source = "test";
+  return d;
 }
 
 // Shipped hypotheses the enumeration covers, and copies with the thresholds the classes must respect.

@@ -108,7 +108,7 @@ std::vector<std::string> same_machine_without_priorities(const model::Hypothesis
 TEST_CASE("the list learner names each shipped hypothesis played by sim only after confirming it", "[learn]") {
   const auto& dev = model::builtin_device("rtx3090", "test", "device");
   for (const auto& h : model::builtin_hypotheses()) {
-    if (h.selection == model::Selection::GpcPriority) continue;  // needs a GPC map: tested on quadro6000 below
+    if (model::needs_gpc_map(h)) continue;  // rtx3090 has no GPC map (fermi is tested on quadro6000 below)
     INFO("device played by " << h.name);
     auto r = search::learn(model::builtin_hypotheses(), dev, paper_and_synth(), sim_options(h.name));
     INFO(r.reason);
@@ -343,8 +343,9 @@ TEST_CASE("learn refuses replay and reports no-device for cuda without a GPU", "
   CHECK(!r.reason.empty());
   CHECK(!r.confirmation.has_value());
   CHECK(r.survivors.size() + r.not_applicable.size() == model::builtin_hypotheses().size());
-  CHECK(r.not_applicable.size() == 1);  // fermi: rtx3090 has no GPC map
+  REQUIRE(r.not_applicable.size() == 2);  // fermi and hopper: rtx3090 has no GPC map
   CHECK(r.not_applicable[0].rfind("fermi: ", 0) == 0);
+  CHECK(r.not_applicable[1].rfind("hopper: ", 0) == 0);
 }
 
 TEST_CASE("retarget scales blocks by the TPC count and refuses what does not divide", "[learn]") {

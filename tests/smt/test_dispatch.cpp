@@ -47,7 +47,7 @@ TEST_CASE("SMT smem_config sm conforms with the simulator beside gpc-spread and 
 
 TEST_CASE("SMT tpc-position and smem_config sm-floor conform with the simulator over a mixed GPC map",
           "[smt][tpc-position][conformance]") {
-  model::Hypothesis h = model::load_hypothesis_file(test::source_path("docs/results/h200/hopper.json"));
+  model::Hypothesis h = test::hyp("hopper");
   h.numbering = model::Numbering::Dispatch;  // the placements alone (test_numbering.cpp numbers them)
   REQUIRE(h.selection == model::Selection::TpcPosition);
   REQUIRE(h.smem_config == model::SmemConfig::SmFloor);

@@ -213,7 +213,8 @@ TEST_CASE("SMT encoding of retirement start-order conforms to the simulator wher
     int parted = 0;
     for (int n = 0; n < scenarios; ++n) {
       const unsigned sd = 4242u + static_cast<unsigned>(n) * 7919u;
-      const model::Scenario sc = sd % 2 ? smt::random_tie_scenario(sd, base) : smt::random_small_scenario(sd, base);
+      const model::Scenario sc =
+          smt::with_gpc_map(sd % 2 ? smt::random_tie_scenario(sd, base) : smt::random_small_scenario(sd, base), h);
       const model::Schedule a = model::simulate(sc, h), b = model::simulate(sc, shipped);
       for (size_t k = 0; k < sc.kernels.size(); ++k) parted += a.kernels[k].blocks != b.kernels[k].blocks ? 1 : 0;
     }

@@ -24,7 +24,7 @@ model::Device two_tier_device() {
   return d;
 }
 
-model::Hypothesis hopper() { return model::load_hypothesis_file(test::source_path("docs/results/h200/hopper.json")); }
+model::Hypothesis hopper() { return test::hyp("hopper"); }
 
 bool same_blocks(const model::Schedule& a, const model::Schedule& b) {
   if (a.kernels.size() != b.kernels.size()) return false;

@@ -136,6 +136,10 @@ struct OptionSetting {
 };
 std::vector<OptionSetting> option_settings(const Hypothesis& h);
 
+// Whether h acts only on a device with a GPC map: some option it takes needs one (gpc-priority, the spreads,
+// gpc-ring), whatever its kernels. The cluster mechanisms need one only where a kernel has clusters.
+bool needs_gpc_map(const Hypothesis& h);
+
 // A combination of options no engine gives a meaning to: the field to blame and why. Hypothesis files
 // fail with it (exit 2); the composition space leaves such combinations out.
 struct CombinationError {

@@ -34,6 +34,9 @@ model::Scenario random_release_scenario(unsigned seed, const model::Device& base
 // random_small_scenario with one duration (1 or 2) for every kernel, so that blocks of different kernels
 // retire at one instant often: where the two readings of the retirement mechanism part.
 model::Scenario random_tie_scenario(unsigned seed, const model::Device& base);
+// The hypotheses that spread over GPCs (gpc-spread, tpc-position, gpc-ring) act only on a device with a GPC map:
+// for them, s's device gets one of GPCs of one and two TPCs in turn, so that both tiers occur (others: s as is).
+model::Scenario with_gpc_map(model::Scenario s, const model::Hypothesis& h);
 // Scenarios alternately from random_small_scenario and random_tie_scenario (rtx3090's limits), checked as
 // run_conformance does: for the retirement option, whose two readings part only where retirements tie.
 ConformanceReport run_tie_conformance(const model::Hypothesis& h, int scenarios, unsigned seed, unsigned timeout_ms);
