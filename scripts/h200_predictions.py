@@ -144,7 +144,7 @@ def hopper_table(tbcheck):
     print("| cases | rule read from them? | recordings | hopper per SM | hopper block for block | hopper-spread-sm per SM | hopper-spread-sm block for block |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for label, kind, folders, pick in HOPPER_GROUPS:
-        d = validate(tbcheck, [os.path.join(ROOT, f) for f in folders], "model", [os.path.join(ROOT, h) for h in HOPPER])
+        d = validate(tbcheck, [os.path.join(ROOT, f) for f in folders], "model", [os.path.join(ROOT, h) if h.endswith(".json") else h for h in HOPPER])
         names = [h if isinstance(h, str) else h["name"] for h in d["hypotheses"]]
         cases = [c for c in d["cases"] if pick(c["id"])]
         cells = []
@@ -161,7 +161,7 @@ def hopper_table(tbcheck):
             out = os.path.join(tmp, "us")
             files = sorted(glob.glob(os.path.join(ROOT, folder, prefix + "*.json")))
             subprocess.run([tbcheck, "retime", *files, "--unit-ns", "1000", "--out", out], capture_output=True, check=True)
-            d = validate(tbcheck, [out], "trace", [os.path.join(ROOT, h) for h in HOPPER])
+            d = validate(tbcheck, [out], "trace", [os.path.join(ROOT, h) if h.endswith(".json") else h for h in HOPPER])
         names = [h if isinstance(h, str) else h["name"] for h in d["hypotheses"]]
         cells = [str(sum(1 for c in d["cases"] for r in c["results"] if r["hypothesis"] == n and r["levels"][lv]["verdict"] == "pass"))
                  for n in names for lv in ("counts", "exact")]
