@@ -88,8 +88,9 @@ struct Hypotheses : Command {
     for (const auto& h : hs) say("  {:<{}}  {}\n", h.name, name_width, h.source);
   }
   int run_options() {
-    if (markdown) {  // docs/design.md's table (tests/model/test_hypothesis.cpp keeps the two in step)
-      fmt::print("{}", model::option_table_markdown());
+    if (markdown) {  // docs/design.md's tables and docs/rules.md's (tests keep the documents in step)
+      fmt::print("{}\n{}\n{}", model::option_table_markdown(), model::shipped_rules_markdown(),
+                 model::rule_feature_table_markdown());
       return kExitOk;
     }
     const auto& hs = model::builtin_hypotheses();
@@ -112,6 +113,16 @@ struct Hypotheses : Command {
     for (const auto& o : model::option_table())
       t.add({std::string(o.mechanism), std::string(o.value), std::string(o.cites), std::string(o.meaning)});
     say("{}", t.render());
+    say("\nSelection rules (docs/rules.md): \"selection\": {{\"rule\": [{{\"key\": K, \"prefer\": \"min\" or \"max\"}}, "
+        "...]}} ranks the SMs with room by these keys in turn, then by scan position:\n\n");
+    report::Table f({"key", "needs", "meaning"});
+    f.wrap(2);
+    for (const auto& x : model::rule_features())
+      f.add({std::string(x.name), x.needs_gpc_map ? "a GPC map" : "-", std::string(x.meaning)});
+    say("{}\nThe shipped selections as rules:\n\n", f.render());
+    for (model::Selection s : {model::Selection::RoundRobin, model::Selection::MostRoom, model::Selection::GpcSpread,
+                               model::Selection::TpcPosition})
+      say("  {:<13} {}\n", model::to_string(s), model::rule_text(*model::selection_as_rule(s)));
     return kExitOk;
   }
 };

@@ -111,6 +111,7 @@ void Encoder::cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lo
         case model::Selection::GpcPriority:  // refused in the constructor
         case model::Selection::GpcSpread:    // refused with clusters (model::cluster_unsupported)
         case model::Selection::TpcPosition:  // likewise
+        case model::Selection::Rule:         // likewise
         case model::Selection::MostRoom:
           best_by([&](size_t s, size_t t) {
             return pos[t] < pos[s] ? caps[s].value > caps[t].value : caps[s].value >= caps[t].value;

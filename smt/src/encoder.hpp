@@ -55,6 +55,7 @@ class Encoder {
     std::vector<expr> holes;
     std::vector<expr> pb_room;  // per PB, for pb-any's commit
     std::vector<std::vector<expr>> pb_hstart, pb_hsize;  // pb-contiguous: per PB register holes
+    expr held;  // blocks resident on the SM (a rule's `held`)
   };
 
   // ---- terms.cpp: constants, sums and defined variables ----
@@ -138,6 +139,9 @@ class Encoder {
   void generic_pick(int i, const std::vector<SmCap>& caps, const expr& lok);
   // gpc-spread's choice by SM id: the SM with room whose key is least (model/src/dispatch.cpp's spread_pick).
   std::vector<expr> spread_pick(int i, const std::vector<SmCap>& caps);
+  // Selection rule (rule_pick.cpp; model/src/rule_pick.cpp is the reference): by SM id, the SM with room whose
+  // key, compared key by key and then by scan position, is least.
+  std::vector<expr> rule_pick(int i, const std::vector<SmCap>& caps);
   // Thread block clusters (cluster_pick.cpp; model/src/cluster.cpp is the reference): a cluster's leader waits
   // until a GPC has room for all its blocks and picks the GPC; its other blocks start with it on that GPC.
   void cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lok);
