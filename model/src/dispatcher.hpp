@@ -194,6 +194,12 @@ class Dispatcher {
   // index holds), -1 if none fits; that position's index entry is exact on return.
   int rule_pick();
   void rule_setup();
+  // The SM among `sms` (in scan order) with blocks >= 1 that the rule ranks first, room being `value`: a cluster's
+  // block inside its GPC (cluster_spread selection); -1 if none.
+  int rule_pick_in(const std::vector<int>& sms, const std::vector<int64_t>& blocks, const std::vector<int64_t>& value);
+  // The key-by-key comparison over rule_cand_ (positions, ascending) from key `first_key` on, rule_room_ holding
+  // every candidate's room (every SM's when a key reads TPC room); the position it leaves first.
+  int rule_rank(size_t first_key);
   // dispatch.cpp: numbering gpc-ring, one batch (one kernel's placements at one instant) at a time.
   void batch_add(int k, int sm, int64_t room);
   void number_batch();

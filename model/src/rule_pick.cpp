@@ -93,11 +93,25 @@ int Dispatcher::rule_pick() {
       if (rule_cand_.empty()) return -1;
       break;
   }
+  return rule_rank(rule_lead_ == RuleLead::MostRoom ? 1 : 0);
+}
+
+int Dispatcher::rule_pick_in(const std::vector<int>& sms, const std::vector<int64_t>& blocks,
+                             const std::vector<int64_t>& value) {
+  rule_cand_.clear();
+  for (int sm : sms)  // in scan order (gpc_sms_in_order), so positions ascend
+    if (blocks[static_cast<size_t>(sm)] >= 1) rule_cand_.push_back(pos_of_[static_cast<size_t>(sm)]);
+  if (rule_cand_.empty()) return -1;
+  for (int sm = 0; sm < d_.sms; ++sm) rule_room_[static_cast<size_t>(sm)] = std::max<int64_t>(0, value[static_cast<size_t>(sm)]);
+  return order_[static_cast<size_t>(rule_rank(0))];
+}
+
+int Dispatcher::rule_rank(size_t first_key) {
   const int n = d_.sms;
   const int per = d_.sms_per_tpc;
   bool tpc_room_known = false;
   auto tpc_room = [&](int t) -> int64_t {
-    if (!tpc_room_known) {  // RuleLead::None whenever a key reads it: every SM's room is exact
+    if (!tpc_room_known) {  // every SM's room is exact when a key reads it (RuleLead::None, or rule_pick_in)
       std::fill(rule_tpc_room_.begin(), rule_tpc_room_.end(), 0);
       for (int sm = 0; sm < n; ++sm) rule_tpc_room_[static_cast<size_t>(g_.tpc_of(sm))] += rule_room_[static_cast<size_t>(sm)];
       tpc_room_known = true;
@@ -110,7 +124,7 @@ int Dispatcher::rule_pick() {
     return rule_gpc_tpcs_[static_cast<size_t>(rule_gpc_of_tpc_[static_cast<size_t>(tpc_at(p))])];
   };
   // Key by key, keep only the candidates with the best value; the first one left is the least position among equals.
-  for (size_t i = rule_lead_ == RuleLead::MostRoom ? 1 : 0; i < h_.rule.keys.size() && rule_cand_.size() > 1; ++i) {
+  for (size_t i = first_key; i < h_.rule.keys.size() && rule_cand_.size() > 1; ++i) {
     const RuleKey& key = h_.rule.keys[i];
     int64_t sign = 1;
     switch (key.prefer) {

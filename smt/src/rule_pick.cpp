@@ -1,5 +1,7 @@
 // The SMT twin of model/src/rule_pick.cpp: a selection rule's key per SM as Z3 terms (constants folded), compared
 // lexicographically as spread_pick compares gpc-spread's key, the scan position last.
+#include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -10,7 +12,7 @@
 
 namespace tbcheck::smt::detail {
 
-std::vector<expr> Encoder::rule_pick(int i, const std::vector<SmCap>& caps) {
+std::function<expr(int, int)> Encoder::rule_order(int i, const std::vector<SmCap>& caps) {
   const int per = dev_.sms_per_tpc;
   const int tpcs = n_ / per;
   const std::vector<int>& gpc_of_tpc = dev_.gpc_of_tpc;  // the constructor refuses keys that need it on a device without
@@ -46,7 +48,7 @@ std::vector<expr> Encoder::rule_pick(int i, const std::vector<SmCap>& caps) {
     std::vector<int64_t> constant;  // when the feature is a fixed number per SM
     std::vector<expr> term;
   };
-  std::vector<Values> keys;
+  auto keys = std::make_shared<std::vector<Values>>();
   std::vector<model::Prefer> prefer;
   for (const model::RuleKey& key : h_.rule.keys) {
     Values v;
@@ -92,17 +94,17 @@ std::vector<expr> Encoder::rule_pick(int i, const std::vector<SmCap>& caps) {
       case model::RuleFeature::Tpc: each_constant([&](int, int t) { return t; }); break;
       case model::RuleFeature::Position: each_constant([&](int s, int) { return pos_of[static_cast<size_t>(s)]; }); break;
     }
-    keys.push_back(std::move(v));
+    keys->push_back(std::move(v));
     prefer.push_back(key.prefer);
   }
 
   // key(a) < key(b): built from the scan position backwards, each key deciding where it differs.
-  auto less = [&](int a, int b) {
+  return [this, keys, prefer, pos_of](int a, int b) {
     const size_t au = static_cast<size_t>(a), bu = static_cast<size_t>(b);
     expr rest = bv(pos_of[au] < pos_of[bu]);
-    for (size_t k = keys.size(); k-- > 0;) {
+    for (size_t k = keys->size(); k-- > 0;) {
       const bool max = prefer[k] == model::Prefer::Max;
-      const Values& v = keys[k];
+      const Values& v = (*keys)[k];
       if (!v.constant.empty()) {
         const int64_t x = v.constant[au], y = v.constant[bu];
         if (x != y) rest = bv(max ? x > y : x < y);
@@ -114,6 +116,10 @@ std::vector<expr> Encoder::rule_pick(int i, const std::vector<SmCap>& caps) {
     }
     return rest;
   };
+}
+
+std::vector<expr> Encoder::rule_pick(int i, const std::vector<SmCap>& caps) {
+  const auto less = rule_order(i, caps);
   std::vector<expr> chosen;
   for (int s = 0; s < n_; ++s) {
     expr best = caps[static_cast<size_t>(s)].levels[0];

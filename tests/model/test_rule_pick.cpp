@@ -12,6 +12,7 @@
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/rule.hpp"
 #include "tbcheck/model/simulator.hpp"
+#include "tbcheck/testing/conformance.hpp"
 
 using namespace tbcheck;
 using namespace tbcheck::model;
@@ -98,6 +99,33 @@ TEST_CASE("rule: each shipped ranking as a rule places every block as the hard-w
         check_same_schedules(hard, by_rule(base, *selection_as_rule(sel)), d, seed += 101, compared);
       }
   CHECK(compared >= 1500);
+}
+
+TEST_CASE("rule: clusters are spread inside their GPC by the rule as by the hard-wired selection", "[rule][dispatch][cluster]") {
+  // cluster_spread selection ranks the chosen GPC's SMs by the hypothesis' selection; one-per-sm ignores it.
+  const Device& base = builtin_device("h100-sxm-assumed-gpcs", "test", "device");
+  int compared = 0, clustered = 0;
+  for (const char* name : {"most-room", "round-robin", "alg1", "alg1-literal"})
+    for (auto g : {ClusterGpc::MostRoom, ClusterGpc::LowestIndex})
+      for (auto spread : {ClusterSpread::Selection, ClusterSpread::OnePerSm}) {
+        const Hypothesis hard = test::cluster_variant(name, g, spread);
+        const Hypothesis rule = by_rule(hard, *selection_as_rule(hard.selection));
+        for (unsigned n = 0; n < 25; ++n) {
+          const Scenario s = smt::random_cluster_scenario(41 + n * 13, base, hard);
+          const auto want = try_simulate(s, hard);
+          REQUIRE(want);
+          const auto got = try_simulate(s, rule);
+          REQUIRE(got);
+          bool same = true;
+          for (size_t k = 0; k < want->kernels.size(); ++k) same = same && want->kernels[k].blocks == got->kernels[k].blocks;
+          INFO(hard.name << " seed " << 41 + n * 13);
+          CHECK(same);
+          ++compared;
+          for (const auto& k : s.kernels) clustered += k.cluster ? 1 : 0;
+        }
+      }
+  CHECK(compared == 400);
+  CHECK(clustered >= 200);
 }
 
 TEST_CASE("rule: the interpreter's general path agrees with its index shortcuts", "[rule][dispatch]") {

@@ -80,3 +80,17 @@ TEST_CASE("SMT rules conform beside TPC-coupled capacities and paired issue", "[
   check(conform_over_mixed_gpcs(by_rule("alg1", rules()[1]), 12, 2111), 12);
   check(conform_over_mixed_gpcs(by_rule("alg1-paired", rules()[0]), 12, 2333), 12);
 }
+
+TEST_CASE("SMT rules spread a cluster over its GPC as the simulator does", "[smt][rule][cluster][conformance]") {
+  for (size_t r : {size_t{0}, size_t{3}}) {
+    model::Hypothesis h = test::cluster_variant("most-room", model::ClusterGpc::MostRoom, model::ClusterSpread::Selection);
+    h.selection = model::Selection::Rule;
+    h.rule = rules()[r];
+    INFO(model::rule_text(h.rule));
+    const auto report = smt::run_cluster_conformance(h, 10, 4001 + static_cast<unsigned>(r), 60000);
+    REQUIRE_FALSE(report.unsupported);
+    for (const auto& m : report.mismatches) FAIL_CHECK(m);
+    CHECK(report.checked == 10);
+    CHECK(report.not_unique == 0);
+  }
+}
