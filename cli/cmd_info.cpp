@@ -101,6 +101,17 @@ struct Hypotheses : Command {
       j["options"] = nlohmann::json::array();
       for (const auto& o : model::option_table())
         j["options"].push_back({{"mechanism", o.mechanism}, {"value", o.value}, {"cites", o.cites}, {"meaning", o.meaning}});
+      // The rule language (docs/rules.md): its features, and the shipped rankings in its "selection" form.
+      j["rule_features"] = nlohmann::json::array();
+      for (const auto& f : model::rule_features())
+        j["rule_features"].push_back({{"key", f.name},
+                                      {"meaning", f.meaning},
+                                      {"needs_gpc_map", f.needs_gpc_map},
+                                      {"state", f.state == model::FeatureState::Pointer ? "round-robin pointer" : "none"}});
+      j["selection_rules"] = nlohmann::json::object();
+      for (model::Selection s : {model::Selection::RoundRobin, model::Selection::MostRoom, model::Selection::GpcSpread,
+                                 model::Selection::TpcPosition})
+        j["selection_rules"][std::string(model::to_string(s))] = model::rule_to_json(*model::selection_as_rule(s));
       print_json(j);
       return kExitOk;
     }
