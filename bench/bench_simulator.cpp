@@ -1,5 +1,6 @@
 // Simulator throughput: a deterministic ~1M-block, ~2000-kernel scenario on h100-sxm under several hypotheses (placements/s,
-// ratio to round-robin), the same kernels with clusters and priorities (--hash: behaviour digest; --stepping: Scheduler).
+// ratio to round-robin), the same kernels with clusters and priorities (--hash: behaviour digest; --stepping: Scheduler;
+// --rules: the shipped rankings hard-wired beside the same rankings as rules).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/resources.hpp"
+#include "tbcheck/model/rule.hpp"
 #include "tbcheck/model/scenario.hpp"
 #include "tbcheck/model/scheduler.hpp"
 #include "tbcheck/model/simulator.hpp"
@@ -141,7 +144,9 @@ void print_hash_line(const std::string& label, const Scenario& s, const Hypothes
 // generated scenarios (rtx3090 with local memory, xavier, quadro6000) and every corpus/paper
 // case, under every shipped hypothesis and round-robin variants of alg1. Identical output before
 // and after an optimization means identical behaviour on all of them.
-int run_hash(const GenParams& bench) {
+// as_rules: every hypothesis whose selection is a ranking runs as its rule (model::selection_as_rule), name
+// kept, so the output is byte for byte the plain one exactly when the rule engine places every block alike.
+int run_hash(const GenParams& bench, bool as_rules) {
   std::vector<std::pair<std::string, Scenario>> scenarios;
   scenarios.emplace_back("bench", make_scenario(bench));
   GenParams g3090;
@@ -174,8 +179,70 @@ int run_hash(const GenParams& bench) {
     json j = {{"name", std::string("rr-") + base}, {"base", base}, {"selection", "round-robin"}};
     hyps.push_back(hypothesis_from_json(j, "bench"));
   }
+  if (as_rules)
+    for (auto& h : hyps)
+      if (auto r = selection_as_rule(h.selection)) {
+        h.selection = Selection::Rule;
+        h.rule = *r;
+      }
   for (const auto& [label, s] : scenarios)
     for (const auto& h : hyps) print_hash_line(label, s, h);
+  return 0;
+}
+
+// --rules: each shipped ranking hard-wired and as its rule, one after the other in every repetition, on the
+// benchmark scenario (gpc-spread and tpc-position on h100-sxm-assumed-gpcs, which has the GPC map they need).
+int run_rules(const Scenario& plain, int reps) {
+  Scenario mapped = plain;
+  mapped.device = builtin_device("h100-sxm-assumed-gpcs", "bench", "device");
+  struct Pair {
+    std::string label;
+    const Scenario* scenario;
+    Hypothesis hard;
+    Rule rule;
+  };
+  auto with = [](std::string base, Selection sel, std::optional<Order> order = std::nullopt) {
+    Hypothesis h = hypothesis(base);
+    h.selection = sel;
+    if (order) h.order = *order;
+    return h;
+  };
+  const Rule general_most_room{{{RuleFeature::Room, Prefer::Max}, {RuleFeature::Position, Prefer::Min}}};
+  const std::vector<Pair> pairs = {
+      {"round-robin", &plain, with("round-robin", Selection::RoundRobin), *selection_as_rule(Selection::RoundRobin)},
+      {"most-room natural", &plain, with("most-room", Selection::MostRoom), *selection_as_rule(Selection::MostRoom)},
+      {"most-room even-first", &plain, with("most-room", Selection::MostRoom, Order::EvenFirst),
+       *selection_as_rule(Selection::MostRoom)},
+      {"alg1 (most-room)", &plain, with("alg1", Selection::MostRoom), *selection_as_rule(Selection::MostRoom)},
+      // The same ranking with a key that never decides: the interpreter's key-by-key path, not the index's answer.
+      {"most-room, general path", &plain, with("most-room", Selection::MostRoom), general_most_room},
+      {"gpc-spread", &mapped, with("most-room", Selection::GpcSpread), *selection_as_rule(Selection::GpcSpread)},
+      {"tpc-position", &mapped, with("most-room", Selection::TpcPosition), *selection_as_rule(Selection::TpcPosition)},
+  };
+  fmt::print("\nselections hard-wired and as rules (best of {}; rule/hard >= 0.8 is the goal):\n", reps);
+  fmt::print("{:<24} {:<20} {:>9} {:>13} {:>13} {:>10} {:>6}\n", "selection", "device", "blocks", "hard M/s", "rule M/s",
+             "rule/hard", "same");
+  for (const auto& p : pairs) {
+    Hypothesis rule = p.hard;
+    rule.selection = Selection::Rule;
+    rule.rule = p.rule;
+    double best_hard = 1e300, best_rule = 1e300;
+    uint64_t hash_hard = 0, hash_rule = 0;
+    for (int i = 0; i < reps; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      hash_hard = schedule_hash(simulate(*p.scenario, p.hard));
+      auto t1 = std::chrono::steady_clock::now();
+      hash_rule = schedule_hash(simulate(*p.scenario, rule));
+      auto t2 = std::chrono::steady_clock::now();
+      best_hard = std::min(best_hard, std::chrono::duration<double>(t1 - t0).count());
+      best_rule = std::min(best_rule, std::chrono::duration<double>(t2 - t1).count());
+    }
+    const double nb = p.scenario->total_blocks();
+    fmt::print("{:<24} {:<20} {:>9} {:>13.2f} {:>13.2f} {:>10.2f} {:>6}\n", p.label, p.scenario->device.name,
+               p.scenario->total_blocks(), nb / best_hard / 1e6, nb / best_rule / 1e6, best_hard / best_rule,
+               hash_hard == hash_rule ? "yes" : "NO");
+    fmt::print("{:<24} rule: {}\n", "", rule_text(p.rule));
+  }
   return 0;
 }
 
@@ -326,14 +393,17 @@ struct Row {
 int usage() {
   std::fprintf(stderr,
                "usage: bench_simulator [--reps N] [--kernels N] [--seed S] [--hypotheses a,b,...] [--controls] [--hash]\n"
-               "                       [--stepping]\n"
+               "                       [--stepping] [--rules]\n"
                "  default: 3 repetitions of ~1M blocks (2000 kernels) on h100-sxm under\n"
                "  alg1, round-robin, most-room, alg1-contiguous-regs\n"
                "  --hash: print a digest of every schedule (bench scenario, generated scenarios,\n"
                "          corpus/paper cases) under every shipped hypothesis and round-robin variants\n"
                "          of alg1, for differential checks\n"
                "  --stepping: simulate() against the stepping Scheduler (model/scheduler.hpp) on the\n"
-               "          same scenario: placements/s of each, their ratio, identical schedules\n");
+               "          same scenario: placements/s of each, their ratio, identical schedules\n"
+               "  --rules: each shipped ranking hard-wired beside the same ranking as a rule\n"
+               "          (docs/rules.md): placements/s of each, their ratio, identical schedules;\n"
+               "          with --hash, every ranking runs as its rule (the digest must not change)\n");
   return 2;
 }
 
@@ -355,7 +425,7 @@ void add_controls(Scenario& s, uint64_t seed) {
 int main(int argc, char** argv) try {
   GenParams p;
   int reps = 3;
-  bool hash = false, controls = false, stepping = false;
+  bool hash = false, controls = false, stepping = false, rules = false;
   std::vector<std::string> hyps = {"alg1", "round-robin", "most-room", "alg1-contiguous-regs"};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -369,6 +439,7 @@ int main(int argc, char** argv) try {
     else if (a == "--hash") hash = true;
     else if (a == "--controls") controls = true;
     else if (a == "--stepping") stepping = true;
+    else if (a == "--rules") rules = true;
     else if (a == "--hypotheses") {
       hyps.clear();
       std::string list = value();
@@ -381,7 +452,7 @@ int main(int argc, char** argv) try {
       }
     } else return usage();
   }
-  if (hash) return run_hash(p);
+  if (hash) return run_hash(p, rules);
 
   Scenario s = make_scenario(p);
   if (controls) add_controls(s, p.seed);
@@ -389,6 +460,7 @@ int main(int argc, char** argv) try {
   fmt::print("scenario: device {}, {} kernels, {} blocks, seed {}, best of {} repetitions\n", s.device.name,
              s.kernels.size(), blocks, p.seed, reps);
   if (stepping) return run_stepping(s, hyps, reps);
+  if (rules) return run_rules(s, reps);
   std::vector<Row> rows;
   for (const auto& name : hyps) {
     const Hypothesis& h = hypothesis(name);

@@ -88,8 +88,9 @@ struct Hypotheses : Command {
     for (const auto& h : hs) say("  {:<{}}  {}\n", h.name, name_width, h.source);
   }
   int run_options() {
-    if (markdown) {  // docs/design.md's table (tests/model/test_hypothesis.cpp keeps the two in step)
-      fmt::print("{}", model::option_table_markdown());
+    if (markdown) {  // docs/design.md's tables and docs/rules.md's (tests keep the documents in step)
+      fmt::print("{}\n{}\n{}", model::option_table_markdown(), model::shipped_rules_markdown(),
+                 model::rule_feature_table_markdown());
       return kExitOk;
     }
     const auto& hs = model::builtin_hypotheses();
@@ -100,6 +101,17 @@ struct Hypotheses : Command {
       j["options"] = nlohmann::json::array();
       for (const auto& o : model::option_table())
         j["options"].push_back({{"mechanism", o.mechanism}, {"value", o.value}, {"cites", o.cites}, {"meaning", o.meaning}});
+      // The rule language (docs/rules.md): its features, and the shipped rankings in its "selection" form.
+      j["rule_features"] = nlohmann::json::array();
+      for (const auto& f : model::rule_features())
+        j["rule_features"].push_back({{"key", f.name},
+                                      {"meaning", f.meaning},
+                                      {"needs_gpc_map", f.needs_gpc_map},
+                                      {"state", f.state == model::FeatureState::Pointer ? "round-robin pointer" : "none"}});
+      j["selection_rules"] = nlohmann::json::object();
+      for (model::Selection s : {model::Selection::RoundRobin, model::Selection::MostRoom, model::Selection::GpcSpread,
+                                 model::Selection::TpcPosition})
+        j["selection_rules"][std::string(model::to_string(s))] = model::rule_to_json(*model::selection_as_rule(s));
       print_json(j);
       return kExitOk;
     }
@@ -112,6 +124,16 @@ struct Hypotheses : Command {
     for (const auto& o : model::option_table())
       t.add({std::string(o.mechanism), std::string(o.value), std::string(o.cites), std::string(o.meaning)});
     say("{}", t.render());
+    say("\nSelection rules (docs/rules.md): \"selection\": {{\"rule\": [{{\"key\": K, \"prefer\": \"min\" or \"max\"}}, "
+        "...]}} ranks the SMs with room by these keys in turn, then by scan position:\n\n");
+    report::Table f({"key", "needs", "meaning"});
+    f.wrap(2);
+    for (const auto& x : model::rule_features())
+      f.add({std::string(x.name), x.needs_gpc_map ? "a GPC map" : "-", std::string(x.meaning)});
+    say("{}\nThe shipped selections as rules:\n\n", f.render());
+    for (model::Selection s : {model::Selection::RoundRobin, model::Selection::MostRoom, model::Selection::GpcSpread,
+                               model::Selection::TpcPosition})
+      say("  {:<13} {}\n", model::to_string(s), model::rule_text(*model::selection_as_rule(s)));
     return kExitOk;
   }
 };

@@ -57,6 +57,7 @@ std::string cluster_unsupported_options(const Hypothesis& h) {
     case Selection::GpcPriority: return "selection gpc-priority (a Fermi dispatcher)";
     case Selection::GpcSpread: return "selection gpc-spread (measured on grids without clusters)";
     case Selection::TpcPosition: return "selection tpc-position (measured on grids without clusters)";
+    case Selection::Rule: return "";  // ranks the chosen GPC's SMs (Dispatcher::rule_pick_in)
   }
   return "";
 }
@@ -157,6 +158,7 @@ int choose_cluster_sm(const Hypothesis& h, const std::vector<int>& sms, const st
     case Selection::GpcPriority:  // refused with clusters (cluster_unsupported); most-room keeps this total
     case Selection::GpcSpread:
     case Selection::TpcPosition:
+    case Selection::Rule:  // the dispatcher ranks by the rule itself (Dispatcher::rule_pick_in)
       for (int sm : sms)
         if (ok(sm) && (best < 0 || value[static_cast<size_t>(sm)] > value[static_cast<size_t>(best)])) best = sm;
       return best;

@@ -37,7 +37,10 @@ bool Dispatcher::place_cluster(int k) {
   if (gpc < 0) return false;
   const std::vector<int>& sms = gpc_sms_[static_cast<size_t>(gpc)];
   for (int c = 0; c < size; ++c) {
-    const int sm = choose_cluster_sm(h_, sms, pos_of_, cluster_cap_, literal_ ? cluster_val_ : cluster_cap_, on_sm_, rr_pointer_);
+    const std::vector<int64_t>& value = literal_ ? cluster_val_ : cluster_cap_;
+    const bool by_rule = h_.selection == Selection::Rule && h_.cluster_spread == ClusterSpread::Selection;
+    const int sm = by_rule ? rule_pick_in(sms, cluster_cap_, value)
+                           : choose_cluster_sm(h_, sms, pos_of_, cluster_cap_, value, on_sm_, rr_pointer_);
     if (sm < 0) throw std::logic_error("a cluster's GPC ran out of room: its resources are not additive");
     place_block(k, sm);
     if (literal_) {

@@ -69,6 +69,14 @@ const std::vector<Dispatched>& Dispatcher::dispatch(int64_t now) {
           none = pos < 0;
           if (!none) value = capacity_of(order_[static_cast<size_t>(pos)], k);  // exact, as the index expects
           break;
+        case Selection::Rule:
+          pos = rule_pick();
+          none = pos < 0;
+          if (!none) {
+            value = index_.value(pos);
+            rr_pointer_ = (pos + 1) % d_.sms;  // the rule's state: rr_distance reads it
+          }
+          break;
       }
       if (none) break;
     }
@@ -160,7 +168,8 @@ int Dispatcher::spread_pick(int k) const {
         break;
       case Selection::RoundRobin:
       case Selection::MostRoom:
-      case Selection::GpcPriority: throw std::logic_error("spread_pick for a selection that does not spread");
+      case Selection::GpcPriority:
+      case Selection::Rule: throw std::logic_error("spread_pick for a selection that does not spread");
     }
     if (best_pos < 0 || key < best) {
       best = key;

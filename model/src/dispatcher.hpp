@@ -43,6 +43,15 @@ class CapacityIndex {
     for (int g = 1; g < groups_; ++g) k = std::max(k, group_max_[static_cast<size_t>(g)]);
     return {k >> 32, static_cast<int>(kSpan - 1 - (k & (kSpan - 1)))};
   }
+  // Appends every position whose value (exact or a bound) is at least v to `out`, ascending; groups whose maximum is
+  // below v are skipped whole.
+  void at_least(int64_t v, std::vector<int>& out) const {
+    for (int g = 0; g < groups_; ++g) {
+      if ((group_max_[static_cast<size_t>(g)] >> 32) < v) continue;
+      for (int p = g * kGroup; p < (g + 1) * kGroup; ++p)
+        if ((key_[static_cast<size_t>(p)] >> 32) >= v) out.push_back(p);  // padding is -1, below any v >= 1
+    }
+  }
   // First position >= from (wrapping around) with a positive value; -1 if none.
   int first_positive_from(int from) const {
     int p = first_positive(from);
@@ -181,6 +190,16 @@ class Dispatcher {
   // dispatch.cpp: the position (in order_) of the SM gpc-spread or tpc-position chooses for kernel k's next block,
   // -1 if none fits.
   int spread_pick(int k) const;
+  // rule_pick.cpp: the position of the SM the hypothesis' rule ranks first for the head kernel (whose capacities the
+  // index holds), -1 if none fits; that position's index entry is exact on return.
+  int rule_pick();
+  void rule_setup();
+  // The SM among `sms` (in scan order) with blocks >= 1 that the rule ranks first, room being `value`: a cluster's
+  // block inside its GPC (cluster_spread selection); -1 if none.
+  int rule_pick_in(const std::vector<int>& sms, const std::vector<int64_t>& blocks, const std::vector<int64_t>& value);
+  // The key-by-key comparison over rule_cand_ (positions, ascending) from key `first_key` on, rule_room_ holding
+  // every candidate's room (every SM's when a key reads TPC room); the position it leaves first.
+  int rule_rank(size_t first_key);
   // dispatch.cpp: numbering gpc-ring, one batch (one kernel's placements at one instant) at a time.
   void batch_add(int k, int sm, int64_t room);
   void number_batch();
@@ -237,6 +256,18 @@ class Dispatcher {
   std::vector<size_t> batch_at_;
   std::vector<RingPlacement> batch_;
   std::vector<int> tpc_position_;  // each TPC's place among its GPC's TPCs (tpc-position)
+  // Selection rule (rule_pick.cpp). A leading key the capacity index answers by itself: the round-robin pointer's
+  // distance or the scan position (unique per SM, so later keys never act), or room alone.
+  // MostRoom: room:max leads other keys, so only the SMs of the most room are candidates (the index names them) unless
+  // a key sums room over a TPC and needs every SM's.
+  enum class RuleLead { None, Pointer, First, Room, MostRoom };
+  RuleLead rule_lead_ = RuleLead::None;
+  template <class F>
+  void rule_keep_best(F&& value);
+  std::vector<int> rule_cand_;                      // candidate positions, ascending
+  std::vector<int64_t> rule_room_, rule_tpc_room_;  // room per SM and TPC at this pick
+  std::vector<int> rule_gpc_of_tpc_;
+  std::vector<std::vector<int>> rule_gpc_tpcs_;      // each GPC's TPCs
   // Paired issue: after a pair leader, the kernel's next block goes to the leader's SM if it
   // fits there at the same instant; otherwise it is placed by the selection like any block.
   int pair_sm_ = -1, pair_kernel_ = -1;

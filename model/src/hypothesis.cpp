@@ -64,6 +64,11 @@ constexpr Choice<Selection> kSelectionChoices[] = {
      "the order: the GPCs fill their TPCs position by position, whatever the blocks held elsewhere; needs the "
      "device's GPC map",
      OptionNeeds::GpcMap, false},
+    {Selection::Rule, "rule", "tbcheck's rule language (docs/rules.md): a hypothesis' own ranking, written in its file",
+     "the file gives \"selection\": {\"rule\": [{\"key\": ..., \"prefer\": \"min\" or \"max\"}, ...]}: among the SMs "
+     "with room for a block, the one whose features rank first, key by key, then the first in the order; needs a "
+     "GPC map where a key does",
+     OptionNeeds::Nothing, false},
 };
 constexpr Choice<Order> kOrderChoices[] = {
     {Order::Natural, "natural", "textbook order", "SMs scanned 0, 1, 2, ..., N-1"},
@@ -464,8 +469,13 @@ void read_option(const ObjectReader& r, const EnumMechanism<E, N>& m, Hypothesis
       h.*m.field = c.value;
       return;
     }
+    if constexpr (std::is_same_v<E, Selection>)
+      if (c.value == Selection::Rule) continue;  // not a string value: the object form below
     valid.push_back(c.name);
   }
+  if constexpr (std::is_same_v<E, Selection>)
+    r.fail(m.key, fmt::format("unknown option '{}'; valid options are: {}, or a rule {{\"rule\": [...]}} (docs/rules.md)",
+                              v, fmt::join(valid, ", ")));
   r.fail(m.key, fmt::format("unknown option '{}'; valid options are: {}", v, fmt::join(valid, ", ")));
 }
 void read_option(const ObjectReader& r, const FlagMechanism& m, Hypothesis& h) { h.*m.field = r.boolean(m.key); }
@@ -514,9 +524,23 @@ Hypothesis parse(const json& j, const std::string& where, const std::function<co
   std::string inherited = has_base ? fmt::format("based on {}: {}", base_name, h.source) : "";
   h.source = r.opt_string("source").value_or(inherited);
   h.description = r.opt_string("description").value_or("");
+  // The selection's object form is a rule (docs/rules.md); its string form names a built-in selection and drops
+  // any rule a base had.
+  const json* selection = r.get("selection");
+  const bool by_rule = selection && selection->is_object();
+  if (by_rule) {
+    h.rule = rule_from_json(*selection, where, r.field("selection"));
+    h.selection = Selection::Rule;
+  }
   for_each_mechanism([&](const auto& m) {
-    if (r.has(m.key)) read_option(r, m, h);
+    if (r.has(m.key) && !(by_rule && m.key == "selection")) read_option(r, m, h);
   });
+  if (selection && !by_rule) {
+    if (h.selection == Selection::Rule)
+      r.fail("selection", "'rule' is given as an object: \"selection\": {\"rule\": [{\"key\": \"room\", \"prefer\": "
+                          "\"max\"}, ...]} (docs/rules.md)");
+    h.rule = Rule{};
+  }
 
   if (auto e = combination_error(h)) r.fail(e->field, e->reason);
   return h;
@@ -558,9 +582,12 @@ std::optional<CombinationError> combination_error(const Hypothesis& h) {
                                                       "between instants; the retirement must be "
                                                       "'all-then-dispatch', not '{}'",
                                                       to_string(h.retirement))};
-  if (h.numbering == Numbering::GpcRing && !uses_gpc_spread(h.selection))
+  if (h.selection == Selection::Rule && h.rule.keys.empty())
+    return CombinationError{"selection", "the rule is empty: give at least one key (docs/rules.md)"};
+  if (h.numbering == Numbering::GpcRing && !uses_gpc_spread(h.selection) &&
+      !(h.selection == Selection::Rule && gpc_map_feature(h.rule)))
     return CombinationError{"numbering", fmt::format("'gpc-ring' numbers the blocks a GPC-by-GPC spread placed; it "
-                                                     "needs selection 'gpc-spread' or 'tpc-position', not '{}'",
+                                                     "needs selection 'gpc-spread', 'tpc-position' or a rule ranking by the GPC map, not '{}'",
                                                      to_string(h.selection))};
   if (h.numbering == Numbering::GpcRing && h.issue != Issue::Single)
     return CombinationError{"issue", fmt::format("numbering 'gpc-ring' gives the block indices itself; the issue "
@@ -593,8 +620,23 @@ void set_option(Hypothesis& h, std::string_view key, const json& value) {
         h.*m.field = static_cast<int>(value.get<int64_t>());
       else throw std::invalid_argument(fmt::format("{}: not null or an integer in [0, {}]", key, m.max));
     } else {
+      if constexpr (std::is_same_v<M, EnumMechanism<Selection, std::size(kSelectionChoices)>>)
+        if (value.is_object()) {  // a rule, as a file's selection gives it
+          try {
+            h.rule = rule_from_json(value, "set_option", "selection");
+          } catch (const InputError& e) {
+            throw std::invalid_argument(e.what());
+          }
+          h.selection = Selection::Rule;
+          return;
+        }
       for (const auto& c : m.choices)
         if (value.is_string() && c.name == value.get<std::string>()) {
+          if constexpr (std::is_same_v<M, EnumMechanism<Selection, std::size(kSelectionChoices)>>) {
+            if (c.value == Selection::Rule)
+              throw std::invalid_argument("selection: a rule is given as an object {\"rule\": [...]}");
+            h.rule = Rule{};
+          }
           h.*m.field = c.value;
           return;
         }
@@ -638,6 +680,9 @@ std::vector<OptionSetting> option_settings(const Hypothesis& h) {
     } else {
       s.value = std::string(name_in(m.choices, h.*m.field));
       s.row = row(s.value);
+      // Two rules differ as options do: the lemma cache and check's differences read the rule's keys.
+      if constexpr (std::is_same_v<M, EnumMechanism<Selection, std::size(kSelectionChoices)>>)
+        if (h.selection == Selection::Rule) s.value = fmt::format("rule {}", rule_text(h.rule));
     }
     out.push_back(std::move(s));
   });
@@ -645,6 +690,7 @@ std::vector<OptionSetting> option_settings(const Hypothesis& h) {
 }
 
 bool needs_gpc_map(const Hypothesis& h) {
+  if (h.selection == Selection::Rule && gpc_map_feature(h.rule)) return true;  // a rule file's key (docs/rules.md)
   // A mechanism's default acts everywhere (its row may carry the mechanism's needs, as numbering's dispatch does).
   const std::vector<OptionSetting> settings = option_settings(h);
   const std::vector<MechanismSpace>& space = mechanism_space();
@@ -667,7 +713,10 @@ std::vector<OptionColumn> option_columns(const Hypothesis& h) {
       for (auto& c : out)
         if (c.header == m.column && h.*m.field) c.cell += fmt::format(fmt::runtime(m.suffix_format), *(h.*m.field));
     } else {
-      out.push_back({m.column, std::string(name_in(m.choices, h.*m.field))});
+      std::string cell(name_in(m.choices, h.*m.field));
+      if constexpr (std::is_same_v<M, EnumMechanism<Selection, std::size(kSelectionChoices)>>)
+        if (h.selection == Selection::Rule) cell = fmt::format("rule {}", rule_text(h.rule));
+      out.push_back({m.column, std::move(cell)});
     }
   });
   return out;
@@ -753,13 +802,14 @@ json Hypothesis::to_json() const {
       j[std::string(m.key)] = name_in(m.choices, this->*m.field);
     }
   });
+  if (selection == Selection::Rule) j["selection"] = rule_to_json(rule);
   return j;
 }
 
 bool Hypothesis::same_options(const Hypothesis& o) const {
   bool same = true;
   for_each_mechanism([&](const auto& m) { same = same && this->*m.field == o.*m.field; });
-  return same;
+  return same && rule == o.rule;
 }
 
 std::string option_key(const Hypothesis& h) {
@@ -773,6 +823,7 @@ std::string option_key(const Hypothesis& h) {
     else
       put(static_cast<int64_t>(v));
   });
+  for (const auto& k : h.rule.keys) put(static_cast<int64_t>(k.feature) * 2 + static_cast<int64_t>(k.prefer));
   return key;
 }
 

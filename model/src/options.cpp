@@ -16,7 +16,8 @@ bool is_fermi(Selection s) {
     case Selection::RoundRobin:
     case Selection::MostRoom:
     case Selection::GpcSpread:
-    case Selection::TpcPosition: return false;
+    case Selection::TpcPosition:
+    case Selection::Rule: return false;
     case Selection::GpcPriority: return true;
   }
   return false;
@@ -28,7 +29,8 @@ bool uses_gpc_spread(Selection s) {
     case Selection::TpcPosition: return true;
     case Selection::RoundRobin:
     case Selection::MostRoom:
-    case Selection::GpcPriority: return false;
+    case Selection::GpcPriority:
+    case Selection::Rule: return false;  // a rule's needs are its keys' (model::gpc_map_feature)
   }
   return false;
 }
@@ -47,7 +49,8 @@ bool ranks_by_capacity(Selection s) {
   switch (s) {
     case Selection::MostRoom:
     case Selection::GpcSpread:
-    case Selection::TpcPosition: return true;
+    case Selection::TpcPosition:
+    case Selection::Rule: return true;  // whether its keys read room or not: never merge two that may differ
     case Selection::RoundRobin:
     case Selection::GpcPriority: return false;
   }

@@ -138,6 +138,16 @@ FeasibilityCheck scenario_support(const Scenario& s, const Hypothesis& h) {
         return f;
       }
       break;
+    case Selection::Rule:
+      if (const FeatureInfo* needs = gpc_map_feature(h.rule); needs && s.device.gpc_of_tpc.empty()) {
+        f.status = Feasibility::NoGpcMap;
+        f.field = "device";
+        f.reason = fmt::format("hypothesis {} ranks by rule key '{}', which needs the GPC of every SM; device {} has no "
+                               "GPC map (gpc_of_tpc; tbcheck probe-gpc measures one on a GPU)",
+                               h.name, needs->name, s.device.name);
+        return f;
+      }
+      break;
     case Selection::RoundRobin:
     case Selection::MostRoom: break;
   }
@@ -153,7 +163,8 @@ FeasibilityCheck check_feasibility(const Scenario& s, const Hypothesis& h) {
     case Selection::RoundRobin:
     case Selection::MostRoom:
     case Selection::GpcSpread:
-    case Selection::TpcPosition: break;  // its GPC map: scenario_support
+    case Selection::TpcPosition:
+    case Selection::Rule: break;  // its GPC map: scenario_support
     case Selection::GpcPriority:
       if (s.device.gpc_of_tpc.empty()) {  // seed 003 Sections 2 and 4.1
         f.status = Feasibility::NoGpcMap;
@@ -215,7 +226,8 @@ KernelPlan plan_kernel(const Kernel& k, const Device& d, const Hypothesis& h) {
     case Selection::RoundRobin:
     case Selection::MostRoom:
     case Selection::GpcSpread:
-    case Selection::TpcPosition: p.labels = block_labels(k, d, h); break;
+    case Selection::TpcPosition:
+    case Selection::Rule: p.labels = block_labels(k, d, h); break;
   }
   return p;
 }

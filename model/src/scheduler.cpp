@@ -133,7 +133,8 @@ FeasibilityCheck Scheduler::support(const Device&, const Hypothesis& h) {
     case Selection::RoundRobin:
     case Selection::MostRoom:
     case Selection::GpcSpread:
-    case Selection::TpcPosition: break;
+    case Selection::TpcPosition:
+    case Selection::Rule: break;
     case Selection::GpcPriority:
       f.status = Feasibility::Unsupported;
       f.field = "selection";

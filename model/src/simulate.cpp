@@ -159,7 +159,8 @@ Schedule run_plan(const Scenario& s, const Hypothesis& h, ScenarioPlan&& p, cons
     case Selection::RoundRobin:
     case Selection::MostRoom:
     case Selection::GpcSpread:
-    case Selection::TpcPosition: break;
+    case Selection::TpcPosition:
+    case Selection::Rule: break;
   }
   return simulate_generic(s, h, std::move(p), ends);
 }

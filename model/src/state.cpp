@@ -47,6 +47,7 @@ Dispatcher::Dispatcher(const Device& d, const Hypothesis& h)
     case Numbering::GpcRing: numbered_by_ring_ = !gpc_of_sm_.empty(); break;  // check_feasibility needs the map
   }
   tpc_position_ = tpc_positions(d.gpc_of_tpc);
+  if (h.selection == Selection::Rule) rule_setup();
   slots_.reserve(static_cast<size_t>(d.sms) * static_cast<size_t>(std::max(d.max_blocks_per_sm, 1)));
 }
 

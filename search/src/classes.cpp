@@ -178,6 +178,7 @@ std::string not_covered(const std::vector<const model::Hypothesis*>& hs, const s
       case model::Selection::GpcPriority: return fmt::format("{} selects by the GPC map (gpc-priority)", h->name);
       case model::Selection::GpcSpread: return fmt::format("{} selects by the GPC map (gpc-spread)", h->name);
       case model::Selection::TpcPosition: return fmt::format("{} selects by the GPC map (tpc-position)", h->name);
+      case model::Selection::Rule: return fmt::format("{} selects by a rule (docs/rules.md)", h->name);
       case model::Selection::RoundRobin:
       case model::Selection::MostRoom: break;
     }

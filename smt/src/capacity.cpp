@@ -164,7 +164,7 @@ std::vector<Encoder::SmCap> Encoder::capacities(int i, const Instant& t, int lma
       case model::Warps::PbStrictRR: break;
       case model::Warps::PbAny: room = pb_rooms(v, R_[ku]); break;  // for pb_any_commit
     }
-    caps.push_back({lv, value, hs, room, v.pb_hstart, v.pb_hsize});
+    caps.push_back({lv, value, hs, room, v.pb_hstart, v.pb_hsize, v.blocks});
   }
   return caps;
 }

@@ -116,6 +116,11 @@ void Encoder::cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lo
             return pos[t] < pos[s] ? caps[s].value > caps[t].value : caps[s].value >= caps[t].value;
           });
           break;
+        case model::Selection::Rule: {  // the rule over the GPC's SMs (model: Dispatcher::rule_pick_in)
+          const auto less = rule_order(i, caps);
+          best_by([&](size_t s, size_t t) { return less(static_cast<int>(s), static_cast<int>(t)); });
+          break;
+        }
         case model::Selection::RoundRobin: {
           const expr ptr = rr_pointer(i);
           for (int p = 0; p < n_; ++p) {

@@ -71,6 +71,7 @@ void Encoder::generic_pick(int i, const std::vector<SmCap>& caps, const expr& lo
     case model::Selection::GpcPriority: throw std::logic_error("gpc-priority reached generic_pick");
     case model::Selection::GpcSpread:
     case model::Selection::TpcPosition: chosen = spread_pick(i, caps); break;
+    case model::Selection::Rule: chosen = rule_pick(i, caps); break;
     case model::Selection::MostRoom:
       for (int p = 0; p < n_; ++p) {
         int s = order_[static_cast<size_t>(p)];

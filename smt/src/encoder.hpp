@@ -1,6 +1,7 @@
 // Internal to smt/: the encoder of one hypothesis over one symbolic scenario, split by the simulator's
 // seams (state.cpp, capacity.cpp, dispatch.cpp, commit.cpp, fermi_pick.cpp; terms.cpp for term helpers).
 #pragma once
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -63,6 +64,7 @@ class Encoder {
     std::vector<expr> holes;
     std::vector<expr> pb_room;  // per PB, for pb-any's commit
     std::vector<std::vector<expr>> pb_hstart, pb_hsize;  // pb-contiguous: per PB register holes
+    expr held;  // blocks resident on the SM (a rule's `held`)
   };
 
   // ---- terms.cpp: constants, sums and defined variables ----
@@ -146,6 +148,12 @@ class Encoder {
   void generic_pick(int i, const std::vector<SmCap>& caps, const expr& lok);
   // gpc-spread's choice by SM id: the SM with room whose key is least (model/src/dispatch.cpp's spread_pick).
   std::vector<expr> spread_pick(int i, const std::vector<SmCap>& caps);
+  // Selection rule (rule_pick.cpp; model/src/rule_pick.cpp is the reference): by SM id, the SM with room whose
+  // key, compared key by key and then by scan position, is least.
+  std::vector<expr> rule_pick(int i, const std::vector<SmCap>& caps);
+  // less(a, b): SM a's key is less than SM b's under the rule at block i's instant (scan position last); a
+  // cluster's block ranks its GPC's SMs by it (cluster_pick.cpp).
+  std::function<expr(int, int)> rule_order(int i, const std::vector<SmCap>& caps);
   // Thread block clusters (cluster_pick.cpp; model/src/cluster.cpp is the reference): a cluster's leader waits
   // until a GPC has room for all its blocks and picks the GPC; its other blocks start with it on that GPC.
   void cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lok);

@@ -139,7 +139,8 @@ std::vector<int> pick_order(const SymbolicScenario& s, const Hypothesis& h) {
       case model::Selection::RoundRobin:
       case model::Selection::MostRoom:
       case model::Selection::GpcSpread:
-      case model::Selection::TpcPosition: break;
+      case model::Selection::TpcPosition:
+      case model::Selection::Rule: break;
       case model::Selection::GpcPriority: fermi = true; break;
     }
     if (!fermi) {
@@ -377,6 +378,12 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
     case model::Selection::MostRoom:
     case model::Selection::GpcSpread:
     case model::Selection::TpcPosition: break;
+    case model::Selection::Rule:
+      // Refused in the simulator's words (check_feasibility), never an index out of range.
+      if (const model::FeatureInfo* needs = model::gpc_map_feature(h_.rule); needs && dev_.gpc_of_tpc.empty())
+        throw Unsupported(model::input_error_message(
+            "smt", "device", fmt::format("rule key '{}' needs the GPC of every SM; device {} has no GPC map", needs->name, dev_.name)));
+      break;
     case model::Selection::GpcPriority:
       fermi_ = true;
       // Refused in the simulator's words, never a crash.

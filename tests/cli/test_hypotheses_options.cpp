@@ -1,5 +1,5 @@
 // `tbcheck hypotheses --options` shows what the README's tour says it shows: the shipped hypotheses with
-// their options, then every mechanism option with its paper section (text and --json).
+// their options, then every mechanism option with its paper section, then the rule language (text and --json).
 #include <catch2/catch.hpp>
 
 #include "helpers.hpp"
@@ -20,4 +20,13 @@ TEST_CASE("hypotheses --options lists every shipped hypothesis and every mechani
   const auto doc = nlohmann::json::parse(j.out);
   CHECK(doc.at("hypotheses").size() == model::builtin_hypotheses().size());
   CHECK(doc.at("options").size() == model::option_table().size());
+  // The rule language: every feature, and each shipped ranking as a rule a file can give back as its selection.
+  CHECK(doc.at("rule_features").size() == model::rule_features().size());
+  CHECK(doc.at("rule_features")[0].at("key") == "room");
+  REQUIRE(doc.at("selection_rules").contains("gpc-spread"));
+  const model::Hypothesis spread = model::hypothesis_from_json(
+      {{"name", "as-rule"}, {"base", "most-room"}, {"selection", doc.at("selection_rules").at("gpc-spread")}}, "t.json");
+  CHECK(spread.rule == *model::selection_as_rule(model::Selection::GpcSpread));
+  CHECK_FALSE(doc.at("selection_rules").contains("gpc-priority"));
+  CHECK(r.out.find("The shipped selections as rules") != std::string::npos);
 }

@@ -160,7 +160,8 @@ TEST_CASE("hypothesis: unknown option values list the valid ones", "[loaders][hy
   InputError e = hyp_error(j);
   CHECK(e.where() == "h.json");
   CHECK(e.field() == "selection");
-  CHECK(e.reason() == "unknown option 'fastest'; valid options are: round-robin, most-room, gpc-priority, gpc-spread, tpc-position");
+  CHECK(e.reason() == "unknown option 'fastest'; valid options are: round-robin, most-room, gpc-priority, gpc-spread, tpc-position, "
+                      "or a rule {\"rule\": [...]} (docs/rules.md)");
 
   const std::vector<std::pair<std::string, std::string>> fields = {
       {"order", "natural, even-first"},
@@ -384,6 +385,11 @@ TEST_CASE("hypothesis: settings, table columns and keys come from the mechanism 
     if (o.mechanism == "warps" && o.value == "sm") x["registers"] = "sm";
     if (o.mechanism == "numbering" && o.value == "gpc-ring") x["selection"] = "tpc-position";  // it numbers a spread
     INFO(o.mechanism << ": " << o.value);
+    if (o.mechanism == "selection" && o.value == "rule") {  // its object form (docs/rules.md); the name alone is refused
+      x["selection"] = {{"rule", {{{"key", "room"}, {"prefer", "max"}}}}};
+      CHECK(hypothesis_from_json(x, "t.json").to_json()["selection"] == x["selection"]);
+      continue;
+    }
     CHECK(hypothesis_from_json(x, "t.json").to_json()[std::string(o.mechanism)] == o.value);
   }
 }

@@ -25,7 +25,10 @@ std::vector<Hypothesis> each_value(const Hypothesis& base, std::string_view mech
   for (const auto& row : option_table())
     if (row.mechanism == mechanism) {
       Hypothesis h = base;
-      set_option(h, mechanism, std::string(row.value));
+      if (mechanism == "selection" && row.value == "rule")  // a rule is given by its keys (docs/rules.md)
+        set_option(h, mechanism, json{{"rule", {{{"key", "room"}, {"prefer", "max"}}}}});
+      else
+        set_option(h, mechanism, std::string(row.value));
       out.push_back(h);
     }
   return out;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tbcheck/model/json_reader.hpp"
+#include "tbcheck/model/rule.hpp"
 
 namespace tbcheck::model {
 
@@ -16,7 +17,9 @@ struct Device;
 // from, in its mechanism's descriptor (hypothesis.cpp); the engines check them in exhaustive switches
 // (no default, -Werror=switch), so a value added here does not compile until both the simulator and
 // the SMT encoder handle it (docs/extending.md).
-enum class Selection { RoundRobin, MostRoom, GpcPriority, GpcSpread, TpcPosition };
+// Rule: the selection is the hypothesis' own ranking (Hypothesis::rule, docs/rules.md), given in a file as
+// "selection": {"rule": [...]}.
+enum class Selection { RoundRobin, MostRoom, GpcPriority, GpcSpread, TpcPosition, Rule };
 enum class Order { Natural, EvenFirst };
 enum class Warps { Sm, PbStrictRR, PbAny };
 enum class Registers { Sm, Pb, PbContiguous };
@@ -48,6 +51,7 @@ struct Hypothesis {
   std::string file;  // where it was loaded from ("builtin:alg1" for shipped ones)
 
   Selection selection = Selection::MostRoom;
+  Rule rule;  // the ranking when selection is Rule (never empty then); empty otherwise
   Order order = Order::Natural;
   Warps warps = Warps::Sm;
   bool skip_on_multiple_of_4 = false;
@@ -137,7 +141,7 @@ struct OptionSetting {
 std::vector<OptionSetting> option_settings(const Hypothesis& h);
 
 // Whether h acts only on a device with a GPC map: some option it takes needs one (gpc-priority, the spreads,
-// gpc-ring), whatever its kernels. The cluster mechanisms need one only where a kernel has clusters.
+// gpc-ring, a rule with a GPC key), whatever its kernels. The cluster mechanisms need one only where a kernel has clusters.
 bool needs_gpc_map(const Hypothesis& h);
 
 // A combination of options no engine gives a meaning to: the field to blame and why. Hypothesis files
@@ -160,6 +164,10 @@ struct OptionColumn {
 std::vector<OptionColumn> option_columns(const Hypothesis& h);
 
 std::string_view to_string(Selection);
+// The shipped selections that are rankings (all but gpc-priority), written as rules (model/src/rule.cpp); and
+// the table of them that `tbcheck hypotheses --options --markdown` prints after the option table.
+std::optional<Rule> selection_as_rule(Selection s);
+std::string shipped_rules_markdown();
 std::string_view to_string(Order);
 std::string_view to_string(Warps);
 std::string_view to_string(Registers);
