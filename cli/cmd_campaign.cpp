@@ -185,7 +185,11 @@ struct Campaign : Command {
       for (const auto& p : *list)
         for (auto& c : model::load_cases(p)) cases.push_back(std::move(c));
     const auto hs = model::resolve_hypotheses("all");
-    const model::ValidationRun v = model::run_validation(cases, hs);
+    // Every shipped hypothesis on every collected case: minutes for a large campaign.
+    const model::ValidationRun v = [&] {
+      report::Progress progress("campaign collect: validating", cases.size());
+      return model::run_validation(cases, hs, [&] { progress.tick(); });
+    }();
     const bool ok = r.missing == 0 && r.conflicts.empty() && v.mismatches(model::Level::Exact).empty();
     if (json) {
       auto j = envelope();

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <thread>
 
@@ -19,6 +21,7 @@
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/report/learn.hpp"
+#include "tbcheck/report/table.hpp"
 #include "tbcheck/search/learn.hpp"
 
 namespace tbcheck::cli {
@@ -121,20 +124,29 @@ struct Learn : Command {
       say("{}", report::learn_header_text(dev.name, opt.oracle_spec, hs.size(),
                                                  opt.space == search::LearnSpace::Compositions, corpus.size(),
                                                  opt.repetitions));
-    // Progress on a terminal only: one line on stderr, rewritten, cleared before each step's report.
-    const bool tty = isatty(STDERR_FILENO) != 0;
-    auto progress = [&](const std::string& text) {
-      if (tty) fmt::print(stderr, "\r\033[K{}", text);
-    };
-    progress("learn: choosing the first case...");
-    auto print_step = [&](const search::LearnStep& s) {
-      progress("");
-      if (!json) say("{}", report::learn_step_text(step_view(s)));
-      progress(fmt::format("learn: step {} done, {} consistent; choosing the next case...", s.index, s.survivor_count));
-    };
-    search::LearnResult r = search::learn(std::move(hs), dev, corpus, opt, print_step);
-    progress("");
-    if (tty) fmt::print(stderr, "\r\033[K");
+    // Progress per step (report::Progress, staged: a step's length is known only once it is done): what the
+    // step does, the candidates left, and an estimate from the time per step so far, were each step to halve
+    // the candidates (a good split does; learn stops at one, or at --max-steps).
+    search::LearnResult r = [&] {
+      report::Progress progress("learn");
+      const size_t start_candidates = hs.size();
+      const auto began = std::chrono::steady_clock::now();
+      progress.stage(fmt::format("step 1 of at most {}: choosing a splitting case and asking the oracle", opt.max_steps));
+      progress.note(fmt::format("{} candidates", start_candidates));
+      auto print_step = [&](const search::LearnStep& s) {
+        // The stage first: on a terminal it erases the live line, so the step's report starts a line.
+        progress.stage(fmt::format("step {} of at most {}: choosing a splitting case and asking the oracle",
+                                   s.index + 1, opt.max_steps));
+        if (!json) say("{}", report::learn_step_text(step_view(s)));
+        const double per_step =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() / std::max(1, s.index);
+        const int left = std::min(opt.max_steps - s.index,
+                                  static_cast<int>(std::ceil(std::log2(std::max<size_t>(1, s.survivor_count)))) + 1);
+        progress.note(fmt::format("{} of {} candidates consistent; about {} s left if each step halves them",
+                                  s.survivor_count, start_candidates, static_cast<long>(per_step * std::max(0, left))));
+      };
+      return search::learn(std::move(hs), dev, corpus, opt, print_step);
+    }();
 
     std::vector<std::string> written;
     if (!out_dir.empty())

@@ -13,6 +13,7 @@
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/json_reader.hpp"
+#include "tbcheck/report/table.hpp"
 
 namespace tbcheck::cli {
 
@@ -66,7 +67,15 @@ int learn_from_recordings_command(const model::Device& dev, const std::vector<mo
     auto cs = model::load_cases(p);
     recordings.insert(recordings.end(), cs.begin(), cs.end());
   }
-  const search::ReplayLearnResult r = search::learn_from_recordings(hs, dev, recordings, corpus, opt);
+  // Judging a candidate against a recording under trace timing can take seconds: progress per stage
+  // (recordings applied, the nearest candidates, the campaign), counted in judgements or cases.
+  const search::ReplayLearnResult r = [&] {
+    report::Progress progress("learn (replay)");
+    search::ReplayLearnOptions o = opt;
+    o.on_stage = [&](const std::string& what, size_t units) { progress.stage(what, units); };
+    o.on_unit = [&] { progress.tick(); };
+    return search::learn_from_recordings(hs, dev, recordings, corpus, o);
+  }();
   const std::string carried_file = r.device_differs ? device_file_for(r.device_differs->carried) : "";
 
   std::vector<std::string> written;

@@ -21,7 +21,11 @@ struct Suite : Command {
     for (const auto& p : paths)
       for (auto& c : model::load_cases(p)) cases.push_back(std::move(c));
     if (cases.empty()) throw model::InputError(fmt::format("{}", fmt::join(paths, " ")), "", "no corpus cases found");
-    auto r = search::greedy_suite(cases, hs);
+    // Every case simulated under every hypothesis: minutes on a large corpus. The line ends with the work.
+    const search::SuiteResult r = [&] {
+      report::Progress progress("suite", cases.size());
+      return search::greedy_suite(cases, hs, [&] { progress.tick(); });
+    }();
     auto pair_name = [&](const std::pair<size_t, size_t>& p) { return hs[p.first].name + " / " + hs[p.second].name; };
     if (json) {
       auto j = envelope();

@@ -16,6 +16,7 @@
 #include "common.hpp"
 #include "text_out.hpp"
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/io.hpp"
 #include "tbcheck/model/stop.hpp"
 #include "tbcheck/report/table.hpp"
 
@@ -136,7 +137,11 @@ int tbcheck_main(int argc, char** argv) {
   } catch (const model::Stopped& s) {
     say_flush();
     std::fflush(stdout);
-    model::end_by_signal(s.signal);
+    // The command (main.cpp installed the handlers) ends by the signal, as a shell expects; an embedding
+    // program (the in-process fuzzer) gets 128 + the signal back and keeps running.
+    if (model::stop_handlers_installed()) model::end_by_signal(s.signal);
+    model::remove_open_temporaries();
+    return 128 + s.signal;
   } catch (const tbcheck::model::InputError& e) {
     say_flush();
     std::fflush(stdout);

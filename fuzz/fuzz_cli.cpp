@@ -4,6 +4,7 @@
 // every execution to milliseconds (tiny devices, a short hypothesis list, one or two steps) for volume.
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tbcheck/model/stop.hpp"
 #include "tbcheck_main.hpp"
 
 namespace {
@@ -37,8 +39,15 @@ struct Sub {
   std::vector<const char*> fixed;  // bounds that keep one execution short (solver time, search size)
 };
 
+// The number parser's edges (docs/errors.md): hex, exponents, fractions, signs, spaces and values too large
+// for any integer are refused with the flag and its range.
 const std::vector<const char*> kNumbers = {"0", "1", "2", "3", "-1", "nan", "inf", "-inf", "1e300", "0.5", "1e-9",
-                                           "10001", "2147483648", "0x10", "", "abc"};
+                                           "10001", "2147483648", "0x10", "", "abc", "1.5", "1e3", "+1", "-0",
+                                           " 1", "1 ", "0x", "99999999999999999999", "1,5", "0b1"};
+// A stop (SIGINT) at the n-th poll of the stop flag: not a flag of the command, the harness requests it
+// (model::request_stop_at_poll_for_test), so a command is cut short at a point the input chooses.
+const std::vector<const char*> kStops = {"1", "2", "3", "5", "10", "40", "200", "1000"};
+const std::vector<const char*> kTimings = {"model", "trace", "x", ""};
 const std::vector<const char*> kFiles = {"case.json", "rec.json", "coll.json", "hyp.json", "dev.json", "log.json",
                                          "bad.json", "dup.json", "big.json", "dir", "loop.json", "dangling.json",
                                          "empty.json", "id.json", "nosuch.json", "corpus/hw/x.json", "/dev/null",
@@ -67,7 +76,10 @@ const std::vector<Sub>& subs() {
         {"--all-rows", true, {}},
         {"--details", true, {}},
         {"--report", false, kFiles},
-        {"--force", true, {}}},
+        {"--force", true, {}},
+        {"--timing", false, kTimings},
+        {"--max-orders", false, kNumbers},
+        {"@stop", false, kStops}},
        {}},
       {"distinguish",
        {{"--device", false, {"rtx3090", "v100", "nosuch", "dev.json"}},
@@ -75,10 +87,12 @@ const std::vector<Sub>& subs() {
         {"--out", false, kFiles},
         {"--wide-samples", false, kNumbers},
         {"--json", true, {}},
-        {"--force", true, {}}},
+        {"--force", true, {}},
+        {"--shard", false, {"1/2", "2/2", "0/2", "3/2", "1/0", "x", "", "1/1"}},
+        {"@stop", false, kStops}},
        {"--max-kernels", "2", "--max-blocks", "2", "--max-blocks-per-kernel", "2", "--max-duration", "2", "--timeout",
         "0.2", "--pair-budget", "0.4", "-j", "1", "--samples", "30"}},
-      {"suite", {{"", false, kFiles}, {"-H", false, kHyps}, {"--json", true, {}}}, {}},
+      {"suite", {{"", false, kFiles}, {"-H", false, kHyps}, {"--json", true, {}}, {"@stop", false, kStops}}, {}},
       {"run",
        {{"", false, kFiles},
         {"--case", false, {"a", "b", "case-3", ""}},
@@ -88,6 +102,7 @@ const std::vector<Sub>& subs() {
         {"--seed", false, kNumbers},
         {"--out", false, kFiles},
         {"--time-unit-ms", false, kNumbers},
+        {"--settle", false, kNumbers},
         {"--force-device", true, {}},
         {"--dry-run", true, {}},
         {"--json", true, {}}},
@@ -95,14 +110,18 @@ const std::vector<Sub>& subs() {
       {"learn",
        {{"--device", false, {"rtx3090", "v100", "nosuch"}},
         {"--hypotheses", false, kHyps},
-        {"--oracle", false, {"sim:alg1", "sim:round-robin", "cuda", "sim:nosuch"}},
+        {"--oracle", false, {"sim:alg1", "sim:round-robin", "cuda", "sim:nosuch", "replay:rec.json",
+                             "replay:cuda.json,rec.json", "replay:", "replay:nosuch", "replay:dir", "replay:,"}},
         {"--corpus", false, kFiles},
         {"--noise", false, kNumbers},
         {"--repeat", false, {"1", "2", "0", "nan"}},
         {"--seed", false, kNumbers},
         {"--max-steps", false, {"1", "2", "0", "-1"}},
         {"--time-unit-ms", false, kNumbers},
-        {"--json", true, {}}},
+        {"--json", true, {}},
+        {"--timing", false, kTimings},
+        {"--max-orders", false, {"1", "2", "0", "nan", "0x10"}},
+        {"@stop", false, kStops}},
        {"--no-synthesis", "--timeout", "0.2"}},
       {"random",
        {{"--device", false, {"rtx3090", "xavier", "nosuch"}},
@@ -132,7 +151,8 @@ const std::vector<Sub>& subs() {
         {"-H", false, {"alg1", "round-robin", "alg1,round-robin", "nosuch", "hyp.json"}},
         {"--device", false, {"rtx3090", "nosuch", "dev.json"}},
         {"--timeout", false, kNumbers},
-        {"--json", true, {}}},
+        {"--json", true, {}},
+        {"@stop", false, kStops}},
        {"--synthesize", "none"}},
       {"import-examiner",
        {{"", false, kFiles},
@@ -140,7 +160,8 @@ const std::vector<Sub>& subs() {
         {"--out", false, kFiles},
         {"--time-unit-ms", false, kNumbers},
         {"--regs", false, kNumbers},
-        {"--json", true, {}}},
+        {"--json", true, {}},
+        {"--config", false, kFiles}},
        {}},
       {"export-examiner",
        {{"", false, kFiles},
@@ -153,7 +174,7 @@ const std::vector<Sub>& subs() {
        {}},
       {"retime",
        {{"", false, kFiles},
-        {"--unit-ns", false, {"1000", "1", "32", "3000", "0", "-1", "20000000", "40000000", "nan", ""}},
+        {"--unit-ns", false, {"1000", "1", "32", "3000", "0", "-1", "20000000", "40000000", "nan", "", "0x10", "1e3", "1.5"}},
         {"--repetition", false, {"1", "2", "all", "0", "-1", "x", "", "1000001"}},
         {"--out", false, kFiles},
         {"--json", true, {}}},
@@ -233,8 +254,11 @@ void bound_work(const std::string& sub, std::vector<std::string>& positionals,
   };
   if (sub == "learn") {
     // The 2-SM fixture device: learn's boundary cases range over every block shape the device allows
-    // (2 s an execution under ASan on tx2's ranges, with a corpus case that splits).
-    options["--device"] = "dev.json";
+    // (2 s an execution under ASan on tx2's ranges, with a corpus case that splits). Replay learning runs
+    // nothing and judges the fixture recordings, which are of rtx3090: there the input's device is kept.
+    const auto oracle = options.find("--oracle");
+    const bool replay = oracle != options.end() && oracle->second.rfind("replay:", 0) == 0;
+    if (!replay || !options.count("--device")) options["--device"] = replay ? "rtx3090" : "dev.json";
     small_list("--hypotheses");
     cap("--max-steps", 2, "2");
     cap("--repeat", 2, nullptr);
@@ -354,6 +378,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!options.count("--device")) options["--device"] = "dev.json";
   }
   if (kBounded) bound_work(sub.name, positionals, options);
+  long stop_at = 0;  // the harness's own "option": a stop at that poll, not an argument
+  if (auto it = options.find("@stop"); it != options.end()) {
+    stop_at = std::strtol(it->second.c_str(), nullptr, 10);
+    options.erase(it);
+  }
   std::vector<std::string> args = {"tbcheck", sub.name};
   for (const auto& p : positionals) args.push_back(p);
   for (const auto& [k, v] : options) {
@@ -373,9 +402,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  if (stop_at > 0) tbcheck::model::request_stop_at_poll_for_test(SIGINT, stop_at);
   const int rc = tbcheck::cli::tbcheck_main(static_cast<int>(args.size()), argv.data());
+  const bool stopped = tbcheck::model::stop_requested();
+  tbcheck::model::request_stop_for_test(0);  // the next input starts without a stop, pending or raised
   std::error_code ec;
   fs::current_path(g_start, ec);
+  // A stop the harness asked for ends the command with 128 + SIGINT (without the handlers main() installs,
+  // tbcheck_main returns it); any other exit outside 0-2 is a finding.
+  if (stopped && rc == 128 + SIGINT) return 0;
   if (rc < 0 || rc > 2) {
     std::fprintf(stderr, "fuzz_cli: exit %d from:", rc);
     for (const auto& a : args) std::fprintf(stderr, " '%s'", a.c_str());

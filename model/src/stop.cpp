@@ -20,6 +20,10 @@ namespace tbcheck::model {
 namespace {
 
 std::atomic<int> g_signal{0};
+std::atomic<bool> g_installed{false};
+// request_stop_at_poll_for_test: polls left before g_pending_signal is raised (0: none pending).
+std::atomic<long> g_polls_left{0};
+std::atomic<int> g_pending_signal{0};
 int g_wake[2] = {-1, -1};
 int g_grace_ms = 600;
 
@@ -68,8 +72,15 @@ void watch() {
 int stop_signal() { return g_signal.load(std::memory_order_relaxed); }
 
 void throw_if_stopped() {
+  // One relaxed load when no test stop is pending: the loops poll this often.
+  if (g_polls_left.load(std::memory_order_relaxed) > 0 && g_polls_left.fetch_sub(1) == 1) {
+    int expected = 0;
+    g_signal.compare_exchange_strong(expected, g_pending_signal.load());
+  }
   if (const int sig = stop_signal()) throw Stopped{sig};
 }
+
+bool stop_handlers_installed() { return g_installed.load(); }
 
 void install_stop_handlers(int grace_ms) {
   static std::once_flag once;
@@ -79,6 +90,7 @@ void install_stop_handlers(int grace_ms) {
     // Z3 interrupts stop the work themselves, rather than the watcher ending the process.
     if (const char* v = std::getenv("TBCHECK_TEST_STOP_GRACE_MS")) g_grace_ms = static_cast<int>(std::strtol(v, nullptr, 10));
     if (::pipe2(g_wake, O_CLOEXEC) != 0) return;  // without the watcher, the default actions stay
+    g_installed = true;
     std::thread(watch).detach();
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
       // An ignored signal stays ignored: nohup ignores SIGHUP, and a shell starts background jobs with
@@ -120,6 +132,14 @@ InterruptScope::~InterruptScope() {
   g_scopes.erase(slot_);
 }
 
-void request_stop_for_test(int sig) { g_signal.store(sig); }
+void request_stop_for_test(int sig) {
+  g_polls_left.store(0);
+  g_signal.store(sig);
+}
+
+void request_stop_at_poll_for_test(int sig, long polls) {
+  g_pending_signal.store(sig);
+  g_polls_left.store(polls < 1 ? 1 : polls);
+}
 
 }  // namespace tbcheck::model

@@ -287,37 +287,72 @@ std::string duration_text(double s) {
 
 struct Progress::State {
   std::string label;
-  size_t total = 0;
+  std::string what;  // the stage (staged progress only)
+  std::string note;
+  size_t total = 0;  // of the stage; 0: not counted
+  bool staged = false;
   std::atomic<size_t> done{0};
   bool tty = false;
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-  std::mutex m;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), stage_start = start;
+  std::chrono::milliseconds every{10000};
+  std::mutex m;  // guards what, note, total, stage_start and the drawing
   std::condition_variable cv;
   bool stop = false, drawn = false;
   int last_percent = -1;
   std::thread timer;
 
   std::string status() const {
-    const size_t d = std::min(done.load(), total);
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::string eta = "estimating";
-    if (d > 0 && d < total) eta = "about " + duration_text(elapsed * static_cast<double>(total - d) / static_cast<double>(d)) + " left";
-    else if (d >= total) eta = "finishing";
-    return fmt::format("{}/{} ({}%), {} elapsed, {}", d, total, d * 100 / total, duration_text(elapsed), eta);
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    std::string out = what.empty() ? "" : what + ": ";
+    if (total == 0) {
+      out += duration_text(elapsed) + " elapsed";
+    } else {
+      const size_t d = std::min(done.load(), total);
+      const double in_stage = std::chrono::duration<double>(now - stage_start).count();
+      std::string eta = "estimating";
+      if (d > 0 && d < total)
+        eta = "about " + duration_text(in_stage * static_cast<double>(total - d) / static_cast<double>(d)) + " left";
+      else if (d >= total) eta = "finishing";
+      out += fmt::format("{}/{} ({}%), {} elapsed, {}", d, total, d * 100 / total, duration_text(elapsed), eta);
+    }
+    if (!note.empty()) out += "; " + note;
+    return out;
   }
   // On a terminal: the live line, redrawn when the percentage moves (or by the timer, for the estimate).
   void draw_live(bool force) {
-    const size_t d = std::min(done.load(), total);
-    const int pct = static_cast<int>(d * 100 / total);
+    const size_t d = total ? std::min(done.load(), total) : 0;
+    const int pct = total ? static_cast<int>(d * 100 / total) : 0;
     if (pct == last_percent && !force) return;
     last_percent = pct;
-    const int bar = pct * 20 / 100;
-    std::fprintf(stderr, "\r\033[K%s [%s%s] %s", label.c_str(), std::string(static_cast<size_t>(bar), '#').c_str(),
-                 std::string(static_cast<size_t>(20 - bar), ' ').c_str(), status().c_str());
+    std::string bar;
+    if (total) {
+      const int filled = pct * 20 / 100;
+      // fmt, not operator+: GCC 12 warns falsely (-Wrestrict) on "[" + std::string(...) here.
+      bar = fmt::format("[{}{}] ", std::string(static_cast<size_t>(filled), '#'),
+                        std::string(static_cast<size_t>(20 - filled), ' '));
+    }
+    std::string line = label + " " + bar + status();
+    // One live line: cut to the terminal so that a redraw (\r) does not leave wrapped remains above it.
+    const size_t room = output_width() - 1;
+    if (display_width(line) > room) line = fit_line(line, room).front();
+    std::fprintf(stderr, "\r\033[K%s", line.c_str());
     std::fflush(stderr);
     drawn = true;
   }
 };
+
+namespace {
+// TBCHECK_PROGRESS_SECONDS: the interval off a terminal, for logs that want more lines and for tests.
+std::chrono::milliseconds progress_interval() {
+  if (const char* v = std::getenv("TBCHECK_PROGRESS_SECONDS")) {
+    char* end = nullptr;
+    const double s = std::strtod(v, &end);
+    if (end != v && *end == '\0' && s >= 0.01 && s <= 3600) return std::chrono::milliseconds(static_cast<long>(s * 1000));
+  }
+  return std::chrono::milliseconds(10000);
+}
+}  // namespace
 
 Progress::Progress(std::string label, size_t total) {
   if (total == 0 || g_quiet.load()) return;
@@ -325,12 +360,13 @@ Progress::Progress(std::string label, size_t total) {
   s_->label = std::move(label);
   s_->total = total;
   s_->tty = isatty(STDERR_FILENO) != 0;
-  // The timer: the first line after 10 s, then one every 10 s off a terminal; a redraw every second on one
-  // (the estimate moves while no unit of work ends).
+  s_->every = progress_interval();
+  // The timer: the first line after the interval (10 s), then one every interval off a terminal; a redraw
+  // every second on one (the estimate moves while no unit of work ends).
   s_->timer = std::thread([st = s_.get()] {
     std::unique_lock<std::mutex> lock(st->m);
-    const auto every = st->tty ? std::chrono::seconds(1) : std::chrono::seconds(10);
-    auto next = st->start + std::chrono::seconds(st->tty ? 2 : 10);
+    const auto every = st->tty ? std::chrono::milliseconds(1000) : st->every;
+    auto next = st->start + (st->tty ? std::chrono::milliseconds(2000) : st->every);
     while (!st->cv.wait_until(lock, next, [st] { return st->stop; })) {
       if (st->tty) {
         st->draw_live(true);
@@ -341,6 +377,13 @@ Progress::Progress(std::string label, size_t total) {
       next += every;
     }
   });
+}
+
+Progress::Progress(std::string label) : Progress(std::move(label), 1) {
+  if (!s_) return;
+  std::lock_guard<std::mutex> lock(s_->m);
+  s_->staged = true;
+  s_->total = 0;
 }
 
 Progress::~Progress() {
@@ -359,7 +402,30 @@ void Progress::tick(size_t n) {
   s_->done += n;
   if (!s_->tty) return;
   std::lock_guard<std::mutex> lock(s_->m);
-  if (!s_->stop) s_->draw_live(false);
+  if (!s_->stop && s_->total) s_->draw_live(false);
+}
+
+void Progress::stage(std::string what, size_t total) {
+  if (!s_) return;
+  std::lock_guard<std::mutex> lock(s_->m);
+  s_->what = std::move(what);
+  s_->total = total;
+  s_->done = 0;
+  s_->stage_start = std::chrono::steady_clock::now();
+  s_->last_percent = -1;
+  // On a terminal the live line is erased, and drawn again by the timer within a second: what the command
+  // prints on stdout as a stage begins (learn's step reports) then starts on a line of its own.
+  if (s_->tty && s_->drawn && !s_->stop) {
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    s_->drawn = false;
+  }
+}
+
+void Progress::note(std::string text) {
+  if (!s_) return;
+  std::lock_guard<std::mutex> lock(s_->m);
+  s_->note = std::move(text);
 }
 
 void Progress::set_quiet(bool quiet) { g_quiet = quiet; }

@@ -198,6 +198,13 @@ class ReplayLearner {
 
   void campaign(const std::vector<model::Case>& corpus);
   void nearest();
+  // Progress (ReplayLearnOptions::on_stage, on_unit): a judgement over trace timing can take seconds.
+  void stage(const std::string& what, size_t units) const {
+    if (o_.on_stage) o_.on_stage(what, units);
+  }
+  void unit() const {
+    if (o_.on_unit) o_.on_unit();
+  }
 
   void note_device_difference(const model::Case& c) {
     if (!res_.device_differs) {
@@ -241,11 +248,17 @@ ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
   dropped_at_.assign(groups_.size(), 0);
   for (size_t step = 0; step < recs_.size(); ++step) {
     const auto sample = spread(alive_, o_.split_sample);
+    // The step's judgements: each recording left against the sample, then the chosen one against every group left.
+    stage(fmt::format("recording {} of {} ({} groups left)", step + 1, recs_.size(), alive_.size()),
+          (recs_.size() - step) * sample.size() + alive_.size());
     size_t best = recs_.size(), best_refuted = 0;
     for (size_t r = 0; r < recs_.size(); ++r) {
       if (used[r]) continue;
       size_t refuted = 0;
-      for (size_t g : sample) refuted += judge(r, g) == kRefuted ? 1 : 0;
+      for (size_t g : sample) {
+        refuted += judge(r, g) == kRefuted ? 1 : 0;
+        unit();
+      }
       if (best == recs_.size() || refuted > best_refuted) {
         best = r;
         best_refuted = refuted;
@@ -261,6 +274,7 @@ ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
     std::vector<size_t> keep;
     for (size_t g : alive_) {
       const signed char v = judge(best, g);
+      unit();
       if (v == kRefuted) {
         dropped_at_[g] = static_cast<int>(step) + 1;
         continue;
@@ -304,6 +318,7 @@ ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
     std::vector<SeenCase> seen;
     for (const auto* c : recs_) seen.push_back({&c->scenario, &*c->observation});
     const model::Hypothesis& h = hs_[groups_[alive_.front()].front()];
+    stage("the thresholds every recording allows", 0);
     if (auto fit = fit_thresholds(h, d_, seen)) {
       res_.intervals_of = h.name;
       res_.intervals = fit->intervals;
@@ -334,12 +349,15 @@ void ReplayLearner::nearest() {
     size_t first = 0;  // position in applied_ of the first recording it fails
   };
   std::vector<Ranked> ranked;
+  stage("the nearest candidates", pool.size() * recs_.size());
   for (size_t g : pool) {
     Ranked r{g, 0, applied_.size()};
     for (size_t i = 0; i < recs_.size(); ++i) {
       // The applied recordings first, in their order, then any not applied (the run stopped when none was left).
       const size_t rec = i < applied_.size() ? applied_[i] : i;
-      if (judge(rec, g) != kRefuted) continue;
+      const signed char v = judge(rec, g);
+      unit();
+      if (v != kRefuted) continue;
       ++r.refuted;
       if (r.first == applied_.size()) r.first = i;
     }
@@ -400,11 +418,13 @@ void ReplayLearner::campaign(const std::vector<model::Case>& corpus) {
   res_.unsplit_groups = largest(part);
   if (sample.size() < 2) return;
   auto cases = device_cases(corpus, d_);
+  stage("the campaign: corpus cases that split what is left", cases.size());
   // Per case: the class of each sampled group (-1: cannot run), computed once.
   std::vector<std::vector<int>> cls(cases.size());
   auto classes_of = [&](size_t ci) -> const std::vector<int>& {
     auto& out = cls[ci];
     if (!out.empty()) return out;
+    unit();
     std::vector<model::Schedule> seen;
     std::unordered_map<size_t, std::vector<int>> by_size;
     for (size_t s : sample) {

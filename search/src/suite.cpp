@@ -27,7 +27,8 @@ std::vector<std::pair<size_t, size_t>> separated_pairs(const model::Case& c, con
   return out;
 }
 
-SuiteResult greedy_suite(const std::vector<model::Case>& cases, const std::vector<model::Hypothesis>& hs) {
+SuiteResult greedy_suite(const std::vector<model::Case>& cases, const std::vector<model::Hypothesis>& hs,
+                         const std::function<void()>& on_case_done) {
   SuiteResult r;
   std::vector<std::set<std::pair<size_t, size_t>>> covers;
   std::set<std::pair<size_t, size_t>> uncovered;
@@ -36,6 +37,7 @@ SuiteResult greedy_suite(const std::vector<model::Case>& cases, const std::vecto
     auto p = separated_pairs(c, hs);
     covers.emplace_back(p.begin(), p.end());
     uncovered.insert(p.begin(), p.end());
+    if (on_case_done) on_case_done();
   }
   r.separable_pairs = uncovered.size();
   for (size_t i = 0; i < hs.size(); ++i)

@@ -42,6 +42,24 @@ TEST_CASE("throw_if_stopped throws only once a stop was requested, with the sign
   CHECK(stop_thrown() == 0);
 }
 
+TEST_CASE("a stop requested at a poll arrives at that poll and not before", "[model][stop]") {
+  // The CLI fuzzer's way to cut a command short at a point its input chooses, the same on every run.
+  model::request_stop_at_poll_for_test(SIGINT, 3);
+  CHECK(stop_thrown() == 0);
+  CHECK(stop_thrown() == 0);
+  CHECK_FALSE(model::stop_requested());
+  CHECK(stop_thrown() == SIGINT);
+  CHECK(stop_thrown() == SIGINT);  // raised, it stays until cleared
+  model::request_stop_for_test(0);
+  CHECK(stop_thrown() == 0);
+  // Cleared before it arrives, it never does.
+  model::request_stop_at_poll_for_test(SIGTERM, 2);
+  model::request_stop_for_test(0);
+  for (int i = 0; i < 4; ++i) CHECK(stop_thrown() == 0);
+  // The tests run the library without the command's handlers: a stop cannot end this process.
+  CHECK_FALSE(model::stop_handlers_installed());
+}
+
 TEST_CASE("an interrupt scope begun after the stop is interrupted at once, one begun before is not", "[model][stop]") {
   int calls = 0;
   {

@@ -24,6 +24,9 @@ void throw_if_stopped();
 // alive. A second signal ends the process at once. TBCHECK_TEST_STOP_GRACE_MS overrides `grace_ms` (a
 // test hook).
 void install_stop_handlers(int grace_ms = 600);
+// Whether install_stop_handlers ran: without them (an embedding program, the in-process CLI fuzzer) a stop
+// can only come from the program itself, and the command returns 128 + the signal instead of ending the process.
+bool stop_handlers_installed();
 
 // Removes this process's temporaries and ends it by `sig` with the default action, as a shell expects
 // (exit status 128 + sig); what was completely written stays.
@@ -43,7 +46,10 @@ class InterruptScope {
   int slot_ = -1;
 };
 
-// Test hook: behaves as if `sig` had arrived (0 clears the request).
+// Test hook: behaves as if `sig` had arrived (0 clears the request and any pending one below).
 void request_stop_for_test(int sig);
+// Test hook: `sig` arrives at the `polls`-th throw_if_stopped from now (polls >= 1), so that a fuzzer stops a
+// command at a point the input chooses, the same point on every run of that input.
+void request_stop_at_poll_for_test(int sig, long polls);
 
 }  // namespace tbcheck::model

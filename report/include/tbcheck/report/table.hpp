@@ -68,13 +68,22 @@ size_t display_width(const std::string& s);
 // left) rewritten as work is done; otherwise, after the first 10 s, a plain line at least every 10 s (what,
 // how much, elapsed, estimate), so a log or a pipe shows the command is alive. Nothing when quiet
 // (`--quiet`) or when the work is done before the first line is due. tick() may come from any thread.
+// A command whose work comes in stages of sizes known only as each begins (learn's steps) uses stage().
+// Off a terminal the interval is 10 s, or TBCHECK_PROGRESS_SECONDS where set (a log that wants more, a test).
 class Progress {
  public:
   Progress(std::string label, size_t total);
+  // Staged: nothing counted until the first stage().
+  explicit Progress(std::string label);
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
   void tick(size_t n = 1);
+  // What the command does now: the count restarts at 0 of `total` (0: not counted; the line then says what
+  // and the time elapsed), and the estimate is of this stage's rate.
+  void stage(std::string what, size_t total = 0);
+  // Text after the count (what is left, or an estimate the caller makes better than a rate); "" for none.
+  void note(std::string text);
   // Off for the whole process (the CLI's --quiet).
   static void set_quiet(bool quiet);
 

@@ -1,6 +1,7 @@
 // `learn --oracle replay:<recordings>`: the version space judged against what a real GPU was recorded doing,
 // without a GPU: which compositions fit, which mechanisms the recordings settle, and the cases that would settle the rest.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@ struct ReplayLearnOptions {
   LearnSpace space = LearnSpace::List;
   size_t split_sample = 96;     // consistent groups a case's split is estimated on (as LearnOptions::split_sample)
   int campaign_cases = 12;      // at most this many cases in the proposed campaign
+  // For progress: on_stage(what, units) as a stage of the work begins (units: judgements or cases it will
+  // take, 0 when unknown), on_unit() as each unit ends. Called from the calling thread only.
+  std::function<void(const std::string&, size_t)> on_stage;
+  std::function<void()> on_unit;
 };
 
 // Why a recording took no part: recorded on another device, or nothing recorded to judge against.

@@ -1,6 +1,7 @@
 // `suite`: the fewest corpus cases such that every pair of hypotheses that some case separates is
 // separated by at least one chosen case (greedy set cover, smaller cases first on ties).
 #pragma once
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,8 @@ struct SuiteResult {
 // run separates nothing for that pair.
 std::vector<std::pair<size_t, size_t>> separated_pairs(const model::Case& c, const std::vector<model::Hypothesis>& hs);
 
-SuiteResult greedy_suite(const std::vector<model::Case>& cases, const std::vector<model::Hypothesis>& hs);
+// on_case_done is called once per case simulated (for progress; the cover itself takes no time to speak of).
+SuiteResult greedy_suite(const std::vector<model::Case>& cases, const std::vector<model::Hypothesis>& hs,
+                         const std::function<void()>& on_case_done = {});
 
 }  // namespace tbcheck::search
