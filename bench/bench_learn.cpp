@@ -2,12 +2,18 @@
 // options from alg1 plays the device: the composition-space learner beside the shipped-list learner, clean and noisy.
 // Usage: bench_learn [--devices rtx3090,h100-sxm] [--seed 1] [--per-distance 3] [--noise 0.1] [--reps 5]
 //                    [--budget 30] [--distances 2,3] [--no-noise] [--check] [--thresholds N [--list]] [--speed]
+//                    [--planted-rules N]
 // --check (scripts/long.sh, the learn acceptance run): exit 1 unless every clean composition-space run
 // names the composition or says none fits, and no run of either learner names a wrong one.
 // --thresholds N: instead, N compositions per device one or two changes from alg1 whose thresholds are drawn
 // outside the enumerated values (seed + 2000 x device position), learned over the composition space clean and
 // under noise (with --list: N shipped hypotheses, drawn with the same seed, learned over the shipped list); --check then exits 1 unless every interval holds the truth, no run names a wrong composition,
 // and at least 80% of the intervals are at most 4 steps of the device's granularity wide.
+// --planted-rules N: instead, N rules of the ranking language per device, each given the mechanisms of a random
+// shipped hypothesis (seed + 3000 x device position; 1 to 3 keys, none equal to a shorter rule or to a shipped
+// selection), played by sim: learned over the shipped list, then, when none fits, the rule search (2 keys), as
+// `tbcheck learn` runs them; a named rule that places some random scenario's blocks otherwise than the truth is
+// wrong; --check then exits 1 on a wrong answer.
 // --speed: instead, the same seeded compositions (devices default rtx3090,h100-sxm,h100-sxm-assumed-gpcs) learned
 // over the device's composition space, clean, at the default 3 repetitions and 20 ms per model unit, once
 // simulating every candidate on every case (sharing off) and once sharing simulations among candidates a case
@@ -38,6 +44,8 @@
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/thresholds.hpp"
 #include "tbcheck/search/learn.hpp"
+#include "tbcheck/search/learn_rules.hpp"
+#include "tbcheck/testing/conformance.hpp"
 
 using namespace tbcheck;
 
@@ -213,6 +221,101 @@ int thresholds_bench(const std::vector<std::string>& devices, const std::vector<
   return check && !ok ? 1 : 0;
 }
 
+// The planted-rules bench (--planted-rules): a device playing a rule outside the shipped selections.
+// Whether a and b place every block of `n` random scenarios alike (both run each, or neither).
+bool act_alike(const model::Hypothesis& a, const model::Hypothesis& b, const model::Device& d, int n) {
+  for (int i = 0; i < n; ++i) {
+    // A reduced device of 2 TPCs, given GPCs of one and two TPCs where the truth's keys read a GPC map.
+    const model::Scenario s = smt::with_gpc_map(smt::random_small_scenario(977u * static_cast<unsigned>(i) + 5u, d), b);
+    const auto x = model::try_simulate(s, a), y = model::try_simulate(s, b);
+    if (x.has_value() != y.has_value()) return false;
+    if (!x) continue;
+    for (size_t k = 0; k < x->kernels.size(); ++k)
+      for (size_t j = 0; j < x->kernels[k].blocks.size(); ++j)
+        if (x->kernels[k].blocks[j].sm != y->kernels[k].blocks[j].sm ||
+            x->kernels[k].blocks[j].start != y->kernels[k].blocks[j].start)
+          return false;
+  }
+  return true;
+}
+
+int planted_rules_bench(const std::vector<std::string>& devices, const std::vector<model::Case>& corpus, uint64_t seed,
+                        int count, double budget, bool check) {
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("tbcheck-bench-learn-rules-{}", seed);
+  std::filesystem::create_directories(dir);
+  fmt::print("planted rules: {} per device (seed {} + 3000 x the device's position), each with a random shipped "
+             "hypothesis's other mechanisms; learned over the shipped list, then the rule search (up to 2 keys); Z3 "
+             "budget {} s per learn\n",
+             count, seed, budget);
+  fmt::print("cell: answer (named, wrong, none-within-bound, open) outcome, steps (list + rules), device-s, wall-s\n\n");
+  int named = 0, wrong = 0, none = 0, open = 0, in_bound = 0, named_in_bound = 0;
+  for (size_t di = 0; di < devices.size(); ++di) {
+    const model::Device& d = model::builtin_device(devices[di], "bench_learn", "--devices");
+    std::mt19937_64 rng(seed + 3000u * di);
+    std::vector<model::Hypothesis> shipped;
+    for (const auto& h : model::builtin_hypotheses())
+      if (runs_on(d, h)) shipped.push_back(h);
+    // 1, 2 and 3 keys equally often (three-key rules outnumber the others by far).
+    std::vector<model::Rule> by_keys[3];
+    for (const auto& r : search::enumerate_rules(d, 3).rules) by_keys[r.keys.size() - 1].push_back(r);
+    for (int k = 0; k < count;) {
+      const model::Hypothesis& base = shipped[rng() % shipped.size()];
+      const auto& pool = by_keys[rng() % 3];
+      const model::Rule& rule = pool[rng() % pool.size()];
+      const auto own = model::selection_as_rule(base.selection);
+      if (!(search::reduced_for(rule, base, d) == rule) || (own && *own == rule)) continue;
+      ++k;
+      model::Hypothesis truth = base;
+      truth.selection = model::Selection::Rule;
+      truth.rule = rule;
+      truth.name = fmt::format("planted-{}-{}", d.name, k);
+      const auto path = (dir / (truth.name + ".json")).string();
+      model::write_file_atomic(path, truth.to_json().dump(2) + "\n");
+      search::LearnOptions o;
+      o.oracle_spec = "sim:" + path;
+      o.repetitions = 1;
+      o.synthesis_budget_s = budget;
+      const auto t0 = std::chrono::steady_clock::now();
+      const search::LearnResult first = search::learn(shipped, d, corpus, o);
+      std::optional<search::RuleSearchResult> rs;
+      if (first.outcome == search::LearnOutcome::NoneSurvives)
+        rs = search::learn_rules(first, d, corpus, o, search::RuleBound{});
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const search::LearnResult& last = rs && rs->learned ? *rs->learned : first;
+      std::string answer;
+      if (rs && (!rs->learned || rs->learned->outcome == search::LearnOutcome::NoneSurvives)) {
+        answer = "none-within-bound";
+        ++none;
+      } else if (last.outcome == search::LearnOutcome::Identified || last.outcome == search::LearnOutcome::Equivalent) {
+        // Named when a survivor acts as the truth does: on the device's random scenarios, and on every observed case.
+        bool alike = false;
+        for (const auto& h : last.consistent) alike = alike || act_alike(h, truth, d, 40);
+        answer = alike ? "named" : "WRONG";
+        (alike ? named : wrong) += 1;
+      } else {
+        answer = "open";
+        ++open;
+      }
+      const bool within = rule.keys.size() <= 2;
+      in_bound += within ? 1 : 0;
+      named_in_bound += within && answer == "named" ? 1 : 0;
+      fmt::print("{:<9} {:<14} {:<44} {:<18} {:<14} {:>2}+{:<2} {:>5.1f} {:>6.1f}  {}\n", d.name, base.name,
+                 model::rule_text(rule), answer, search::to_string(rs && !rs->learned ? first.outcome : last.outcome),
+                 first.steps.size(), rs && rs->learned ? rs->learned->steps.size() : 0,
+                 first.device_seconds + (rs && rs->learned ? rs->learned->device_seconds : 0.0), wall,
+                 last.consistent.empty() ? std::string() : last.consistent.front().name);
+      std::fflush(stdout);
+    }
+  }
+  const int runs = named + wrong + none + open;
+  fmt::print("\ntotals: {} runs; {} named, {} wrong, {} none within the bound, {} open; within the bound (1-2 keys): "
+             "{} of {} named\n",
+             runs, named, wrong, none, open, named_in_bound, in_bound);
+  std::filesystem::remove_all(dir);
+  if (check) fmt::print("check: {}\n", wrong == 0 ? "no wrong answer" : "FAILED: a wrong answer");
+  return check && wrong > 0 ? 1 : 0;
+}
+
 // Everything a learn answer shows: each step (case, purpose, groups, who was dropped), the outcome, its reason,
 // survivors, groups, mechanisms and intervals. Two runs with one signature gave the same answer by the same steps.
 std::string answer_signature(const search::LearnResult& r) {
@@ -365,7 +468,7 @@ int main(int argc, char** argv) {
   int per_distance = 3, reps = 5;
   double noise = 0.1, budget = 30;
   bool with_noise = true, check = false;
-  int thresholds = 0;
+  int thresholds = 0, planted = 0;
   bool list = false, speed = false, devices_given = false;
   int failures = 0;
   for (int i = 1; i < argc; ++i) {
@@ -393,6 +496,7 @@ int main(int argc, char** argv) {
     else if (a == "--check") check = true;
     else if (a == "--thresholds") thresholds = std::atoi(next().c_str());
     else if (a == "--list") list = true;
+    else if (a == "--planted-rules") planted = std::atoi(next().c_str());
     else if (a == "--speed") speed = true;
     else {
       std::fprintf(stderr, "bench_learn: unknown argument %s\n", a.c_str());
@@ -410,6 +514,7 @@ int main(int argc, char** argv) {
     auto more = model::load_cases(shared);
     corpus.insert(corpus.end(), more.begin(), more.end());
   }
+  if (planted > 0) return planted_rules_bench(devices, corpus, seed, planted, budget, check);
   if (thresholds > 0) return thresholds_bench(devices, corpus, seed, thresholds, noise, reps, budget, with_noise, check, list);
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("tbcheck-bench-learn-{}", seed);
   std::filesystem::create_directories(dir);

@@ -23,6 +23,7 @@
 #include "tbcheck/report/learn.hpp"
 #include "tbcheck/report/table.hpp"
 #include "tbcheck/search/learn.hpp"
+#include "tbcheck/search/learn_rules.hpp"
 
 namespace tbcheck::cli {
 namespace {
@@ -85,6 +86,7 @@ struct Learn : Command {
   double timeout_s = 2;
   bool no_synthesis = false, json = false;
   JudgingFlags judging;  // replay oracle only
+  RuleSearchFlags rules;
 
   int run() override {
     const model::Device dev = model::device_from_spec(device_name, "--device");
@@ -114,26 +116,27 @@ struct Learn : Command {
       ro.judging = judging.options();
       ro.space = opt.space;
       ro.split_sample = opt.split_sample;
-      return learn_from_recordings_command(dev, hs, corpus, opt.oracle_spec, ro, out_dir, json);
+      return learn_from_recordings_command(dev, hs, corpus, opt.oracle_spec, ro, out_dir, json, rules);
     }
     if (judging.options().timing != model::Timing::Model)
       throw model::InputError("--timing", "", "applies to --oracle replay:<recordings> only");
     opt.synthesize = !no_synthesis;
+    // Confirmation separates a survivor from the rules of the same bound (off: from compositions only).
+    opt.rule_neighbour_keys = rules.parsed() == RuleSearchMode::Off ? 0 : rules.bound.max_keys;
     opt.bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
     if (!json)
       say("{}", report::learn_header_text(dev.name, opt.oracle_spec, hs.size(),
                                                  opt.space == search::LearnSpace::Compositions, corpus.size(),
                                                  opt.repetitions));
-    // Progress per step (report::Progress, staged: a step's length is known only once it is done): what the
-    // step does, the candidates left, and an estimate from the time per step so far, were each step to halve
-    // the candidates (a good split does; learn stops at one, or at --max-steps).
-    search::LearnResult r = [&] {
-      report::Progress progress("learn");
-      const size_t start_candidates = hs.size();
+    report::Progress progress("learn");
+    auto steps_printer = [&](size_t start_candidates) {
       const auto began = std::chrono::steady_clock::now();
       progress.stage(fmt::format("step 1 of at most {}: choosing a splitting case and asking the oracle", opt.max_steps));
       progress.note(fmt::format("{} candidates", start_candidates));
-      auto print_step = [&](const search::LearnStep& s) {
+      // Progress per step (report::Progress, staged: a step's length is known only once it is done): what the
+      // step does, the candidates left, and an estimate from the time per step so far, were each step to halve
+      // the candidates (a good split does; learn stops at one, or at --max-steps).
+      return [&, start_candidates, began](const search::LearnStep& s) {
         // The stage first: on a terminal it erases the live line, so the step's report starts a line.
         progress.stage(fmt::format("step {} of at most {}: choosing a splitting case and asking the oracle",
                                    s.index + 1, opt.max_steps));
@@ -142,19 +145,41 @@ struct Learn : Command {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() / std::max(1, s.index);
         const int left = std::min(opt.max_steps - s.index,
                                   static_cast<int>(std::ceil(std::log2(std::max<size_t>(1, s.survivor_count)))) + 1);
-        progress.note(fmt::format("{} of {} candidates consistent; about {} s left if each step halves them",
-                                  s.survivor_count, start_candidates, static_cast<long>(per_step * std::max(0, left))));
+        progress.note(fmt::format("{}{} candidates consistent; about {} s left if each step halves them", s.survivor_count,
+                                  start_candidates ? fmt::format(" of {}", start_candidates) : "",
+                                  static_cast<long>(per_step * std::max(0, left))));
       };
-      return search::learn(std::move(hs), dev, corpus, opt, print_step);
-    }();
+    };
+    const size_t start_candidates = hs.size();
+    search::LearnResult r = search::learn(std::move(hs), dev, corpus, opt, steps_printer(start_candidates));
+    // Nothing in the space fits (or --rules always): rules of the language in place of the selection.
+    std::optional<search::RuleSearchResult> rule_search;
+    if (rules.wanted(opt.space, !r.consistent.empty()) && r.outcome != search::LearnOutcome::NoDevice &&
+        r.outcome != search::LearnOutcome::Unsupported) {
+      if (!json) say("{}", report::learn_result_text(result_view(r, dev.name)));
+      progress.stage("rule search: judging the rules on the cases observed", 0);
+      search::RuleSearchResult rs = search::learn_rules(r, dev, corpus, opt, rules.bound, steps_printer(0));
+      if (!json) {
+        say("\nrule search: {}\nscope: {}\n{} rule candidate(s), {} consistent with the {} case(s) observed\n", rs.method,
+            rs.scope, rs.candidates, rs.consistent, r.observed.size());
+        if (!rs.learned && !rs.nearest.empty()) {
+          say("no rule within the bound fits; nearest (fewest observed cases refuted, then fewest blocks misplaced):\n");
+          for (const auto& n : rs.nearest)
+            say("  {} ({}): {} case(s), {} block(s); first fails {} ({})\n", n.name, model::rule_text(n.hypothesis.rule),
+                n.cases_refuted, n.blocks_misplaced, n.first_case, n.where);
+        }
+      }
+      rule_search = std::move(rs);
+    }
+    const search::LearnResult& last = rule_search && rule_search->learned ? *rule_search->learned : r;
 
     std::vector<std::string> written;
     if (!out_dir.empty())
-      for (const auto& h : r.consistent) {
+      for (const auto& h : last.consistent) {
         const std::string path = (std::filesystem::path(out_dir) / (h.name + ".json")).string();
         // Each threshold as the interval the observations allow where it lies in one (model/thresholds.hpp).
         model::RangedHypothesis rh{h, {}};
-        for (const auto& iv : r.intervals)
+        for (const auto& iv : last.intervals)
           if (const auto range = model::range_of(iv); range && iv.contains(model::threshold_of(h, iv.option)))
             rh.ranges[std::string(iv.option.key)] = *range;
         model::write_file_atomic(path, model::json_file_text(model::ranged_to_json(rh), 2));
@@ -170,15 +195,18 @@ struct Learn : Command {
       j["device"] = dev.name;
       j["oracle"] = opt.oracle_spec;
       j.update(r.to_json());
+      j["rule_search"] = rule_search ? rule_search->to_json() : nlohmann::json(nullptr);
       j["written"] = written;
       print_json(j);
-    } else {
-      report::LearnView v = result_view(r, dev.name);
+    } else if (!rule_search || rule_search->learned) {
+      report::LearnView v = result_view(last, dev.name);
       v.written = written.size();
       v.out_dir = out_dir;
       say("{}", report::learn_result_text(v));
     }
-    switch (r.outcome) {
+    const search::LearnOutcome outcome = rule_search && !rule_search->learned ? search::LearnOutcome::NoneSurvives
+                                                                              : last.outcome;
+    switch (outcome) {
       case search::LearnOutcome::Identified:
       case search::LearnOutcome::Equivalent: return kExitOk;
       case search::LearnOutcome::NoDevice:
@@ -229,6 +257,7 @@ std::unique_ptr<Command> make_learn(CLI::App& app) {
                      "the answer does not depend on it (default: hardware threads)")
       ->check(integer_in(1, 64));
   add_judging_options(c->app, c->judging, "replay:<recordings> only: ");
+  add_rule_search_options(c->app, c->rules);
   c->app->add_flag("--json", c->json, "Machine-readable output");
   return c;
 }

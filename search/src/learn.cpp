@@ -201,6 +201,14 @@ LearnResult Learner::run() {
     if (o_.confirm && bracket()) continue;
     confirm(stop);
   }
+  for (const auto& ob : history_) {
+    model::Case c;
+    c.id = cases_[ob.case_index].id;
+    c.source = "learn: oracle " + o_.oracle_spec;
+    c.scenario = cases_[ob.case_index].scenario;
+    c.observation = ob.obs;
+    res_.observed.push_back(std::move(c));
+  }
   for (size_t i : alive_) {
     res_.survivors.push_back(hs_[i].name);
     res_.consistent.push_back(hs_[i]);

@@ -10,6 +10,7 @@
 #include "tbcheck/model/compare.hpp"
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/search/check.hpp"
+#include "tbcheck/search/learn_rules.hpp"
 #include "learn_internal.hpp"
 #include "worker_pool.hpp"
 
@@ -52,6 +53,8 @@ bool Learner::confirm(bool& stop) {
       }
       candidates_near = std::move(moved);
     }
+    if (o_.rule_neighbour_keys > 0)
+      for (auto& n : rule_neighbours(h, device_, o_.rule_neighbour_keys)) candidates_near.push_back(std::move(n));
     for (auto& n : candidates_near) {
       if (not_applicable(n)) continue;  // cannot describe this device (as candidates are set aside)
       NeighbourCheck c;
@@ -604,12 +607,15 @@ std::string Learner::scope_of(const std::vector<model::ThresholdInterval>& inter
   }
   return fmt::format("among {} candidates ({}), each threshold the interval of values every observation allows, in "
                      "steps of the granularity the device can tell apart: {}; confirmation covered {} neighbours (one "
-                     "or two option changes){}",
+                     "or two option changes{}){}",
                      res_.candidates, res_.space == LearnSpace::Compositions
                          ? "every valid composition that runs on the device, priority options it cannot exercise folded "
                            "into the default"
                          : "the given list",
                      fmt::join(iv, ", "), res_.confirmation ? res_.confirmation->neighbours.size() : 0,
+                     o_.rule_neighbour_keys > 0
+                         ? fmt::format(", or the selection as another rule of up to {} key(s)", o_.rule_neighbour_keys)
+                         : std::string(),
                      all_one ? " and each threshold's neighbouring values" : ", not the values inside a wider interval");
 }
 

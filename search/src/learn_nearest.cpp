@@ -16,6 +16,7 @@ std::vector<NearMiss> nearest_misses(const std::vector<model::Hypothesis>& pool,
   for (const auto& h : pool) {
     NearMiss n;
     n.name = h.name;
+    n.hypothesis = h;
     for (size_t c = 0; c < seen.size(); ++c) {
       const model::Scenario& s = *seen[c].scenario;
       const model::Observation& o = *seen[c].observation;

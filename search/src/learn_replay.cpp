@@ -198,6 +198,18 @@ class ReplayLearner {
 
   void campaign(const std::vector<model::Case>& corpus);
   void nearest();
+  // Blocks h places on another SM than the recording's (all of them when h cannot run it), under model timing.
+  static size_t misplaced(const model::Case& rec, const model::Hypothesis& h) {
+    const auto sch = model::try_simulate(rec.scenario, h);
+    if (!sch) return static_cast<size_t>(rec.scenario.total_blocks());
+    size_t n = 0;
+    for (const auto& k : sch->kernels) {
+      const auto it = rec.observation->sm_of_block.find(k.name);
+      if (it == rec.observation->sm_of_block.end()) continue;
+      for (size_t b = 0; b < k.blocks.size() && b < it->second.size(); ++b) n += it->second[b] != k.blocks[b].sm ? 1 : 0;
+    }
+    return n;
+  }
   // Progress (ReplayLearnOptions::on_stage, on_unit): a judgement over trace timing can take seconds.
   void stage(const std::string& what, size_t units) const {
     if (o_.on_stage) o_.on_stage(what, units);
@@ -338,10 +350,26 @@ ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
 void ReplayLearner::nearest() {
   // The groups refuted last came closest: a bounded pool of them, judged on every recording (the judgements
   // are cached), so the ranking does not depend on the order the recordings were applied in.
-  constexpr size_t kPool = 24, kListed = 5;
+  constexpr size_t kPool = 24, kListed = 5, kPrePool = 4096;
   std::vector<size_t> pool(groups_.size());
   for (size_t g = 0; g < pool.size(); ++g) pool[g] = g;
   std::stable_sort(pool.begin(), pool.end(), [&](size_t a, size_t b) { return dropped_at_[a] > dropped_at_[b]; });
+  if (pool.size() > kPool && dropped_at_[pool[kPool - 1]] == dropped_at_[pool[kPool]]) {
+    // More groups were refuted at the last steps than the pool holds (a rule search drops most at the first
+    // recording): among those, the fewest blocks on another SM in the recording that refuted them, one simulation
+    // each, so the pool is not simply the first groups in candidate order.
+    if (pool.size() > kPrePool) pool.resize(kPrePool);
+    stage("ranking the candidates refuted last", pool.size());
+    std::vector<size_t> off(groups_.size(), 0);
+    for (size_t g : pool) {
+      off[g] = dropped_at_[g] > 0 ? misplaced(*recs_[applied_[static_cast<size_t>(dropped_at_[g]) - 1]], hs_[groups_[g].front()])
+                                  : 0;
+      unit();
+    }
+    std::stable_sort(pool.begin(), pool.end(), [&](size_t a, size_t b) {
+      return dropped_at_[a] != dropped_at_[b] ? dropped_at_[a] > dropped_at_[b] : off[a] < off[b];
+    });
+  }
   if (pool.size() > kPool) pool.resize(kPool);
   struct Ranked {
     size_t g;
@@ -372,6 +400,7 @@ void ReplayLearner::nearest() {
     for (size_t i = 0; i < members.size() && i < 3; ++i) n.names.push_back(hs_[members[i]].name);
     n.recordings_refuted = r.refuted;
     const model::Hypothesis& h = hs_[members.front()];
+    n.hypothesis = h;
     // The first recording it places a block of wrongly; one it cannot run only when there is no such one.
     ReplayNearMiss cannot_run;
     for (size_t i = 0; i < recs_.size(); ++i) {

@@ -54,6 +54,9 @@ struct LearnOptions {
   // Confirmation: neighbours are the valid compositions this many option changes away.
   bool confirm = true;
   int neighbour_distance = 2;
+  // ... and its selection replaced by each rule of the ranking language of up to this many keys (0: none), so a
+  // device playing a rule outside the space is not identified as a composition that agreed on the cases seen.
+  int rule_neighbour_keys = 2;
   int confirm_synthesis_pairs = 12;  // neighbours Z3 is asked about when no corpus case separates them
   double synthesis_budget_s = 120;   // Z3 wall time of the whole run (splitting and confirming)
   // With more consistent candidates than this, a case's split is estimated on an evenly spread sample
@@ -148,6 +151,7 @@ inline constexpr size_t kListedSkipped = 100;
 // When none fits: a candidate near the device, what it gets wrong over every observed case (learn_nearest.cpp).
 struct NearMiss {
   std::string name;
+  model::Hypothesis hypothesis;  // the candidate itself: a base for the rule search (search/learn_rules.hpp)
   int cases_refuted = 0;     // observed cases whose placements it mispredicts
   int blocks_misplaced = 0;  // blocks on another SM or at another start, summed over those cases
   std::string first_case;    // the first observed case it mispredicts
@@ -183,6 +187,9 @@ struct LearnResult {
   std::string closest;                       // NoneSurvives: the candidate that matched the most blocks
   // NoneSurvives: the nearest candidates, fewest observed cases refuted, then fewest blocks misplaced.
   std::vector<NearMiss> nearest;
+  // Every case the oracle ran and answered, with the observation learn judged it by, in step order: what a
+  // later search over other candidates (search/learn_rules.hpp) must also agree with.
+  std::vector<model::Case> observed;
   nlohmann::json to_json() const;
 };
 

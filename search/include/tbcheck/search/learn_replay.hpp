@@ -56,6 +56,7 @@ struct CampaignCase {
 struct ReplayNearMiss {
   std::vector<std::string> names;  // the group's members (the first few) and how many in all
   size_t members = 0;
+  model::Hypothesis hypothesis;    // the group's first member: a base for the rule search (learn_rules.hpp)
   int recordings_refuted = 0, counts_refuted = 0;
   std::string first_case, first_file;  // the first recording (in applied order) it fails
   std::string where;                   // its first differing block there: "k1 block 3: predicted SM 4, observed SM 5"
