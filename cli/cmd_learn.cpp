@@ -185,6 +185,18 @@ struct Learn : Command {
         model::write_file_atomic(path, model::json_file_text(model::ranged_to_json(rh), 2));
         written.push_back(path);
       }
+    // No rule fits: the nearest rules as files, their standing in the source, to be judged elsewhere.
+    if (!out_dir.empty() && rule_search && last.consistent.empty()) {
+      const std::vector<search::NearMiss>& near = rule_search->learned ? rule_search->learned->nearest : rule_search->nearest;
+      for (const auto& n : near) {
+        model::Hypothesis h = n.hypothesis;
+        h.source += fmt::format("; nearest, not fitting: {} observed case(s) refuted, {} block(s) misplaced",
+                                n.cases_refuted, n.blocks_misplaced);
+        const std::string path = (std::filesystem::path(out_dir) / (h.name + ".json")).string();
+        model::write_file_atomic(path, model::json_file_text(h.to_json(), 2));
+        written.push_back(path);
+      }
+    }
     if (!out_dir.empty() && r.open_question) {
       const std::string path = (std::filesystem::path(out_dir) / (r.open_question->id + ".json")).string();
       model::write_file_atomic(path, model::json_file_text(r.open_question->to_json(), 1));

@@ -214,17 +214,26 @@ int learn_from_recordings_command(const model::Device& dev, const std::vector<mo
       model::write_file_atomic(path, model::json_file_text(c.c.to_json(), 1));
       written.push_back(path);
     }
-    // A rule that fits, as a hypothesis file `check` and `validate` take.
+    // A rule that fits, as a hypothesis file `check` and `validate` take; when none does, the nearest rules, their
+    // standing in the file's source, to be judged elsewhere (another GPU's recordings, say).
     if (rule_search) {
-      size_t at = 0;
-      for (const auto& g : last.consistent_groups) {
-        if (written.size() - last.campaign.size() >= kWrittenRules) break;
-        const model::Hypothesis& h = last.consistent[at];
-        at += g.size();
+      auto write = [&](model::Hypothesis h, const std::string& standing) {
+        if (!standing.empty()) h.source += "; " + standing;
         const std::string path = (std::filesystem::path(out_dir) / (h.name + ".json")).string();
         model::write_file_atomic(path, model::json_file_text(h.to_json(), 2));
         written.push_back(path);
+      };
+      size_t at = 0;
+      for (const auto& g : last.consistent_groups) {
+        if (written.size() - last.campaign.size() >= kWrittenRules) break;
+        write(last.consistent[at], "");
+        at += g.size();
       }
+      if (last.consistent.empty())
+        for (const auto& n : last.nearest)
+          write(n.hypothesis, fmt::format("nearest, not fitting: {} of the {} recording(s) of {} refuted block for "
+                                          "block ({} in per-SM counts)",
+                                          n.recordings_refuted, last.recordings, dev.name, n.counts_refuted));
     }
   }
   const bool fits = !last.consistent.empty();
@@ -255,7 +264,7 @@ int learn_from_recordings_command(const model::Device& dev, const std::vector<mo
   if (!written.empty())
     say("wrote {} file(s) to {} (campaign cases: tbcheck campaign plan --cases {} ...{})\n", written.size(), out_dir,
         (std::filesystem::path(out_dir) / "campaign").string(),
-        rule_search && fits ? "; each rule that fits as a hypothesis file" : "");
+        !rule_search ? "" : fits ? "; each rule that fits as a hypothesis file" : "; the nearest rules as hypothesis files");
   return fits ? kExitOk : kExitFailed;
 }
 

@@ -350,25 +350,44 @@ ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
 void ReplayLearner::nearest() {
   // The groups refuted last came closest: a bounded pool of them, judged on every recording (the judgements
   // are cached), so the ranking does not depend on the order the recordings were applied in.
-  constexpr size_t kPool = 24, kListed = 5, kPrePool = 4096;
+  constexpr size_t kPool = 24, kListed = 5, kPanel = 8;
+  // Groups ranked on the panel below: fewer under trace timing, where one judgement can take seconds.
+  const size_t pre_pool = o_.judging.timing == model::Timing::Trace ? 256 : 4096;
   std::vector<size_t> pool(groups_.size());
   for (size_t g = 0; g < pool.size(); ++g) pool[g] = g;
   std::stable_sort(pool.begin(), pool.end(), [&](size_t a, size_t b) { return dropped_at_[a] > dropped_at_[b]; });
-  if (pool.size() > kPool && dropped_at_[pool[kPool - 1]] == dropped_at_[pool[kPool]]) {
-    // More groups were refuted at the last steps than the pool holds (a rule search drops most at the first
-    // recording): among those, the fewest blocks on another SM in the recording that refuted them, one simulation
-    // each, so the pool is not simply the first groups in candidate order.
-    if (pool.size() > kPrePool) pool.resize(kPrePool);
-    stage("ranking the candidates refuted last", pool.size());
-    std::vector<size_t> off(groups_.size(), 0);
-    for (size_t g : pool) {
+  if (pool.size() > kPool) {
+    // Refuted last is a weak sign of near when recordings differ in kind (a spread that fits every one-kernel
+    // grid can fall to an early random scenario while a round-robin survives to a late grid): the groups
+    // refuted last and an even spread over all are ranked by the recordings of a panel spread over the applied
+    // order that refute them, then by refuted last, then by the blocks on another SM where they were refuted.
+    std::vector<size_t> pre(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(std::min(pool.size(), pre_pool / 2)));
+    std::vector<size_t> every(groups_.size());
+    for (size_t g = 0; g < every.size(); ++g) every[g] = g;
+    std::vector<char> in(groups_.size(), 0);
+    for (size_t g : pre) in[g] = 1;
+    for (size_t g : spread(every, pre_pool / 2))
+      if (!in[g]) {
+        in[g] = 1;
+        pre.push_back(g);
+      }
+    const std::vector<size_t> panel = spread(applied_, kPanel);
+    stage("ranking the candidates for the nearest", pre.size() * (panel.size() + 1));
+    std::vector<size_t> panel_refuted(groups_.size(), 0), off(groups_.size(), 0);
+    for (size_t g : pre) {
+      for (size_t rec : panel) {
+        panel_refuted[g] += judge(rec, g) == kRefuted ? 1 : 0;
+        unit();
+      }
       off[g] = dropped_at_[g] > 0 ? misplaced(*recs_[applied_[static_cast<size_t>(dropped_at_[g]) - 1]], hs_[groups_[g].front()])
                                   : 0;
       unit();
     }
-    std::stable_sort(pool.begin(), pool.end(), [&](size_t a, size_t b) {
+    std::stable_sort(pre.begin(), pre.end(), [&](size_t a, size_t b) {
+      if (panel_refuted[a] != panel_refuted[b]) return panel_refuted[a] < panel_refuted[b];
       return dropped_at_[a] != dropped_at_[b] ? dropped_at_[a] > dropped_at_[b] : off[a] < off[b];
     });
+    pool = std::move(pre);
   }
   if (pool.size() > kPool) pool.resize(kPool);
   struct Ranked {

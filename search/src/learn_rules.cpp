@@ -160,6 +160,12 @@ std::string base_key(const model::Hypothesis& h, const model::Device& d) {
 
 }  // namespace
 
+model::Rule shortest_equal(model::Rule r, const model::Hypothesis& base, const model::Device& d) {
+  for (auto why = prune_reason(r, d); why; why = prune_reason(r, d)) r = why->same_as;
+  const model::Rule shorter = reduced_for(r, base, d);
+  return shorter == r ? r : shortest_equal(shorter, base, d);
+}
+
 model::Rule reduced_for(const model::Rule& r, const model::Hypothesis& base, const model::Device& d) {
   if (!d.gpc_of_tpc.empty() && static_cast<int>(d.gpc_of_tpc.size()) != d.tpcs()) return r;
   size_t tail = r.keys.size();  // the first key of the run of fixed features that ends the rule
@@ -332,22 +338,29 @@ RuleSpace rule_space(const std::vector<model::Hypothesis>& bases, const model::D
                                   model::rule_text(r), h->name);
       s.candidates.push_back(std::move(c));
     }
-  // Past the bound: the nearest bases' own rankings within b.edits edits (a key inserted, replaced or removed), so
-  // that a long ranking such as the Hopper rule's is searched near where it stands, not only short rules.
-  for (size_t i = 0; i < nearest && b.edits > 0; ++i) {
+  // Past the bound: each base's own ranking and the rankings within b.edits edits of it (a key inserted, replaced or
+  // removed; one edit for the shipped bases), so that a long ranking such as the Hopper rule's six keys is searched
+  // near where it stands, not only short rules. A base's own ranking is new where the base was not a candidate
+  // (a shipped hypothesis outside the composition space).
+  for (size_t i = 0; i < kept.size() && b.edits > 0; ++i) {
     const model::Hypothesis& h = *kept[i];
     const std::optional<model::Rule> own =
         h.selection == model::Selection::Rule ? std::optional<model::Rule>(h.rule) : model::selection_as_rule(h.selection);
     if (!own) continue;
     std::set<std::string> have;
     for (const auto& r : s.rules.rules) have.insert(model::rule_text(r));
-    for (const auto& r : rule_edits(*own, d, b.edits)) {
-      if (prune_reason(r, d) || !(reduced_for(r, h, d) == r) || !have.insert(model::rule_text(r)).second) continue;
+    std::vector<model::Rule> near = {*own};
+    for (auto& r : rule_edits(*own, d, i < nearest ? b.edits : 1)) near.push_back(std::move(r));
+    for (const auto& edited_rule : near) {
+      // Shortened to the rule it equals (the Hopper ranking's last tpc:min is fixed by gpc and tpc_position).
+      const model::Rule r = shortest_equal(edited_rule, h, d);
+      if (!have.insert(model::rule_text(r)).second) continue;
       model::Hypothesis c = h;
       c.selection = model::Selection::Rule;
       c.rule = r;
       c.name = candidate_name(h.name, r);
-      c.source = fmt::format("tbcheck learn: rule search on {} (within {} edit(s) of {}'s ranking)", d.name, b.edits, h.name);
+      c.source = fmt::format("tbcheck learn: rule search on {} (within {} edit(s) of {}'s ranking)", d.name,
+                             i < nearest ? b.edits : 1, h.name);
       c.description = fmt::format("selection rule {} (then the scan order); every other mechanism as {}",
                                   model::rule_text(r), h.name);
       s.candidates.push_back(std::move(c));
@@ -371,8 +384,9 @@ std::string RuleSpace::scope() const {
                      "the block numbering included, from {}{}",
                      longest, feats.size(), fmt::join(feats, ", "), rules.rules.size(), rules.pruned.size(), by[0],
                      by[1], by[2], bases.empty() ? std::string("no base") : fmt::format("{}", fmt::join(bases, ", ")),
-                     edited ? fmt::format("; and {} rule(s) within {} edit(s) of the nearest bases' own rankings", edited,
-                                          edits)
+                     edited ? fmt::format("; and {} rule(s) that are a base's own ranking or within {} edit(s) of it "
+                                          "(1 for the shipped bases)",
+                                          edited, edits)
                             : std::string());
 }
 

@@ -61,6 +61,8 @@ std::vector<model::Rule> rule_edits(const model::Rule& r, const model::Device& d
 // `r` without its last keys when those order the SMs exactly as `base`'s scan order does (features fixed per SM:
 // sm_in_tpc:min under even-first, tpc:min under natural, ...): the shorter rule places every block where `r` does.
 model::Rule reduced_for(const model::Rule& r, const model::Hypothesis& base, const model::Device& d);
+// The shortest rule reached from r by the enumeration's pruning and reduced_for, each step proved equal.
+model::Rule shortest_equal(model::Rule r, const model::Hypothesis& base, const model::Device& d);
 
 // The rules of the bound, and those within two edits of `h`'s own ranking (a key inserted, replaced or removed),
 // each as `h` with that selection, less `h`'s own and those equal to a shorter rule:
