@@ -155,14 +155,19 @@ nlohmann::json LearnResult::to_json() const {
     j["open_question"] = open_question->to_json();
     j["closest"] = closest;
     nlohmann::json nm = nlohmann::json::array();
-    for (const auto& n : nearest)
-      nm.push_back({{"name", n.name},
-                    {"cases_refuted", n.cases_refuted},
-                    {"blocks_misplaced", n.blocks_misplaced},
-                    {"first_case", n.first_case},
-                    {"where", n.where}});
+    for (const auto& n : nearest) nm.push_back(n.to_json());
     j["nearest"] = nm;
   }
+  return j;
+}
+
+nlohmann::json NearMiss::to_json() const {
+  nlohmann::json j = {{"name", name},
+                      {"cases_refuted", cases_refuted},
+                      {"blocks_misplaced", blocks_misplaced},
+                      {"first_case", first_case},
+                      {"where", where}};
+  if (hypothesis.selection == model::Selection::Rule) j["rule"] = model::rule_text(hypothesis.rule);
   return j;
 }
 

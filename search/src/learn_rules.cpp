@@ -468,13 +468,7 @@ nlohmann::json RuleSearchResult::to_json() const {
   nlohmann::json j = {{"method", method}, {"scope", scope}, {"candidates", candidates}, {"consistent", consistent}};
   if (learned) j["learned"] = learned->to_json();
   nlohmann::json nm = nlohmann::json::array();
-  for (const auto& n : nearest)
-    nm.push_back({{"name", n.name},
-                  {"rule", model::rule_text(n.hypothesis.rule)},
-                  {"cases_refuted", n.cases_refuted},
-                  {"blocks_misplaced", n.blocks_misplaced},
-                  {"first_case", n.first_case},
-                  {"where", n.where}});
+  for (const auto& n : nearest) nm.push_back(n.to_json());
   j["nearest"] = nm;
   return j;
 }

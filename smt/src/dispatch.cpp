@@ -184,6 +184,11 @@ std::vector<expr> Encoder::spread_pick(int i, const std::vector<SmCap>& caps) {
     const expr from_tier = ca[0] != cb[0] ? bv(ca[0] < cb[0]) : by_position ? bv(position_key(a) < position_key(b)) : after_tier;
     return room[au] > room[bu] || (room[au] == room[bu] && from_tier);
   };
+  return least_candidate(caps, less);
+}
+
+std::vector<expr> Encoder::least_candidate(const std::vector<SmCap>& caps,
+                                           const std::function<expr(int, int)>& less) const {
   std::vector<expr> chosen;
   for (int s = 0; s < n_; ++s) {
     expr best = caps[static_cast<size_t>(s)].levels[0];

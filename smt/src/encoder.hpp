@@ -151,6 +151,9 @@ class Encoder {
   // Selection rule (rule_pick.cpp; model/src/rule_pick.cpp is the reference): by SM id, the SM with room whose
   // key, compared key by key and then by scan position, is least.
   std::vector<expr> rule_pick(int i, const std::vector<SmCap>& caps);
+  // By SM id: the SM with room for one block (caps' first level) that `less` ranks before every other SM with
+  // room; the end of spread_pick and rule_pick.
+  std::vector<expr> least_candidate(const std::vector<SmCap>& caps, const std::function<expr(int, int)>& less) const;
   // less(a, b): SM a's key is less than SM b's under the rule at block i's instant (scan position last); a
   // cluster's block ranks its GPC's SMs by it (cluster_pick.cpp).
   std::function<expr(int, int)> rule_order(int i, const std::vector<SmCap>& caps);

@@ -1,6 +1,8 @@
 // Numbering gpc-ring as Z3 constraints: which block index each placement of a batch gets, the twin of
 // model/src/numbering.cpp and of the simulator's Dispatcher::number_batch (model/src/dispatch.cpp).
 // A batch is a kernel's picks at one dispatch point; within it, more room first, then the SM's ring rank.
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "encoder.hpp"
@@ -9,6 +11,13 @@
 namespace tbcheck::smt::detail {
 
 void Encoder::ring_note(int i, const std::vector<SmCap>& caps) {
+  // A clustered kernel's blocks are labelled in placement order (ring_numbering): its picks need no room or point.
+  const size_t k = static_cast<size_t>(s_.kernel_of_block(i));
+  if (k < s_.cluster.size() && s_.cluster[k]) {
+    ring_room_.push_back(iv(0));
+    ring_same_.push_back(bv(false));
+    return;
+  }
   const expr& sm = d_.sm[static_cast<size_t>(i)];
   expr room = iv(0);
   for (int s = n_ - 1; s >= 0; --s) room = z3::ite(sm == s, caps[static_cast<size_t>(s)].value, room);
@@ -20,16 +29,21 @@ z3::expr_vector Encoder::ring_numbering(const std::vector<int>& launch_of_pick, 
                                         const Decisions& labelled) {
   const int np = static_cast<int>(ring_room_.size());
   auto clustered = [&](int k) { return static_cast<size_t>(k) < s_.cluster.size() && s_.cluster[static_cast<size_t>(k)]; };
-  // Each pick's SM as its place in the ring order of its kernel's launch (a permutation of the SMs).
+  // Each pick's SM as its place in the ring order of its kernel's launch (a permutation of the SMs), computed
+  // once per kernel and launch.
   std::vector<expr> rank;
+  std::map<std::pair<int, int>, std::vector<int>> ranks;
   for (int p = 0; p < np; ++p) {
     const int k = s_.kernel_of_block(p);
     if (clustered(k)) {
       rank.push_back(iv(0));
       continue;
     }
-    const std::vector<int> sm_rank = model::gpc_ring_sm_rank(dev_, ring_gpc_of_sm_, launch_of_pick[static_cast<size_t>(p)],
-                                                             s_.gpc_pointer, s_.blocks[static_cast<size_t>(k)]);
+    const int launch = launch_of_pick[static_cast<size_t>(p)];
+    auto [at, fresh] = ranks.try_emplace({k, launch});
+    if (fresh)
+      at->second = model::gpc_ring_sm_rank(dev_, ring_gpc_of_sm_, launch, s_.gpc_pointer, s_.blocks[static_cast<size_t>(k)]);
+    const std::vector<int>& sm_rank = at->second;
     expr r = iv(0);
     for (int s = n_ - 1; s >= 0; --s) r = z3::ite(d_.sm[static_cast<size_t>(p)] == s, iv(sm_rank[static_cast<size_t>(s)]), r);
     rank.push_back(define("rrank", p, r));

@@ -118,16 +118,6 @@ std::function<expr(int, int)> Encoder::rule_order(int i, const std::vector<SmCap
   };
 }
 
-std::vector<expr> Encoder::rule_pick(int i, const std::vector<SmCap>& caps) {
-  const auto less = rule_order(i, caps);
-  std::vector<expr> chosen;
-  for (int s = 0; s < n_; ++s) {
-    expr best = caps[static_cast<size_t>(s)].levels[0];
-    for (int o = 0; o < n_; ++o)
-      if (o != s) best = best && z3::implies(caps[static_cast<size_t>(o)].levels[0], less(s, o));
-    chosen.push_back(best);
-  }
-  return chosen;
-}
+std::vector<expr> Encoder::rule_pick(int i, const std::vector<SmCap>& caps) { return least_candidate(caps, rule_order(i, caps)); }
 
 }  // namespace tbcheck::smt::detail

@@ -156,6 +156,7 @@ struct NearMiss {
   int blocks_misplaced = 0;  // blocks on another SM or at another start, summed over those cases
   std::string first_case;    // the first observed case it mispredicts
   std::string where;         // its first differing block there: "kernel k1 block 3: predicted SM 4 at 0, observed SM 5 at 2"
+  nlohmann::json to_json() const;  // a rule's keys as "rule" when the candidate's selection is one
 };
 
 struct LearnResult {
