@@ -3,7 +3,7 @@
 # on the command line at volume (figures in bench/RESULTS.md), SMT-vs-simulator conformance
 # on many random scenarios per hypothesis (and per priority / partition option, with random priorities,
 # TPC masks and release times; clustered scenarios under the alg1 family), the cluster room additivity
-# walks at length, and learn on 24 seeded compositions (the learn acceptance).
+# walks at length, learn on 24 seeded compositions (the learn acceptance) and on 16 planted rules.
 # Usage: scripts/long.sh [fuzz-seconds] [scenarios]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,3 +34,5 @@ TBCHECK_ADDITIVITY_STEPS=30000 ./build/tests/tbcheck_tests "[cluster][additivity
 echo "== learn acceptance: 24 seeded non-shipped compositions on rtx3090 and h100-sxm =="
 cmake --build build -j"$(nproc)" --target bench_learn
 ./build/bench/bench_learn --devices rtx3090,h100-sxm --distances 2,3 --per-distance 6 --seed 1 --no-noise --check
+echo "== learn beyond the space: 8 planted rules per device, never a wrong identification =="
+./build/bench/bench_learn --planted-rules 8 --devices rtx3090,h100-sxm --budget 30 --check
