@@ -244,6 +244,7 @@ class PairSearch {
       return r_;
     }
     if (detail::cluster_pair(h1_, h2_, full_) && clustered()) return r_;
+    if (b_.wide_first && beyond_bounds()) return r_;
     if (within_bounds()) return r_;
     if (beyond_bounds()) return r_;
     if (dependent_) {

@@ -164,7 +164,8 @@ bool Learner::confirm(bool& stop) {
       if (nbr_synth_tried_.count(k)) continue;
       nbr_synth_tried_.insert(k);
       ++confirm_synth_used_;
-      PairResult pr = synthesize(h, nbrs_[k]);
+      // A rule neighbour needs a separating case, not the smallest one: simulation beyond the bounds first.
+      PairResult pr = synthesize(h, nbrs_[k], nbrs_[k].selection == model::Selection::Rule);
       if (pr.outcome == PairOutcome::Inseparable) {
         nchecks_[k].verdict = NeighbourVerdict::Equivalent;
         nchecks_[k].detail = "Z3: inseparable (" + pr.reason + ")";

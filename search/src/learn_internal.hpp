@@ -185,7 +185,8 @@ class Learner {
   // learn_split.cpp: the case that splits the consistent set best, from the pool or synthesized.
   std::optional<model::Case> quick_witness(const model::Hypothesis& a, const model::Hypothesis& b);
   std::optional<model::Case> lifted_witness(const model::Hypothesis& a, const model::Hypothesis& b);
-  PairResult synthesize(const model::Hypothesis& a, const model::Hypothesis& b);
+  // any_witness: the first witness the simulation finds beyond the bounds, before Z3 seeks the smallest.
+  PairResult synthesize(const model::Hypothesis& a, const model::Hypothesis& b, bool any_witness = false);
   std::optional<size_t> best_split();
   bool split_by_synthesis(size_t& chosen);
   // learn_step.cpp: one case on the oracle, and who it drops.

@@ -90,7 +90,7 @@ std::optional<model::Case> Learner::lifted_witness(const model::Hypothesis& a, c
 
 // Z3 (with its simulator pre-pass) on one pair, its wall time charged to the run's budget; a quick
 // simulated witness first.
-PairResult Learner::synthesize(const model::Hypothesis& a, const model::Hypothesis& b) {
+PairResult Learner::synthesize(const model::Hypothesis& a, const model::Hypothesis& b, bool any_witness) {
   // The quick routes' witnesses are taken only when they hold under every order of tied retirements; the
   // first that does not is kept for when distinguish_pair, which searches for a robust one, separates nothing.
   std::optional<PairResult> dependent;
@@ -135,6 +135,7 @@ PairResult Learner::synthesize(const model::Hypothesis& a, const model::Hypothes
   if (auto w = quick_witness(a, b))
     if (auto t = take(separated(std::move(*w), "simulator search on " + device_.name))) return *t;
   DistinguishBounds bounds = o_.bounds;
+  bounds.wide_first = any_witness;
   const double left_ms = synthesis_left() * 1000.0;
   if (bounds.pair_budget_ms == 0 || bounds.pair_budget_ms > left_ms)
     bounds.pair_budget_ms = static_cast<unsigned>(std::max(1.0, left_ms));

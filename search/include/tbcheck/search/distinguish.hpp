@@ -31,6 +31,9 @@ struct DistinguishBounds {
   // When nothing separates within the bounds: random structures beyond them (kernels of up to
   // 4 x SMs + 8 blocks), by simulation only; 0 turns it off.
   int wide_samples = 10000;
+  // Search beyond the bounds by simulation before the structures within them: any witness, not the smallest
+  // (learn's confirmation against the many rule neighbours, where proving minimality cost seconds a pair).
+  bool wide_first = false;
   unsigned seed = 1;
   // Z3 time for one pair, all queries together (0: no limit). Once spent, the remaining smaller
   // structures are listed as undecided and minimality is reported as bounded.
