@@ -210,3 +210,27 @@ TEST_CASE("one-kernel proofs by enumeration make a witness proved minimal withou
   CHECK_FALSE(without.minimal_proved);
   CHECK(without.structures_by_enumeration == 0);
 }
+
+TEST_CASE("wide_first takes a witness found by simulation beyond the bounds before asking Z3 for the smallest",
+          "[distinguish][learn]") {
+  // alg1 against alg1 breaking its room ties by the most blocks held: one-kernel structures cannot separate them
+  // (every SM holds the kernel's own blocks alike), so the search within the bounds spends Z3 time proving that.
+  const auto& rtx = model::builtin_device("rtx3090", "test", "device");
+  model::Hypothesis held = test::hyp("alg1");
+  held.name = "alg1.room-max.held-max";
+  held.selection = model::Selection::Rule;
+  held.rule = {{{model::RuleFeature::Room, model::Prefer::Max}, {model::RuleFeature::Held, model::Prefer::Max}}};
+  search::DistinguishBounds b;
+  b.timeout_ms = 2000;
+  b.wide_first = true;
+  const auto wide = search::distinguish_pair(test::hyp("alg1"), held, rtx, b);
+  REQUIRE(wide.outcome == search::PairOutcome::Separated);
+  CHECK(wide.found_beyond_bounds);
+  CHECK_FALSE(wide.minimal_proved);
+  REQUIRE(wide.witness.has_value());
+  CHECK(model::try_simulate(wide.witness->scenario, test::hyp("alg1")).has_value());
+  b.wide_first = false;
+  const auto smallest = search::distinguish_pair(test::hyp("alg1"), held, rtx, b);
+  REQUIRE(smallest.outcome == search::PairOutcome::Separated);
+  CHECK_FALSE(smallest.found_beyond_bounds);
+}
