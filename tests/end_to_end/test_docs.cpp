@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "helpers.hpp"
+#include "shell.hpp"
 
 using namespace tbcheck;
 namespace fs = std::filesystem;
@@ -105,15 +106,7 @@ std::string read_text(const std::string& path) {
 test::RunResult run_shell(const std::string& line, int limit_s) {
   const std::string cmd = "cd '" + std::string(TBCHECK_SOURCE_DIR) + "' && timeout " + std::to_string(limit_s) +
                           " sh -c '" + std::regex_replace(line, std::regex("'"), "'\\''") + "' 2>&1";
-  test::RunResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test::run_shell(cmd);
 }
 
 // A ```text block that follows `<!-- output of: tbcheck ... -->`: what the page says the command prints.

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "helpers.hpp"
+#include "shell.hpp"
 #include "tbcheck/report/table.hpp"
 
 using namespace tbcheck;
@@ -32,17 +33,10 @@ struct Run {
 // Runs tbcheck from the repository root with stdout discarded and stderr captured, progress lines every
 // 10 ms (TBCHECK_PROGRESS_SECONDS) so that a command of a fraction of a second shows some.
 Run run_for_stderr(const std::string& args) {
-  const std::string cmd = "cd '" + std::string(TBCHECK_SOURCE_DIR) + "' && TBCHECK_PROGRESS_SECONDS=0.01 '" +
-                          std::string(TBCHECK_BINARY) + "' " + args + " 2>&1 >/dev/null";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.err.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  const test::RunResult r = test::run_shell("cd '" + std::string(TBCHECK_SOURCE_DIR) +
+                                            "' && TBCHECK_PROGRESS_SECONDS=0.01 '" + std::string(TBCHECK_BINARY) +
+                                            "' " + args + " 2>&1 >/dev/null");
+  return {r.exit_code, r.out};
 }
 
 bool found(const std::string& text, const std::string& pattern) { return std::regex_search(text, std::regex(pattern)); }

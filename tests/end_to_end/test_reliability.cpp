@@ -14,6 +14,7 @@
 
 #include "helpers.hpp"
 #include "scratch.hpp"
+#include "shell.hpp"
 
 using tbcheck::test::run_tbcheck;
 namespace fs = std::filesystem;
@@ -32,15 +33,7 @@ tbcheck::test::RunResult sh(const std::string& script) {
                             for (char c : script) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
                             return q;
                           }() + "' 2>&1";
-  tbcheck::test::RunResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return tbcheck::test::run_shell(cmd);
 }
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }

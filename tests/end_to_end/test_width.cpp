@@ -21,17 +21,7 @@ namespace {
 
 // Runs tbcheck from the repository root with COLUMNS set (stdout and stderr together).
 test::RunResult run_at_width(const std::string& args, const std::string& columns = "120") {
-  const std::string cmd = "cd '" + std::string(TBCHECK_SOURCE_DIR) + "' && COLUMNS=" + columns + " '" +
-                          std::string(TBCHECK_BINARY) + "' " + args + " 2>&1";
-  test::RunResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test::run_tbcheck(args, columns);
 }
 
 size_t widest_line(const std::string& text) {
