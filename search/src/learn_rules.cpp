@@ -149,6 +149,23 @@ std::string candidate_name(const std::string& base_name, const model::Rule& r) {
   return n;
 }
 
+// `base` with `r` as its selection, named "<base>.<keys>" and described for a written hypothesis file.
+model::Hypothesis with_rule(const model::Hypothesis& base, const model::Rule& r, std::string source) {
+  model::Hypothesis c = base;
+  c.selection = model::Selection::Rule;
+  c.rule = r;
+  c.name = candidate_name(base.name, r);
+  c.source = std::move(source);
+  c.description = fmt::format("selection rule {} (then the scan order); every other mechanism as {}",
+                              model::rule_text(r), base.name);
+  return c;
+}
+
+// h's selection as a ranking: its own rule, or the shipped selection written as one (none for gpc-priority).
+std::optional<model::Rule> own_ranking(const model::Hypothesis& h) {
+  return h.selection == model::Selection::Rule ? std::optional<model::Rule>(h.rule) : model::selection_as_rule(h.selection);
+}
+
 // A base's mechanisms other than its selection, as they act on the device: bases equal here give equal candidates.
 std::string base_key(const model::Hypothesis& h, const model::Device& d) {
   model::Hypothesis k = model::effective_options(h, d);
@@ -216,11 +233,11 @@ std::vector<model::Rule> one_edit(const model::Rule& r, const std::vector<RuleFe
     return ks;
   };
   for (const auto& k : keys_for(r))
-      for (size_t at = 0; at <= r.keys.size(); ++at) {
-        model::Rule x = r;
-        x.keys.insert(x.keys.begin() + static_cast<std::ptrdiff_t>(at), k);
-        out.push_back(std::move(x));
-      }
+    for (size_t at = 0; at <= r.keys.size(); ++at) {
+      model::Rule x = r;
+      x.keys.insert(x.keys.begin() + static_cast<std::ptrdiff_t>(at), k);
+      out.push_back(std::move(x));
+    }
   for (size_t at = 0; at < r.keys.size(); ++at) {
     model::Rule rest = r;
     rest.keys.erase(rest.keys.begin() + static_cast<std::ptrdiff_t>(at));
@@ -257,18 +274,13 @@ std::vector<model::Rule> rule_edits(const model::Rule& r, const model::Device& d
 
 std::vector<model::Hypothesis> rule_neighbours(const model::Hypothesis& h, const model::Device& d, int max_keys) {
   std::vector<model::Hypothesis> out;
-  const std::optional<model::Rule> own =
-      h.selection == model::Selection::Rule ? std::optional<model::Rule>(reduced_for(h.rule, h, d))
-                                            : model::selection_as_rule(h.selection);
+  std::optional<model::Rule> own = own_ranking(h);
+  if (own && h.selection == model::Selection::Rule) own = reduced_for(*own, h, d);
   std::set<std::string> seen;
   auto add = [&](const model::Rule& r) {
     if (prune_reason(r, d) || !(reduced_for(r, h, d) == r) || (own && *own == r)) return;
     if (!seen.insert(model::rule_text(r)).second) return;
-    model::Hypothesis n = h;
-    n.selection = model::Selection::Rule;
-    n.rule = r;
-    n.name = candidate_name(h.name, r);
-    out.push_back(std::move(n));
+    out.push_back(with_rule(h, r, fmt::format("tbcheck learn: a rule neighbour of {} on {}", h.name, d.name)));
   };
   for (const auto& r : enumerate_rules(d, max_keys).rules) add(r);
   // Past the bound, the refinements and variants of the survivor's own ranking within two edits: a device whose
@@ -313,6 +325,7 @@ RuleSpace rule_space(const std::vector<model::Hypothesis>& bases, const model::D
     if (kept.size() >= b.bases) break;
     if (seen.insert(base_key(h, d)).second) kept.push_back(&h);
   }
+  const size_t nearest = kept.size();  // the bases given; the shipped ones follow
   if (b.shipped_bases)
     for (const auto& h : model::builtin_hypotheses()) {
       model::Hypothesis other = h;  // what the base brings besides its selection, which the rule replaces
@@ -321,22 +334,15 @@ RuleSpace rule_space(const std::vector<model::Hypothesis>& bases, const model::D
       if (seen.insert(base_key(h, d)).second) kept.push_back(&h);
     }
   for (const auto* h : kept) s.bases.push_back(h->name);
-  const size_t nearest = std::min(kept.size(), std::min(b.bases, bases.size()));
   // Rule-major: every base's candidate of a shorter rule comes before any of a longer one, so the first
   // consistent candidate is one of the simplest rules.
   for (const auto& r : s.rules.rules)
     for (const auto* h : kept) {
       if (!(reduced_for(r, *h, d) == r)) continue;
-      model::Hypothesis c = *h;
-      c.selection = model::Selection::Rule;
-      c.rule = r;
-      c.name = candidate_name(h->name, r);
-      c.source = fmt::format("tbcheck learn: rule search on {} (a rule of the ranking language with the other "
-                             "mechanisms of {})",
-                             d.name, h->name);
-      c.description = fmt::format("selection rule {} (then the scan order); every other mechanism as {}",
-                                  model::rule_text(r), h->name);
-      s.candidates.push_back(std::move(c));
+      s.candidates.push_back(with_rule(*h, r,
+                                       fmt::format("tbcheck learn: rule search on {} (a rule of the ranking language "
+                                                   "with the other mechanisms of {})",
+                                                   d.name, h->name)));
     }
   // Past the bound: each base's own ranking and the rankings within b.edits edits of it (a key inserted, replaced or
   // removed; one edit for the shipped bases), so that a long ranking such as the Hopper rule's six keys is searched
@@ -344,8 +350,7 @@ RuleSpace rule_space(const std::vector<model::Hypothesis>& bases, const model::D
   // (a shipped hypothesis outside the composition space).
   for (size_t i = 0; i < kept.size() && b.edits > 0; ++i) {
     const model::Hypothesis& h = *kept[i];
-    const std::optional<model::Rule> own =
-        h.selection == model::Selection::Rule ? std::optional<model::Rule>(h.rule) : model::selection_as_rule(h.selection);
+    const std::optional<model::Rule> own = own_ranking(h);
     if (!own) continue;
     std::set<std::string> have;
     for (const auto& r : s.rules.rules) have.insert(model::rule_text(r));
@@ -355,15 +360,9 @@ RuleSpace rule_space(const std::vector<model::Hypothesis>& bases, const model::D
       // Shortened to the rule it equals (the Hopper ranking's last tpc:min is fixed by gpc and tpc_position).
       const model::Rule r = shortest_equal(edited_rule, h, d);
       if (!have.insert(model::rule_text(r)).second) continue;
-      model::Hypothesis c = h;
-      c.selection = model::Selection::Rule;
-      c.rule = r;
-      c.name = candidate_name(h.name, r);
-      c.source = fmt::format("tbcheck learn: rule search on {} (within {} edit(s) of {}'s ranking)", d.name,
-                             i < nearest ? b.edits : 1, h.name);
-      c.description = fmt::format("selection rule {} (then the scan order); every other mechanism as {}",
-                                  model::rule_text(r), h.name);
-      s.candidates.push_back(std::move(c));
+      s.candidates.push_back(with_rule(h, r,
+                                       fmt::format("tbcheck learn: rule search on {} (within {} edit(s) of {}'s ranking)",
+                                                   d.name, i < nearest ? b.edits : 1, h.name)));
       ++s.edited;
     }
   }
