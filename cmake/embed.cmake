@@ -8,6 +8,8 @@ function(tbcheck_embed_json out_cpp)
     foreach(f IN LISTS files)
       get_filename_component(stem "${f}" NAME_WE)
       file(READ "${f}" content)
+      # The glob re-runs configure when a file comes or goes; this re-runs it when one's content changes.
+      set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${f}")
       string(APPEND entries "    {\"${dir}\", \"${stem}\", R\"tbcheck_embed(${content})tbcheck_embed\"},\n")
     endforeach()
   endforeach()
