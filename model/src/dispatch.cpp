@@ -1,5 +1,6 @@
 // One dispatch pass of the generic dispatcher at an instant: the head kernel's blocks go one by one to the SM
 // the selection answers (round-robin, most-room; paired issue) until none fits (smt/src/dispatch.cpp's twin).
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <tuple>
@@ -83,6 +84,8 @@ const std::vector<Dispatched>& Dispatcher::dispatch(int64_t now) {
     const int sm = order_[static_cast<size_t>(pos)];
     const int b = next_block_[static_cast<size_t>(k)];
     const bool tpc_was_idle = tpc_coupled_ && g_.tpc_idle(g_.tpc_of(sm));
+    if (ring_carry_ && (k != batch_kernel_ || batch_.empty()) && !ring_started_[static_cast<size_t>(k)])
+      ring_uniform_[static_cast<size_t>(k)] = uniform_room(k);
     place_block(k, sm);
     if (numbered_by_ring_) batch_add(k, sm, value);
     if (tpc_was_idle) {
@@ -115,16 +118,47 @@ void Dispatcher::batch_add(int k, int sm, int64_t room) {
   batch_.push_back({sm, room});
 }
 
+bool Dispatcher::uniform_room(int k) const {
+  const int64_t first = capacity_of(0, k);
+  for (int sm = 1; sm < d_.sms; ++sm)
+    if (capacity_of(sm, k) != first) {
+      return false;
+    }
+  return true;
+}
+
 void Dispatcher::number_batch() {
+  if (batch_.empty()) return;
+  const size_t k = static_cast<size_t>(batch_kernel_);
+  const int grid = plans_[k].blocks;
+  bool leaves_pointer = false;
+  std::vector<int> sm_rank;
+  if (ring_carry_) {
+    if (!ring_started_[k]) {
+      if (ring_pointer_ < 0) ring_pointer_ = ring_carry_fresh_pointer(d_, gpc_of_sm_, gpc_pointer_);
+      ring_start_[k] = ring_carry_start(d_, gpc_of_sm_, ring_pointer_, batch_, ring_uniform_[k] != 0, grid, ring_launches_ == 0);
+      ring_started_[k] = 1;
+      ++ring_launches_;
+      leaves_pointer = true;
+    }
+    sm_rank = gpc_ring_sm_rank(d_, gpc_of_sm_, ring_start_[k]);
+  } else {
+    sm_rank = gpc_ring_sm_rank(d_, gpc_of_sm_, batch_kernel_, gpc_pointer_, grid);
+  }
+  const std::vector<int> rank = gpc_ring_ranks(sm_rank, batch_);
   if (batch_.size() > 1) {
     std::vector<int> labels;
     labels.reserve(batch_at_.size());
     for (size_t at : batch_at_) labels.push_back(placed_[at].block);
     std::sort(labels.begin(), labels.end());
-    const std::vector<int> rank =
-        gpc_ring_ranks(d_, gpc_of_sm_, batch_kernel_, gpc_pointer_, plans_[static_cast<size_t>(batch_kernel_)].blocks, batch_);
     for (size_t i = 0; i < batch_at_.size(); ++i)
       placed_[batch_at_[i]].block = labels[static_cast<size_t>(rank[i])];
+  }
+  if (leaves_pointer) {
+    // The launch leaves the pointer at the GPC after the one of its last-numbered block.
+    const size_t last = static_cast<size_t>(std::max_element(rank.begin(), rank.end()) - rank.begin());
+    const int gpcs = *std::max_element(gpc_of_sm_.begin(), gpc_of_sm_.end()) + 1;
+    ring_pointer_ = (gpc_of_sm_[static_cast<size_t>(batch_[last].sm)] + 1) % gpcs;
   }
   batch_.clear();
   batch_at_.clear();

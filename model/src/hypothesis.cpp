@@ -206,6 +206,17 @@ constexpr Choice<Numbering> kNumberingChoices[] = {
      "launch's pointer (the i-th launch of a context starts at its i-th multi-TPC GPC after the scenario's "
      "gpc_pointer), each GPC's blocks by TPC and SM; needs the device's GPC map",
      OptionNeeds::GpcMap},
+    {Numbering::GpcCarry, "gpc-carry",
+     "measured on H200s: docs/results/h200.md, finding 15 (run 9: -0003 starts its second launch a GPC on where the "
+     "first multi-TPC GPC has no room, -0026 at the pointer where every SM has the same room, -0050 after the "
+     "fourth GPC where the first launch ended)",
+     "gpc-ring's numbering, but the context's pointer is a GPC: a launch leaves it after the GPC of its last-numbered "
+     "block; the next starts at the first GPC from it that takes a block when every SM has the same room for the "
+     "kernel (or the grid has more than 128 blocks, the single-TPC GPCs then from the first, except on the "
+     "context's first launch), otherwise at the one after the first GPC from it that takes a block at the most "
+     "room; a fresh context's pointer is the multi-TPC GPC gpc_pointer places after the first; needs the device's "
+     "GPC map",
+     OptionNeeds::GpcMap},
 };
 
 template <typename E, size_t N>
@@ -584,15 +595,15 @@ std::optional<CombinationError> combination_error(const Hypothesis& h) {
                                                       to_string(h.retirement))};
   if (h.selection == Selection::Rule && h.rule.keys.empty())
     return CombinationError{"selection", "the rule is empty: give at least one key (docs/rules.md)"};
-  if (h.numbering == Numbering::GpcRing && !uses_gpc_spread(h.selection) &&
+  if (ring_numbered(h.numbering) && !uses_gpc_spread(h.selection) &&
       !(h.selection == Selection::Rule && gpc_map_feature(h.rule)))
-    return CombinationError{"numbering", fmt::format("'gpc-ring' numbers the blocks a GPC-by-GPC spread placed; it "
+    return CombinationError{"numbering", fmt::format("'{}' numbers the blocks a GPC-by-GPC spread placed; it "
                                                      "needs selection 'gpc-spread', 'tpc-position' or a rule ranking by the GPC map, not '{}'",
-                                                     to_string(h.selection))};
-  if (h.numbering == Numbering::GpcRing && h.issue != Issue::Single)
-    return CombinationError{"issue", fmt::format("numbering 'gpc-ring' gives the block indices itself; the issue "
+                                                     to_string(h.numbering), to_string(h.selection))};
+  if (ring_numbered(h.numbering) && h.issue != Issue::Single)
+    return CombinationError{"issue", fmt::format("numbering '{}' gives the block indices itself; the issue "
                                                  "must be 'single', not '{}'",
-                                                 to_string(h.issue))};
+                                                 to_string(h.numbering), to_string(h.issue))};
   if (h.pb_registers() && !h.pb_warps())
     return CombinationError{"registers", fmt::format("'{}' pools registers per processing block, which needs warps "
                                                      "placed on PBs (warps: pb-strict-rr or pb-any), not warps: sm",

@@ -45,6 +45,7 @@ Dispatcher::Dispatcher(const Device& d, const Hypothesis& h)
   switch (h.numbering) {
     case Numbering::Dispatch: break;
     case Numbering::GpcRing: numbered_by_ring_ = !gpc_of_sm_.empty(); break;  // check_feasibility needs the map
+    case Numbering::GpcCarry: numbered_by_ring_ = ring_carry_ = !gpc_of_sm_.empty(); break;
   }
   tpc_position_ = tpc_positions(d.gpc_of_tpc);
   if (h.selection == Selection::Rule) rule_setup();
@@ -56,6 +57,9 @@ int Dispatcher::add_kernel(KernelPlan p, int waiting_for) {
   // Clusters are placed by the GPC map; make_plan and the Scheduler refuse a clustered kernel without one.
   if (p.cluster_size > 0 && !gpc_of_sm_.empty()) any_cluster_ = true;
   next_block_.push_back(0);
+  ring_start_.push_back({});
+  ring_started_.push_back(0);
+  ring_uniform_.push_back(0);
   unretired_.push_back(p.blocks);
   waiting_for_.push_back(waiting_for);
   successor_.push_back(-1);

@@ -163,6 +163,10 @@ class Encoder {
   expr position_of(const expr& sm);
   // gpc-ring: the room pick i had on its SM and whether it was offered at pick i - 1's dispatch point.
   void ring_note(int i, const std::vector<SmCap>& caps);
+  // gpc-carry: the keys that order the `count` picks of the kernel whose first pick is `first` (its launch starting
+  // from `pointer`), and the pointer the launch leaves given those keys.
+  std::vector<expr> carry_ranks(int first, int count, const expr& pointer, bool first_launch);
+  expr carry_pointer(int first, int count, const std::vector<expr>& key);
 
   // ---- release.cpp: release times, when kernels interleave in s_.pick_kernel's order ----
   // Block i's start: an event instant (a retirement, a release, or the previous start) at or after its
@@ -247,6 +251,9 @@ class Encoder {
   bool ring_ = false;
   std::vector<int> ring_gpc_of_sm_;
   std::vector<expr> ring_room_, ring_same_;
+  // gpc-carry: per kernel, whether every SM had the same room for it at its first pick
+  bool ring_carry_ = false;
+  std::map<int, expr> ring_uniform_;
 };
 
 }  // namespace tbcheck::smt::detail

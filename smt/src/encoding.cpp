@@ -397,9 +397,11 @@ Encoder::Encoder(const SymbolicScenario& s, const Hypothesis& h, const Decisions
   switch (h_.numbering) {
     case model::Numbering::Dispatch: break;
     case model::Numbering::GpcRing:
+    case model::Numbering::GpcCarry:
       if (dev_.gpc_of_tpc.empty())  // the simulator's check_feasibility refuses it too
-        throw Unsupported(fmt::format("numbering gpc-ring under {}: the device has no GPC map", h_.name));
+        throw Unsupported(fmt::format("numbering {} under {}: the device has no GPC map", model::to_string(h_.numbering), h_.name));
       ring_ = true;
+      ring_carry_ = h_.numbering == model::Numbering::GpcCarry;
       ring_gpc_of_sm_ = model::cluster_gpc_of_sm(dev_);
       break;
   }
@@ -467,7 +469,7 @@ Decisions placements(const SymbolicScenario& s, const Hypothesis& h, const Decis
   for (size_t p = 0; p < order.size(); ++p) {
     const size_t b = static_cast<size_t>(order[p]);
     const size_t k = static_cast<size_t>(kernel_of[b]);
-    const bool ring = h.numbering == model::Numbering::GpcRing && !(k < s.cluster.size() && s.cluster[k]);
+    const bool ring = model::ring_numbered(h.numbering) && !(k < s.cluster.size() && s.cluster[k]);
     picked.sm.push_back(ring ? placement_sm(s, tag, static_cast<int>(p)) : d.sm[b]);
     picked.start.push_back(d.start[b]);
   }

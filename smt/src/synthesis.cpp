@@ -133,7 +133,7 @@ QueryResult distinguish_structure(const model::Hypothesis& h1, const model::Hypo
     }
   // Numbering gpc-ring labels a batch by where all of it landed: a first difference in placement need not be
   // the last block index, so the two hypotheses share no prefix.
-  auto renumbers = [](const model::Hypothesis& h) { return h.numbering == model::Numbering::GpcRing; };
+  auto renumbers = [](const model::Hypothesis& h) { return model::ring_numbered(h.numbering); };
   const bool any_block = model::is_fermi(h1.selection) || model::is_fermi(h2.selection) || reorders(h1) || reorders(h2) ||
                          renumbers(h1) || renumbers(h2) || clustered > 1 || tail == 0;
   z3::context c;

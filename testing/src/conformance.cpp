@@ -184,7 +184,7 @@ std::string check_schedule(const model::Scenario& sc, const model::Hypothesis& h
   // Numbering gpc-ring: the encoder decides placements and numbers them in a last group. The placements are the
   // simulator's under numbering dispatch (the numbering moves no block: model timing gives a kernel's blocks one
   // duration); the induction pins and checks those, and the last group must then give `want`, uniquely.
-  const bool ring = h.numbering == model::Numbering::GpcRing;
+  const bool ring = model::ring_numbered(h.numbering);
   std::vector<model::BlockPlacement> placed = flat;
   if (ring) {
     model::Hypothesis by_dispatch = h;

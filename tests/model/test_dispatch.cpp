@@ -214,12 +214,18 @@ TEST_CASE("smem_config sm-floor: blocks join SMs that kernels without shared mem
   CHECK(q != r);
 }
 
+// hopper with the launch-indexed ring it shipped with first: the i-th launch starts at the i-th multi-TPC GPC.
+Hypothesis launch_ring() {
+  Hypothesis h = hopper();
+  h.numbering = Numbering::GpcRing;
+  return h;
+}
+
 TEST_CASE("numbering gpc-ring numbers a launch GPC by GPC from its pointer, block for block", "[dispatch][gpc-ring]") {
   // h200-random1w-s26-0002: 8, 16 and 79 blocks; the GPU numbered the first from the third single-TPC GPC, the
   // second from the second multi-TPC GPC, the third from the third, each GPC's blocks in one run.
   const Case c = recording("corpus/hw/h200/2026-11-26-run9/h200-random1w-s26-0002.cuda.json");
-  const Hypothesis ring = hopper();
-  REQUIRE(ring.numbering == Numbering::GpcRing);
+  const Hypothesis ring = launch_ring();
   CHECK(block_for_block(c, ring));
   Hypothesis in_order = ring;
   in_order.numbering = Numbering::Dispatch;
@@ -231,9 +237,40 @@ TEST_CASE("numbering gpc-ring numbers a launch GPC by GPC from its pointer, bloc
   CHECK(block_for_block(recording("corpus/hw/h200/2026-11-26-run8/h200-spread1-129.cuda.json"), ring));
 }
 
+TEST_CASE("numbering gpc-carry starts a launch where the context's last one left off", "[dispatch][gpc-carry]") {
+  const Hypothesis carry = hopper();
+  REQUIRE(carry.numbering == Numbering::GpcCarry);
+  const Hypothesis ring = launch_ring();
+  auto run9 = [](const char* id) {
+    return recording(std::string("corpus/hw/h200/2026-11-26-run9/h200-random1w-s26-") + id + ".cuda.json");
+  };
+  // -0002 as gpc-ring has it: the first launch ends at the last multi-TPC GPC, so the second starts one on.
+  CHECK(block_for_block(run9("0002"), carry));
+  // -0050: 12 blocks end at the fourth multi-TPC GPC; the next launch starts after the fifth (the GPC after the
+  // one the pointer names takes its blocks last), not at the second.
+  CHECK(block_for_block(run9("0050"), carry));
+  CHECK_FALSE(block_for_block(run9("0050"), ring));
+  // -0003: the 6 blocks of the second launch find no room on the first multi-TPC GPC (the pointer's); the launch
+  // starts after the first GPC from the pointer that takes a block, the third, and numbers the second last.
+  CHECK(block_for_block(run9("0003"), carry));
+  CHECK_FALSE(block_for_block(run9("0003"), ring));
+  // -0026: every SM has the same room for the second launch's 78 blocks; it starts at the pointer itself, the
+  // single-TPC GPCs from the first.
+  CHECK(block_for_block(run9("0026"), carry));
+  CHECK_FALSE(block_for_block(run9("0026"), ring));
+  // Grids of more than 128 blocks as gpc-ring numbers them (run 8: 127 and 129 blocks, one launch each).
+  CHECK(block_for_block(recording("corpus/hw/h200/2026-11-26-run8/h200-spread1-127.cuda.json"), carry));
+  CHECK(block_for_block(recording("corpus/hw/h200/2026-11-26-run8/h200-spread1-129.cuda.json"), carry));
+  // A warm context's pointer (gpc_pointer) names the multi-TPC GPC the first launch starts at.
+  Case c = recording("corpus/hw/h200/2026-11-26-run7/h200-spread-020.cuda.json");
+  c.scenario.gpc_pointer = 1;
+  const Schedule warm = simulate(c.scenario, carry);
+  CHECK(c.scenario.device.gpc_of_tpc[static_cast<size_t>(warm.kernels[0].blocks[8].sm / 2)] == 5);
+}
+
 TEST_CASE("a scenario's gpc_pointer moves where gpc-ring starts a launch", "[dispatch][gpc-ring]") {
   Case c = recording("corpus/hw/h200/2026-11-26-run7/h200-spread-020.cuda.json");
-  const Hypothesis ring = hopper();
+  const Hypothesis ring = launch_ring();
   const Schedule fresh = simulate(c.scenario, ring);
   c.scenario.gpc_pointer = 1;
   const Schedule warm = simulate(c.scenario, ring);

@@ -108,7 +108,7 @@ TEST_CASE("hypothesis: the shipped hypotheses have the options of the docs/desig
     CHECK(h.priority == r.priority);
     CHECK(h.partition == Partition::AllowedSms);  // masks honoured by every shipped hypothesis
     // Only the Hopper rule numbers its blocks itself.
-    CHECK(h.numbering == (r.name == std::string("hopper") ? Numbering::GpcRing : Numbering::Dispatch));
+    CHECK(h.numbering == (r.name == std::string("hopper") ? Numbering::GpcCarry : Numbering::Dispatch));
     CHECK_FALSE(h.source.empty());
     REQUIRE(find_builtin_hypothesis(r.name) != nullptr);
     CHECK(find_builtin_hypothesis(r.name)->name == r.name);
@@ -383,7 +383,7 @@ TEST_CASE("hypothesis: settings, table columns and keys come from the mechanism 
     x[std::string(o.mechanism)] = o.value;
     if (o.mechanism == "warps" && o.value != "pb-strict-rr") x["skip_on_multiple_of_4"] = false;
     if (o.mechanism == "warps" && o.value == "sm") x["registers"] = "sm";
-    if (o.mechanism == "numbering" && o.value == "gpc-ring") x["selection"] = "tpc-position";  // it numbers a spread
+    if (o.mechanism == "numbering" && o.value != "dispatch") x["selection"] = "tpc-position";  // it numbers a spread
     INFO(o.mechanism << ": " << o.value);
     if (o.mechanism == "selection" && o.value == "rule") {  // its object form (docs/rules.md); the name alone is refused
       x["selection"] = {{"rule", {{{"key", "room"}, {"prefer", "max"}}}}};

@@ -41,8 +41,18 @@ enum class ClusterSpread { Selection, OnePerSm };
 enum class Retirement { AllThenDispatch, StartOrder };
 // Which block index each placement of a kernel gets: the order of placement (every paper), or, on GPUs that hand a
 // grid out GPC by GPC, the blocks placed at one instant numbered pass by pass and GPC by GPC from a pointer each
-// launch moves on (model/include/tbcheck/model/numbering.hpp).
-enum class Numbering { Dispatch, GpcRing };
+// launch moves on (model/include/tbcheck/model/numbering.hpp): from the launch's place in the context (gpc-ring), or
+// from where the context's last launch left off (gpc-carry).
+enum class Numbering { Dispatch, GpcRing, GpcCarry };
+// Whether the numbering renumbers each batch of placements by the GPC ring (both engines switch on this).
+constexpr bool ring_numbered(Numbering n) {
+  switch (n) {
+    case Numbering::Dispatch: return false;
+    case Numbering::GpcRing:
+    case Numbering::GpcCarry: return true;
+  }
+  return false;
+}
 
 struct Hypothesis {
   std::string name;
