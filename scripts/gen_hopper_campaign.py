@@ -2,7 +2,10 @@
 # Registers predictions for the next Hopper GPU run: new random multi-kernel scenarios on the measured H200 device
 # (some whose blocks must wait) and two clustered ones, each with the `hopper` hypothesis' prediction, written
 # before any GPU runs them (docs/results/h200/registered/; run them with scripts/gpu_registered.sh).
+# A later rule registers its own predictions for the same scenarios beside the first ones, before any GPU ran them
+# (--add-predictions TAG: NAME.TAG.prediction.json and an entry in the manifest's registrations; never rewritten).
 # Usage: scripts/gen_hopper_campaign.py --tbcheck build/cli/tbcheck [--seed 27] [--out docs/results/h200/registered]
+#        scripts/gen_hopper_campaign.py --add-predictions carry [--rule hopper] [--out docs/results/h200/registered]
 import argparse
 import glob
 import json
@@ -48,13 +51,48 @@ def clustered(device):
     ]
 
 
+def add_predictions(tbcheck, out, tag, rule):
+    """Another rule's predictions for the registered scenarios, beside the first ones."""
+    manifest_path = os.path.join(out, "MANIFEST.json")
+    manifest = json.load(open(manifest_path))
+    if any(r.get("tag") == tag for r in manifest.get("registrations", [])):
+        sys.exit("gen_hopper_campaign.py: predictions tagged {} are registered already: never rewritten".format(tag))
+    written = 0
+    for case in manifest["cases"]:
+        path = os.path.join(out, case["id"] + ".json")
+        target = os.path.join(out, "{}.{}.prediction.json".format(case["id"], tag))
+        if os.path.exists(target):
+            sys.exit("gen_hopper_campaign.py: {} exists: registered predictions are never rewritten".format(target))
+        rel = os.path.relpath(path, ROOT)
+        r = subprocess.run([tbcheck, "predict", rel, "--hypothesis", rule, "--json"], capture_output=True, text=True, cwd=ROOT)
+        pred = json.loads(r.stdout) if r.returncode == 0 else {"not_run": r.stderr.strip()}
+        with open(target, "w") as fh:
+            json.dump(pred, fh, indent=1)
+            fh.write("\n")
+        written += 1
+    manifest.setdefault("registrations", []).append(
+        {"tag": tag, "rule": rule, "predictions": "NAME.{}.prediction.json".format(tag),
+         "registered": "written by scripts/gen_hopper_campaign.py --add-predictions before any GPU ran these scenarios; "
+                       "the commit that adds them is the registration"})
+    with open(manifest_path + ".tmp", "w") as fh:
+        json.dump(manifest, fh, indent=1)
+        fh.write("\n")
+    os.replace(manifest_path + ".tmp", manifest_path)
+    print("{} predictions of {} tagged {} in {}".format(written, rule, tag, os.path.relpath(out, ROOT)))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--tbcheck", default="build/cli/tbcheck")
     ap.add_argument("--seed", type=int, default=27)
     ap.add_argument("--out", default="docs/results/h200/registered")
+    ap.add_argument("--add-predictions", metavar="TAG", help="register another rule's predictions for the scenarios")
+    ap.add_argument("--rule", default=RULE, help="the hypothesis whose predictions --add-predictions registers")
     a = ap.parse_args()
     out = os.path.join(ROOT, a.out)
+    if a.add_predictions:
+        return add_predictions(a.tbcheck, out, a.add_predictions, a.rule)
     if os.path.exists(out):
         sys.exit("gen_hopper_campaign.py: {} exists: registered predictions are never rewritten".format(a.out))
     device = json.load(open(os.path.join(ROOT, DEVICE)))

@@ -25,7 +25,7 @@ echo "ran $ran scenarios, $skipped left for lack of time ($(( $(date +%s) - star
 if [ "$oracle" = cuda ]; then
   "$tb" retime "$out"/raw/*.json --unit-ns 1000 --out "$out/us" || true
 fi
-hyps=hopper,docs/results/h200/hopper-spread-sm.json,docs/results/h200/gpc-spread.json,alg1
+hyps=hopper,$campaign/hopper-as-registered.json,docs/results/h200/hopper-spread-sm.json,docs/results/h200/gpc-spread.json,alg1
 for timing in model trace; do
   dir="$out/raw"; [ -d "$out/us" ] && [ "$timing" = trace ] && dir="$out/us"
   "$tb" validate "$dir" --hypothesis "$hyps" --timing "$timing" --json > "$out/validate-$timing.json" || true
