@@ -84,8 +84,6 @@ const std::vector<Dispatched>& Dispatcher::dispatch(int64_t now) {
     const int sm = order_[static_cast<size_t>(pos)];
     const int b = next_block_[static_cast<size_t>(k)];
     const bool tpc_was_idle = tpc_coupled_ && g_.tpc_idle(g_.tpc_of(sm));
-    if (ring_carry_ && (k != batch_kernel_ || batch_.empty()) && !ring_started_[static_cast<size_t>(k)])
-      ring_uniform_[static_cast<size_t>(k)] = uniform_room(k);
     place_block(k, sm);
     if (numbered_by_ring_) batch_add(k, sm, value);
     if (tpc_was_idle) {
@@ -118,15 +116,6 @@ void Dispatcher::batch_add(int k, int sm, int64_t room) {
   batch_.push_back({sm, room});
 }
 
-bool Dispatcher::uniform_room(int k) const {
-  const int64_t first = capacity_of(0, k);
-  for (int sm = 1; sm < d_.sms; ++sm)
-    if (capacity_of(sm, k) != first) {
-      return false;
-    }
-  return true;
-}
-
 void Dispatcher::number_batch() {
   if (batch_.empty()) return;
   const size_t k = static_cast<size_t>(batch_kernel_);
@@ -136,7 +125,7 @@ void Dispatcher::number_batch() {
   if (ring_carry_) {
     if (!ring_started_[k]) {
       if (ring_pointer_ < 0) ring_pointer_ = ring_carry_fresh_pointer(d_, gpc_of_sm_, gpc_pointer_);
-      ring_start_[k] = ring_carry_start(d_, gpc_of_sm_, ring_pointer_, batch_, ring_uniform_[k] != 0, grid, ring_launches_ == 0);
+      ring_start_[k] = ring_carry_start(d_, gpc_of_sm_, ring_pointer_, batch_, grid, ring_launches_ == 0);
       ring_started_[k] = 1;
       ++ring_launches_;
       leaves_pointer = true;

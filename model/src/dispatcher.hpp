@@ -255,14 +255,13 @@ class Dispatcher {
   int batch_kernel_ = -1;
   std::vector<size_t> batch_at_;
   std::vector<RingPlacement> batch_;
-  // Numbering gpc-carry: the context's GPC pointer (-1 before the first launch), the launches seen, each kernel's
-  // ring start once its first batch is numbered, and whether every SM had the same room as that batch began.
+  // Numbering gpc-carry: the context's GPC pointer (-1 before the first launch), the launches seen, and each
+  // kernel's ring start once its first batch is numbered.
   bool ring_carry_ = false;
   int ring_pointer_ = -1;
   int ring_launches_ = 0;
   std::vector<RingStart> ring_start_;
-  std::vector<char> ring_started_, ring_uniform_;
-  bool uniform_room(int k) const;
+  std::vector<char> ring_started_;
   std::vector<int> tpc_position_;  // each TPC's place among its GPC's TPCs (tpc-position)
   // Selection rule (rule_pick.cpp). A leading key the capacity index answers by itself: the round-robin pointer's
   // distance or the scan position (unique per SM, so later keys never act), or room alone.

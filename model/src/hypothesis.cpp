@@ -208,14 +208,14 @@ constexpr Choice<Numbering> kNumberingChoices[] = {
      OptionNeeds::GpcMap},
     {Numbering::GpcCarry, "gpc-carry",
      "measured on H200s: docs/results/h200.md, finding 15 (run 9: -0003 starts its second launch a GPC on where the "
-     "first multi-TPC GPC has no room, -0026 at the pointer where every SM has the same room, -0050 after the "
-     "fourth GPC where the first launch ended)",
+     "first multi-TPC GPC has no room, -0017 and -0026 at the pointer where single-TPC GPCs take blocks in the "
+     "first pass, -0050 after the fourth GPC where the first launch ended)",
      "gpc-ring's numbering, but the context's pointer is a GPC: a launch leaves it after the GPC of its last-numbered "
-     "block; the next starts at the first GPC from it that takes a block when every SM has the same room for the "
-     "kernel (or the grid has more than 128 blocks, the single-TPC GPCs then from the first, except on the "
-     "context's first launch), otherwise at the one after the first GPC from it that takes a block at the most "
-     "room; a fresh context's pointer is the multi-TPC GPC gpc_pointer places after the first; needs the device's "
-     "GPC map",
+     "block; the next starts at the first GPC from it that takes a block when a single-TPC GPC takes one in its "
+     "first pass (the most room) or the grid has more than 128 blocks (the single-TPC GPCs then from the first, "
+     "except on the context's first launch), otherwise at the one after the first GPC from it that takes a block "
+     "in the first pass; a fresh context's pointer is the multi-TPC GPC gpc_pointer places after the first; needs "
+     "the device's GPC map",
      OptionNeeds::GpcMap},
 };
 

@@ -71,7 +71,7 @@ int ring_carry_fresh_pointer(const Device& d, const std::vector<int>& gpc_of_sm,
 }
 
 RingStart ring_carry_start(const Device& d, const std::vector<int>& gpc_of_sm, int pointer,
-                           const std::vector<RingPlacement>& batch, bool uniform, int grid, bool first_launch) {
+                           const std::vector<RingPlacement>& batch, int grid, bool first_launch) {
   const RingGpcs r = ring_gpcs(d, gpc_of_sm);
   const int n = static_cast<int>(r.sms.size());
   int64_t most = 0;
@@ -87,7 +87,9 @@ RingStart ring_carry_start(const Device& d, const std::vector<int>& gpc_of_sm, i
       if (present[static_cast<size_t>((from + i) % n)]) return (from + i) % n;
     return from;
   };
-  const bool whole = uniform || grid > kRingWholeGridAbove;
+  bool singles_first = false;  // a single-TPC GPC takes a block in the first pass
+  for (int g = 0; g < n; ++g) singles_first = singles_first || (r.single(g, d) && first_pass[static_cast<size_t>(g)]);
+  const bool whole = singles_first || grid > kRingWholeGridAbove;
   int start = 0;
   if (whole) {
     start = next_from(any, pointer);

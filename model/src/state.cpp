@@ -59,7 +59,6 @@ int Dispatcher::add_kernel(KernelPlan p, int waiting_for) {
   next_block_.push_back(0);
   ring_start_.push_back({});
   ring_started_.push_back(0);
-  ring_uniform_.push_back(0);
   unretired_.push_back(p.blocks);
   waiting_for_.push_back(waiting_for);
   successor_.push_back(-1);

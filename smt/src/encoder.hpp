@@ -251,9 +251,7 @@ class Encoder {
   bool ring_ = false;
   std::vector<int> ring_gpc_of_sm_;
   std::vector<expr> ring_room_, ring_same_;
-  // gpc-carry: per kernel, whether every SM had the same room for it at its first pick
-  bool ring_carry_ = false;
-  std::map<int, expr> ring_uniform_;
+  bool ring_carry_ = false;  // gpc-carry: each launch's start from the pointer the last one left
 };
 
 }  // namespace tbcheck::smt::detail

@@ -23,12 +23,6 @@ void Encoder::ring_note(int i, const std::vector<SmCap>& caps) {
   for (int s = n_ - 1; s >= 0; --s) room = z3::ite(sm == s, caps[static_cast<size_t>(s)].value, room);
   ring_room_.push_back(define("rroom", i, room));
   ring_same_.push_back(i == 0 ? bv(false) : same_point(i));
-  // gpc-carry: whether every SM had the same room for the kernel as its first batch began (its first pick).
-  if (ring_carry_ && (i == 0 || s_.kernel_of_block(i - 1) != static_cast<int>(k))) {
-    z3::expr_vector same(c_);
-    for (int s = 1; s < n_; ++s) same.push_back(caps[static_cast<size_t>(s)].value == caps[0].value);
-    ring_uniform_.insert_or_assign(static_cast<int>(k), define("runiform", i, z3::mk_and(same)));
-  }
 }
 
 std::vector<expr> Encoder::carry_ranks(int first, int count, const expr& pointer, bool first_launch) {
@@ -73,7 +67,11 @@ std::vector<expr> Encoder::carry_ranks(int first, int count, const expr& pointer
     return out;
   };
   const int grid = s_.blocks[static_cast<size_t>(k)];
-  const expr whole = ring_uniform_.at(k) || bv(grid > model::kRingWholeGridAbove);
+  z3::expr_vector singles_first(c_);  // a single-TPC GPC takes a block in the first pass
+  singles_first.push_back(bv(grid > model::kRingWholeGridAbove));
+  for (int g = 0; g < G; ++g)
+    if (r.single(g, dev_)) singles_first.push_back(first_pass[static_cast<size_t>(g)]);
+  const expr whole = define("rwhole", first, z3::mk_or(singles_first));
   const expr at = next_from(first_pass, pointer);
   const expr after = z3::ite(at == G - 1, iv(0), at + 1);
   const expr start = define("rstart", first, z3::ite(whole, next_from(any, pointer), next_from(first_pass, after)));

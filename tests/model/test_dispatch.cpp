@@ -254,10 +254,14 @@ TEST_CASE("numbering gpc-carry starts a launch where the context's last one left
   // starts after the first GPC from the pointer that takes a block, the third, and numbers the second last.
   CHECK(block_for_block(run9("0003"), carry));
   CHECK_FALSE(block_for_block(run9("0003"), ring));
-  // -0026: every SM has the same room for the second launch's 78 blocks; it starts at the pointer itself, the
-  // single-TPC GPCs from the first.
+  // -0026: the second launch's 78 blocks take single-TPC GPCs in their first pass (the same room everywhere); it
+  // starts at the pointer itself, the single-TPC GPCs from the first.
   CHECK(block_for_block(run9("0026"), carry));
   CHECK_FALSE(block_for_block(run9("0026"), ring));
+  // -0017: likewise where the room is not the same everywhere (the first kernel's block fills an SM), and for the
+  // sixth launch, whose single block on a single-TPC GPC leads its first pass.
+  CHECK(block_for_block(run9("0017"), carry));
+  CHECK_FALSE(block_for_block(run9("0017"), ring));
   // Grids of more than 128 blocks as gpc-ring numbers them (run 8: 127 and 129 blocks, one launch each).
   CHECK(block_for_block(recording("corpus/hw/h200/2026-11-26-run8/h200-spread1-127.cuda.json"), carry));
   CHECK(block_for_block(recording("corpus/hw/h200/2026-11-26-run8/h200-spread1-129.cuda.json"), carry));

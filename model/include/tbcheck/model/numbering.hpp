@@ -53,12 +53,12 @@ std::vector<int> gpc_ring_ranks(const std::vector<int>& sm_rank, const std::vect
 // Numbering gpc-carry: the context's pointer is a GPC; a fresh context's is the multi-TPC GPC `gpc_pointer` places
 // after the first.
 int ring_carry_fresh_pointer(const Device& d, const std::vector<int>& gpc_of_sm, int gpc_pointer);
-// Where a launch's ring starts under gpc-carry, from the pointer and the launch's first batch: when every SM had
-// the same room for the kernel (or the grid is larger than kRingWholeGridAbove) at the first GPC from the
-// pointer that holds a block of the batch; otherwise at the one after the first GPC from the pointer that holds a
-// block of the batch's first pass (most room), among those that hold one. The single-TPC GPCs from the first
+// Where a launch's ring starts under gpc-carry, from the pointer and the launch's first batch: when a single-TPC
+// GPC takes a block of the batch's first pass (the most room), or the grid is larger than kRingWholeGridAbove, at
+// the first GPC from the pointer that holds a block of the batch; otherwise at the one after the first GPC from
+// the pointer that holds a block of the first pass, among those that hold one. The single-TPC GPCs from the first
 // where the ring started at the pointer and the launch is not the context's first, else half-way round.
 RingStart ring_carry_start(const Device& d, const std::vector<int>& gpc_of_sm, int pointer,
-                           const std::vector<RingPlacement>& batch, bool uniform, int grid, bool first_launch);
+                           const std::vector<RingPlacement>& batch, int grid, bool first_launch);
 
 }  // namespace tbcheck::model
