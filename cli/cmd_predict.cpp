@@ -48,6 +48,31 @@ report::Table schedule_table(const model::Schedule& s) {
   return t;
 }
 
+// One hypothesis' schedule as the text output shows it (the i-th printed: a blank line before all but the first),
+// with every outcome where it depends on where a threshold lies inside its interval.
+void print_schedule(const model::Schedule& s, const std::optional<model::RangedPrediction>& r, const model::Scenario& sc,
+                    int i) {
+  say("{}{} on {} ({} SMs): {} blocks, makespan {}\n", i ? "\n" : "", s.hypothesis, sc.device.name, s.sms,
+      sc.total_blocks(), s.makespan());
+  for (const auto& k : sc.kernels)
+    if (std::string c = report::controls_text(k); !c.empty()) say("{}: {}\n", k.name, c);
+  if (r) say("{}\n", r->summary());
+  if (r && r->failure.empty() && !r->independent()) {
+    for (size_t n = 0; n < r->outcomes.size(); ++n) {
+      std::vector<std::string> where;
+      for (size_t x = 0; x < r->options.size(); ++x) {
+        std::vector<std::string> texts;
+        for (const auto& p : r->outcomes[n].pieces[x]) texts.push_back(model::threshold_range_text(r->options[x].option, p));
+        where.push_back(fmt::format("{} in {}", r->options[x].option.key, fmt::join(texts, " or ")));
+      }
+      say("outcome {} ({}): makespan {}\n{}", n + 1, fmt::join(where, ", "), r->outcomes[n].schedule.makespan(),
+          schedule_table(r->outcomes[n].schedule).render());
+    }
+    return;
+  }
+  say("{}", schedule_table(s).render());
+}
+
 // predict --json builds the whole schedule JSON in memory; docs/errors.md states the figure at this limit.
 constexpr int64_t kMaxJsonBlocks = int64_t{1} << 20;
 
@@ -98,11 +123,16 @@ struct Predict : Command {
     std::vector<model::Hypothesis> ran;
     std::vector<std::optional<model::RangedPrediction>> over_ranges;  // per hypothesis that ran
     std::vector<std::string> skipped;
+    // The plain tables print each schedule as it is simulated and keep none, so that many hypotheses on a large
+    // grid need the memory of the largest schedule, not of all (pictures, --json and --contested use them all).
+    const bool stream = !json && svg_path.empty() && trace_path.empty() && !contested;
+    int printed = 0;
     for (size_t hi = 0; hi < hs.size(); ++hi) {
       const auto& h = hs[hi];
+      std::optional<model::Schedule> s;
       try {
         model::check_feasible(sc, h, scenario_path);
-        schedules.push_back(model::simulate(sc, h));
+        s = model::simulate(sc, h);
       } catch (const model::InputError& e) {
         if (hs.size() == 1) throw;
         skipped.push_back(fmt::format("{}: {}", h.name, e.reason()));
@@ -110,13 +140,17 @@ struct Predict : Command {
       }
       ran.push_back(h);
       over_ranges.push_back(model::predict_over_ranges(sc, ranged[hi]));
+      if (stream)
+        print_schedule(*s, over_ranges.back(), sc, printed++);
+      else
+        schedules.push_back(std::move(*s));
     }
     // A prediction that depends on where a threshold lies inside its interval is not one schedule: every
     // outcome is shown with its sub-intervals, and the exit code is 1.
     const bool undetermined = std::any_of(over_ranges.begin(), over_ranges.end(), [](const auto& r) {
       return r && (!r->independent() || !r->failure.empty());
     });
-    if (schedules.empty())
+    if (ran.empty())
       throw model::InputError(scenario_path, "--hypothesis", fmt::format("no hypothesis can run this scenario: {}",
                                                                          fmt::join(skipped, "; ")));
     for (const auto& why : skipped) fmt::print(stderr, "tbcheck: skipped (not applicable) {}\n", why);
@@ -181,29 +215,7 @@ struct Predict : Command {
       print_json(out);
       return undetermined ? kExitFailed : kExitOk;
     }
-    for (size_t i = 0; i < schedules.size(); ++i) {
-      const auto& s = schedules[i];
-      const auto& r = over_ranges[i];
-      say("{}{} on {} ({} SMs): {} blocks, makespan {}\n", i ? "\n" : "", s.hypothesis, sc.device.name, s.sms,
-                 sc.total_blocks(), s.makespan());
-      for (const auto& k : sc.kernels)
-        if (std::string c = report::controls_text(k); !c.empty()) say("{}: {}\n", k.name, c);
-      if (r) say("{}\n", r->summary());
-      if (r && r->failure.empty() && !r->independent()) {
-        for (size_t n = 0; n < r->outcomes.size(); ++n) {
-          std::vector<std::string> where;
-          for (size_t x = 0; x < r->options.size(); ++x) {
-            std::vector<std::string> texts;
-            for (const auto& p : r->outcomes[n].pieces[x]) texts.push_back(model::threshold_range_text(r->options[x].option, p));
-            where.push_back(fmt::format("{} in {}", r->options[x].option.key, fmt::join(texts, " or ")));
-          }
-          say("outcome {} ({}): makespan {}\n{}", n + 1, fmt::join(where, ", "), r->outcomes[n].schedule.makespan(),
-                     schedule_table(r->outcomes[n].schedule).render());
-        }
-        continue;
-      }
-      say("{}", schedule_table(s).render());
-    }
+    for (size_t i = 0; i < schedules.size(); ++i) print_schedule(schedules[i], over_ranges[i], sc, static_cast<int>(i));
     if (contest)
       say("\nAgainst {} on {} ({}):\n{}{}", against_spec, sc.device.name, contest->architecture, evidence_said,
                  contest->text());
