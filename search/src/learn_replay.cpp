@@ -396,12 +396,20 @@ void ReplayLearner::nearest() {
     size_t first = 0;  // position in applied_ of the first recording it fails
   };
   std::vector<Ranked> ranked;
+  // The applied recordings first, in their order, then every one not applied (the run stopped when no candidate
+  // was left): each recording once.
+  std::vector<size_t> order = applied_;
+  {
+    std::vector<char> seen(recs_.size(), 0);
+    for (size_t rec : applied_) seen[rec] = 1;
+    for (size_t rec = 0; rec < recs_.size(); ++rec)
+      if (!seen[rec]) order.push_back(rec);
+  }
   stage("the nearest candidates", pool.size() * recs_.size());
   for (size_t g : pool) {
     Ranked r{g, 0, applied_.size()};
-    for (size_t i = 0; i < recs_.size(); ++i) {
-      // The applied recordings first, in their order, then any not applied (the run stopped when none was left).
-      const size_t rec = i < applied_.size() ? applied_[i] : i;
+    for (size_t i = 0; i < order.size(); ++i) {
+      const size_t rec = order[i];
       const signed char v = judge(rec, g);
       unit();
       if (v != kRefuted) continue;
@@ -422,8 +430,7 @@ void ReplayLearner::nearest() {
     n.hypothesis = h;
     // The first recording it places a block of wrongly; one it cannot run only when there is no such one.
     ReplayNearMiss cannot_run;
-    for (size_t i = 0; i < recs_.size(); ++i) {
-      const size_t rec = i < applied_.size() ? applied_[i] : i;
+    for (const size_t rec : order) {
       if (judge(rec, r.g) != kRefuted) continue;
       // Judged again for its words: the cached verdict keeps no text. Only the listed few, once each.
       const model::CaseResult cr = model::evaluate(*recs_[rec], h, o_.judging);

@@ -175,3 +175,32 @@ TEST_CASE("learning from the RTX 2080 Ti recordings agrees with judging each shi
     CHECK(kept == passes);
   }
 }
+
+TEST_CASE("learning from recordings counts each recording a nearest candidate fails once", "[learn][replay]") {
+  // The run stops at the first recording that refutes the last group; the nearest candidates are then judged on
+  // every recording, the applied ones first. Each must count once: a recording applied out of folder order was
+  // counted twice and another never, before.
+  const model::Device& d = model::builtin_device("rtx3090", "--device", "");
+  const model::Hypothesis truth = test::hyp("alg1");
+  const model::Hypothesis rr = with_selection_round_robin(truth);
+  std::vector<model::Case> recordings;
+  const auto corpus = model::load_cases(test::source_path("corpus/synth"));
+  int failing = 0;
+  for (auto& c : search::device_cases(corpus, d)) {
+    if (c.scenario.total_blocks() > 400) continue;
+    recordings.push_back(recorded("rec-" + c.id, c.scenario, truth));
+    if (recordings.size() == 6) break;
+  }
+  REQUIRE(recordings.size() == 6);
+  for (const auto& c : recordings) failing += model::evaluate(c, rr).at(model::Level::Exact) == model::Verdict::Fail;
+  REQUIRE(failing >= 1);
+  REQUIRE(failing < 6);
+  // A recording rr passes first, so that the one the run applies (the first that refutes) is not the first.
+  std::stable_partition(recordings.begin(), recordings.end(), [&](const model::Case& c) {
+    return model::evaluate(c, rr).at(model::Level::Exact) == model::Verdict::Pass;
+  });
+  const auto r = search::learn_from_recordings({rr}, d, recordings, {}, {});
+  REQUIRE(r.consistent.empty());
+  REQUIRE_FALSE(r.nearest.empty());
+  CHECK(r.nearest.front().recordings_refuted == failing);
+}
