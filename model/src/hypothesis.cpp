@@ -899,6 +899,35 @@ Hypothesis load_hypothesis_file(const std::string& path) {
   return h;
 }
 
+namespace {
+
+// "alg1+registers=pb+smem_ignore_below=3072": a shipped hypothesis and the changes from it, as learn and check name
+// compositions (model::composition_name), so that -H takes the name learn printed. Values are read as JSON
+// scalars; the name stays as written.
+Hypothesis composition_named(const std::string& name) {
+  const std::string where = fmt::format("composition '{}'", name);
+  json j = json::object();
+  size_t plus = name.find('+');
+  j["base"] = name.substr(0, plus);
+  while (plus != std::string::npos) {
+    const size_t next = name.find('+', plus + 1);
+    const std::string item = name.substr(plus + 1, next == std::string::npos ? std::string::npos : next - plus - 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw InputError(where, "", fmt::format("'{}' is not a change of the form mechanism=value", item));
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    json v = json::parse(value, nullptr, /*allow_exceptions=*/false);
+    j[key] = v.is_discarded() || v.is_object() || v.is_array() ? json(value) : v;
+    plus = next;
+  }
+  j["name"] = name;
+  Hypothesis h = hypothesis_from_json(j, where);
+  h.source = "composition";
+  return h;
+}
+
+}  // namespace
+
 std::vector<Hypothesis> resolve_hypotheses(const std::string& spec) {
   std::vector<Hypothesis> out;
   size_t pos = 0;
@@ -913,12 +942,14 @@ std::vector<Hypothesis> resolve_hypotheses(const std::string& spec) {
       out.push_back(*h);
     } else if (item.find('/') != std::string::npos || item.ends_with(".json") || std::filesystem::exists(item)) {
       out.push_back(load_hypothesis_file(item));
+    } else if (item.find('+') != std::string::npos) {
+      out.push_back(composition_named(item));
     } else {
       std::vector<std::string> names;
       for (const auto& b : builtin_hypotheses()) names.push_back(b.name);
       throw InputError("--hypothesis", "",
-                       fmt::format("unknown hypothesis '{}'; shipped hypotheses are: {}, all, or a path to a hypothesis "
-                                   "file",
+                       fmt::format("unknown hypothesis '{}'; shipped hypotheses are: {}, all, a composition name "
+                                   "(alg1+registers=pb, as learn prints them) or a path to a hypothesis file",
                                    item, fmt::join(names, ", ")));
     }
   }

@@ -28,27 +28,13 @@ bool looks_like_path(const std::string& s) {
   return s.find('/') != std::string::npos || s.ends_with(".json") || std::filesystem::exists(s);
 }
 
-// "alg1+registers=pb+smem_ignore_below=3072": a shipped hypothesis and the changes from it, as
-// learn and check name compositions (model::composition_name). Values are read as JSON scalars.
+// A composition name as learn prints it ("alg1+registers=pb"), read by the model's front door
+// (model::resolve_hypotheses), under its canonical spelling (a shipped name where the options are one's).
 model::Hypothesis composition_from_name(const std::string& name) {
-  const std::string where = fmt::format("composition '{}'", name);
-  model::json j = model::json::object();
-  size_t plus = name.find('+');
-  j["base"] = name.substr(0, plus);
-  while (plus != std::string::npos) {
-    const size_t next = name.find('+', plus + 1);
-    const std::string item = name.substr(plus + 1, next == std::string::npos ? std::string::npos : next - plus - 1);
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      throw model::InputError(where, "", fmt::format("'{}' is not a change of the form mechanism=value", item));
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    model::json v = model::json::parse(value, nullptr, /*allow_exceptions=*/false);
-    j[key] = v.is_discarded() || v.is_object() || v.is_array() ? model::json(value) : v;
-    plus = next;
-  }
-  j["name"] = name;
-  model::Hypothesis h = model::hypothesis_from_json(j, where);
-  h.name = model::composition_name(h);  // the canonical spelling (a shipped name where the options are one's)
+  if (name.find(',') != std::string::npos)
+    throw model::InputError(fmt::format("composition '{}'", name), "", "one composition, not a list");
+  model::Hypothesis h = model::resolve_hypotheses(name).front();
+  h.name = model::composition_name(h);
   h.source = "composition";
   h.file = "";
   return h;

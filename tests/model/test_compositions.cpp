@@ -275,3 +275,28 @@ TEST_CASE("pb-any acts as sm under SM-pooled registers on the 4-PB devices, and 
   CHECK_THAT(r.counterexample, Catch::Contains("odd"));
   CHECK(r.to_json()["verdict"] == "refuted");
 }
+
+TEST_CASE("a composition name as learn prints it reads back through --hypothesis", "[compositions][hypothesis]") {
+  // Every composition name (a sample spread over the space) reads back, through the one front door the
+  // commands use, to the same options; a shipped name stays the shipped hypothesis.
+  const auto& all = model::all_compositions();
+  int read = 0;
+  for (size_t i = 0; i < all.size(); i += all.size() / 40) {
+    const std::string name = model::composition_name(all[i]);
+    if (name.find('+') == std::string::npos) continue;
+    const auto hs = model::resolve_hypotheses(name);
+    REQUIRE(hs.size() == 1);
+    INFO(name);
+    CHECK(hs[0].same_options(all[i]));
+    CHECK(hs[0].name == name);
+    ++read;
+  }
+  CHECK(read >= 20);
+  // One the space names as a change of alg1 and a shipped hypothesis has: the same options either way.
+  CHECK(model::resolve_hypotheses("alg1+issue=device")[0].same_options(*model::find_builtin_hypothesis("alg1-paired")));
+  // In a list beside a shipped name; a change without a value, or an unknown value, is refused naming it.
+  CHECK(model::resolve_hypotheses("round-robin,alg1+registers=sm").size() == 2);
+  CHECK_THROWS_WITH(model::resolve_hypotheses("alg1+registers"), Catch::Contains("mechanism=value"));
+  CHECK_THROWS_WITH(model::resolve_hypotheses("alg1+registers=sideways"), Catch::Contains("registers"));
+  CHECK_THROWS_WITH(model::resolve_hypotheses("no-such+registers=sm"), Catch::Contains("no-such"));
+}
