@@ -163,10 +163,15 @@ class Encoder {
   expr position_of(const expr& sm);
   // gpc-ring: the room pick i had on its SM and whether it was offered at pick i - 1's dispatch point.
   void ring_note(int i, const std::vector<SmCap>& caps);
-  // gpc-carry: the keys that order the `count` picks of the kernel whose first pick is `first` (its launch starting
-  // from `pointer`), and the pointer the launch leaves given those keys.
-  std::vector<expr> carry_ranks(int first, int count, const expr& pointer, bool first_launch);
-  expr carry_pointer(int first, int count, const std::vector<expr>& key);
+  // gpc-carry, for the `count` picks of the kernel whose first pick is `first`: each one's GPC and whether it is in
+  // the kernel's first batch; the keys that order them (its launch starting from `pointer`); the pointer the
+  // launch leaves given those keys.
+  struct CarryPicks {
+    std::vector<expr> gpc, first_batch;
+  };
+  CarryPicks carry_picks(int first, int count);
+  std::vector<expr> carry_ranks(int first, const CarryPicks& picks, const expr& pointer, bool first_launch);
+  expr carry_pointer(int first, const CarryPicks& picks, const std::vector<expr>& key);
 
   // ---- release.cpp: release times, when kernels interleave in s_.pick_kernel's order ----
   // Block i's start: an event instant (a retirement, a release, or the previous start) at or after its

@@ -25,19 +25,26 @@ void Encoder::ring_note(int i, const std::vector<SmCap>& caps) {
   ring_same_.push_back(i == 0 ? bv(false) : same_point(i));
 }
 
-std::vector<expr> Encoder::carry_ranks(int first, int count, const expr& pointer, bool first_launch) {
-  const model::RingGpcs r = model::ring_gpcs(dev_, ring_gpc_of_sm_);
-  const int G = static_cast<int>(r.sms.size());
-  const int k = s_.kernel_of_block(first);
-  std::vector<expr> gpc, fb;  // per pick of the kernel: its GPC, and whether it is in the kernel's first batch
+Encoder::CarryPicks Encoder::carry_picks(int first, int count) {
+  CarryPicks out;
   for (int j = 0; j < count; ++j) {
     const int p = first + j;
     const expr& sm = d_.sm[static_cast<size_t>(p)];
     expr g = iv(0);
     for (int s = n_ - 1; s >= 0; --s) g = z3::ite(sm == s, iv(ring_gpc_of_sm_[static_cast<size_t>(s)]), g);
-    gpc.push_back(define("rgpc", p, g));
-    fb.push_back(j == 0 ? bv(true) : fb.back() && ring_same_[static_cast<size_t>(p)]);
+    out.gpc.push_back(define("rgpc", p, g));
+    out.first_batch.push_back(j == 0 ? bv(true) : out.first_batch.back() && ring_same_[static_cast<size_t>(p)]);
   }
+  return out;
+}
+
+std::vector<expr> Encoder::carry_ranks(int first, const CarryPicks& picks, const expr& pointer, bool first_launch) {
+  const model::RingGpcs r = model::ring_gpcs(dev_, ring_gpc_of_sm_);
+  const int G = static_cast<int>(r.sms.size());
+  const int k = s_.kernel_of_block(first);
+  const int count = static_cast<int>(picks.gpc.size());
+  const std::vector<expr>& gpc = picks.gpc;
+  const std::vector<expr>& fb = picks.first_batch;
   expr most = ring_room_[static_cast<size_t>(first)];
   for (int j = 1; j < count; ++j) {
     const expr& room = ring_room_[static_cast<size_t>(first + j)];
@@ -112,25 +119,18 @@ std::vector<expr> Encoder::carry_ranks(int first, int count, const expr& pointer
   return key;
 }
 
-expr Encoder::carry_pointer(int first, int count, const std::vector<expr>& key) {
+expr Encoder::carry_pointer(int first, const CarryPicks& picks, const std::vector<expr>& key) {
   // The launch leaves the pointer after the GPC of its first batch's last-numbered block: the least room, and
   // among those the greatest key (the order number_batch sorts by), found by one pass over the batch rather than
   // through the labels.
   const int G = static_cast<int>(model::ring_gpcs(dev_, ring_gpc_of_sm_).sms.size());
-  expr fb = bv(true);
-  expr room = ring_room_[static_cast<size_t>(first)], best = key[0];
-  expr gpc = iv(0);
-  for (int s = n_ - 1; s >= 0; --s) gpc = z3::ite(d_.sm[static_cast<size_t>(first)] == s, iv(ring_gpc_of_sm_[static_cast<size_t>(s)]), gpc);
-  for (int j = 1; j < count; ++j) {
-    const int p = first + j;
-    fb = fb && ring_same_[static_cast<size_t>(p)];
-    const expr& r = ring_room_[static_cast<size_t>(p)];
-    const expr later = fb && (r < room || (r == room && key[static_cast<size_t>(j)] > best));
-    expr g = iv(0);
-    for (int s = n_ - 1; s >= 0; --s) g = z3::ite(d_.sm[static_cast<size_t>(p)] == s, iv(ring_gpc_of_sm_[static_cast<size_t>(s)]), g);
+  expr room = ring_room_[static_cast<size_t>(first)], best = key[0], gpc = picks.gpc[0];
+  for (size_t j = 1; j < picks.gpc.size(); ++j) {
+    const expr& r = ring_room_[static_cast<size_t>(first) + j];
+    const expr later = picks.first_batch[j] && (r < room || (r == room && key[j] > best));
     room = z3::ite(later, r, room);
-    best = z3::ite(later, key[static_cast<size_t>(j)], best);
-    gpc = z3::ite(later, g, gpc);
+    best = z3::ite(later, key[j], best);
+    gpc = z3::ite(later, picks.gpc[j], gpc);
   }
   gpc = define("rlast", first, gpc);
   return define("rpointer", first, z3::ite(gpc == G - 1, iv(0), gpc + 1));
@@ -174,10 +174,11 @@ z3::expr_vector Encoder::ring_numbering(const std::vector<int>& launch_of_pick, 
     }
     const int count = picks_of[static_cast<size_t>(k)];
     if (ring_carry_ && local == 0) {
-      const std::vector<expr> key = carry_ranks(p, count, pointer, first_launch);
+      const CarryPicks picks = carry_picks(p, count);
+      const std::vector<expr> key = carry_ranks(p, picks, pointer, first_launch);
       for (int j = 0; j < count; ++j) rank[pu + static_cast<size_t>(j)] = key[static_cast<size_t>(j)];
       first_launch = false;
-      pointer = carry_pointer(p, count, key);
+      pointer = carry_pointer(p, picks, key);
     }
     // The label counts the kernel's picks numbered before p: those of earlier batches, and those of p's batch
     // ahead of it by (more room, lower rank), placement order breaking a tie (the simulator's stable sort).
