@@ -120,8 +120,9 @@ const std::vector<Hypothesis>& all_compositions() {
 std::vector<Hypothesis> compositions_for(const Device& d) {
   std::vector<Hypothesis> out = all_compositions();
   // The mechanisms all_compositions holds at their default until a device has what they need: every
-  // combination of their values, on the compositions the cluster rule is defined for (every generic selection:
-  // cluster_unsupported_options; the alg1 family included).
+  // combination of their values that a hypothesis file would be accepted with (combination_error: a ring
+  // numbering needs a GPC-by-GPC selection), the cluster choices only on the compositions the cluster rule is
+  // defined for (every generic selection: cluster_unsupported_options; the alg1 family included).
   std::vector<const MechanismSpace*> varied;
   for (const auto& m : mechanism_space()) {
     switch (m.enumeration) {
@@ -136,13 +137,17 @@ std::vector<Hypothesis> compositions_for(const Device& d) {
   const size_t n = out.size();
   for (size_t i = 0; i < n; ++i) {
     throw_if_stopped();  // tens of thousands of compositions: a second of work on a busy machine
-    if (!cluster_unsupported_options(out[i]).empty()) continue;
+    const bool clusters_defined = cluster_unsupported_options(out[i]).empty();
     // An odometer over the varied mechanisms, the first outermost.
     std::vector<size_t> idx(varied.size(), 0);
     while (true) {
       Hypothesis h = out[i];
-      for (size_t v = 0; v < varied.size(); ++v) set_option(h, varied[v]->mechanism, varied[v]->values[idx[v]]);
-      if (!h.same_options(out[i])) {
+      bool takes_clusters = true;
+      for (size_t v = 0; v < varied.size(); ++v) {
+        set_option(h, varied[v]->mechanism, varied[v]->values[idx[v]]);
+        if (idx[v] != 0 && varied[v]->needs == OptionNeeds::ClustersAndGpcMap) takes_clusters = clusters_defined;
+      }
+      if (takes_clusters && !h.same_options(out[i]) && !combination_error(h)) {
         h.name = composition_name(h);
         h.file = "composition:" + h.name;
         out.push_back(std::move(h));

@@ -36,7 +36,8 @@ struct Choice {
   std::string_view meaning;
   OptionNeeds needs = OptionNeeds::Nothing;  // what a device must have for the option to act there
   // Taken by the composition space learn searches: false for an option measured on one GPU and not yet
-  // tested beyond the recordings it was read from.
+  // tested beyond the recordings it was read from, and for one the recordings replaced with a refinement
+  // (gpc-spread by tpc-position, smem_config sm by sm-floor, gpc-ring by gpc-carry).
   bool in_space = true;
 };
 
@@ -63,7 +64,7 @@ constexpr Choice<Selection> kSelectionChoices[] = {
      "first SM of every TPC before a second); then its TPC's place in its GPC; then the lowest GPC, TPC and SM in "
      "the order: the GPCs fill their TPCs position by position, whatever the blocks held elsewhere; needs the "
      "device's GPC map",
-     OptionNeeds::GpcMap, false},
+     OptionNeeds::GpcMap},
     {Selection::Rule, "rule", "tbcheck's rule language (docs/rules.md): a hypothesis' own ranking, written in its file",
      "the file gives \"selection\": {\"rule\": [{\"key\": ..., \"prefer\": \"min\" or \"max\"}, ...]}: among the SMs "
      "with room for a block, the one whose features rank first, key by key, then the first in the order; needs a "
@@ -107,8 +108,7 @@ constexpr Choice<SmemConfig> kSmemConfigChoices[] = {
      "measured on H200s: docs/results/h200.md, finding 14 (h200-random1w-s26-0026: 19 KB blocks joined SMs that "
      "two kernels without shared memory had opened)",
      "as sm, but no configuration is smaller than the smallest the device has of at least 32 KB: a kernel that "
-     "needs little or no shared memory leaves its SMs room for a later kernel's small blocks",
-     OptionNeeds::Nothing, false},
+     "needs little or no shared memory leaves its SMs room for a later kernel's small blocks"},
 };
 constexpr Choice<Local> kLocalChoices[] = {
     {Local::Ignore, "ignore", "-", "local memory plays no part"},
@@ -205,7 +205,7 @@ constexpr Choice<Numbering> kNumberingChoices[] = {
      "first (from the third, or from the first for grids of more than 128 blocks), then GPC by GPC from the "
      "launch's pointer (the i-th launch of a context starts at its i-th multi-TPC GPC after the scenario's "
      "gpc_pointer), each GPC's blocks by TPC and SM; needs the device's GPC map",
-     OptionNeeds::GpcMap},
+     OptionNeeds::GpcMap, false},
     {Numbering::GpcCarry, "gpc-carry",
      "measured on H200s: docs/results/h200.md, finding 15 (run 9: -0003 starts its second launch a GPC on where the "
      "first multi-TPC GPC has no room, -0017 and -0026 at the pointer where single-TPC GPCs take blocks in the "
@@ -308,7 +308,7 @@ const auto kMechanisms = std::make_tuple(
                                                              "retirement", false,
                                                              Enumeration::HeldAtDefault},
     EnumMechanism<Numbering, std::size(kNumberingChoices)>{"numbering", &Hypothesis::numbering, kNumberingChoices,
-                                                           "numbering", false, Enumeration::HeldAtDefault,
+                                                           "numbering", false, Enumeration::WhereNeedsMet,
                                                            OptionNeeds::GpcMap});
 
 template <class F>

@@ -199,6 +199,14 @@ class ReplayLearner {
   void campaign(const std::vector<model::Case>& corpus);
   void nearest();
   // Blocks h places on another SM than the recording's (all of them when h cannot run it), under model timing.
+  // The member a group is named by: its shipped hypothesis where it holds one, else its first.
+  size_t representative(size_t g) const {
+    for (size_t m : groups_[g])
+      if (model::find_builtin_hypothesis(hs_[m].name)) return m;
+    return groups_[g].front();
+  }
+  bool holds_shipped(size_t g) const { return model::find_builtin_hypothesis(hs_[representative(g)].name) != nullptr; }
+
   static size_t misplaced(const model::Case& rec, const model::Hypothesis& h) {
     const auto sch = model::try_simulate(rec.scenario, h);
     if (!sch) return static_cast<size_t>(rec.scenario.total_blocks());
@@ -351,6 +359,13 @@ void ReplayLearner::nearest() {
   // The groups refuted last came closest: a bounded pool of them, judged on every recording (the judgements
   // are cached), so the ranking does not depend on the order the recordings were applied in.
   constexpr size_t kPool = 24, kListed = 5, kPanel = 8;
+  const model::Hypothesis* alg1 = model::find_builtin_hypothesis("alg1");
+  // Among candidates the recordings cannot tell apart, the one that assumes least first: a shipped
+  // hypothesis, then the fewest option changes from alg1.
+  auto simplicity = [&](size_t g) {
+    const model::Hypothesis& h = hs_[representative(g)];
+    return std::make_pair(model::find_builtin_hypothesis(h.name) ? 0 : 1, alg1 ? model::option_distance(h, *alg1) : 0);
+  };
   // Groups ranked on the panel below: fewer under trace timing, where one judgement can take seconds.
   const size_t pre_pool = o_.judging.timing == model::Timing::Trace ? 256 : 4096;
   std::vector<size_t> pool(groups_.size());
@@ -371,6 +386,13 @@ void ReplayLearner::nearest() {
         in[g] = 1;
         pre.push_back(g);
       }
+    // The groups holding a shipped hypothesis are always ranked: where every group fell to one recording, the
+    // ones refuted last are a mere prefix of the space, and a user looks for the rules with a name first.
+    for (size_t g = 0; g < groups_.size(); ++g)
+      if (!in[g] && holds_shipped(g)) {
+        in[g] = 1;
+        pre.push_back(g);
+      }
     const std::vector<size_t> panel = spread(applied_, kPanel);
     stage("ranking the candidates for the nearest", pre.size() * (panel.size() + 1));
     std::vector<size_t> panel_refuted(groups_.size(), 0), off(groups_.size(), 0);
@@ -385,7 +407,8 @@ void ReplayLearner::nearest() {
     }
     std::stable_sort(pre.begin(), pre.end(), [&](size_t a, size_t b) {
       if (panel_refuted[a] != panel_refuted[b]) return panel_refuted[a] < panel_refuted[b];
-      return dropped_at_[a] != dropped_at_[b] ? dropped_at_[a] > dropped_at_[b] : off[a] < off[b];
+      if (dropped_at_[a] != dropped_at_[b]) return dropped_at_[a] > dropped_at_[b];
+      return off[a] != off[b] ? off[a] < off[b] : simplicity(a) < simplicity(b);
     });
     pool = std::move(pre);
   }
@@ -418,15 +441,20 @@ void ReplayLearner::nearest() {
     }
     ranked.push_back(r);
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) { return a.refuted < b.refuted; });
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
+    return a.refuted != b.refuted ? a.refuted < b.refuted : simplicity(a.g) < simplicity(b.g);
+  });
   if (ranked.size() > kListed) ranked.resize(kListed);
   for (const auto& r : ranked) {
     ReplayNearMiss n;
     const auto& members = groups_[r.g];
     n.members = members.size();
-    for (size_t i = 0; i < members.size() && i < 3; ++i) n.names.push_back(hs_[members[i]].name);
+    const size_t rep = representative(r.g);
+    n.names.push_back(hs_[rep].name);
+    for (size_t i = 0; i < members.size() && n.names.size() < 3; ++i)
+      if (members[i] != rep) n.names.push_back(hs_[members[i]].name);
     n.recordings_refuted = r.refuted;
-    const model::Hypothesis& h = hs_[members.front()];
+    const model::Hypothesis& h = hs_[rep];
     n.hypothesis = h;
     // The first recording it places a block of wrongly; one it cannot run only when there is no such one.
     ReplayNearMiss cannot_run;
@@ -449,10 +477,15 @@ void ReplayLearner::nearest() {
     }
     res_.nearest.push_back(std::move(n));
   }
-  // Nearest first: fewest recordings refuted, then fewest refuted even in per-SM counts.
-  std::stable_sort(res_.nearest.begin(), res_.nearest.end(), [](const ReplayNearMiss& a, const ReplayNearMiss& b) {
-    return a.recordings_refuted != b.recordings_refuted ? a.recordings_refuted < b.recordings_refuted
-                                                        : a.counts_refuted < b.counts_refuted;
+  // Nearest first: fewest recordings refuted, then fewest refuted even in per-SM counts, then the simplest.
+  auto simplicity_of = [&](const ReplayNearMiss& n) {
+    const bool shipped = model::find_builtin_hypothesis(n.hypothesis.name) != nullptr;
+    return std::make_pair(shipped ? 0 : 1, alg1 ? model::option_distance(n.hypothesis, *alg1) : 0);
+  };
+  std::stable_sort(res_.nearest.begin(), res_.nearest.end(), [&](const ReplayNearMiss& a, const ReplayNearMiss& b) {
+    if (a.recordings_refuted != b.recordings_refuted) return a.recordings_refuted < b.recordings_refuted;
+    if (a.counts_refuted != b.counts_refuted) return a.counts_refuted < b.counts_refuted;
+    return simplicity_of(a) < simplicity_of(b);
   });
 }
 

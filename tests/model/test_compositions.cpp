@@ -56,7 +56,7 @@ TEST_CASE("the composition space is every valid combination, shipped ones under 
     CHECK(!(h.pb_registers() && !h.pb_warps()));
   }
   // Every shipped hypothesis whose options the space takes is in it under its name; only hopper has options the
-  // space leaves out (measured on one GPU, not yet judged by registered predictions).
+  // device-free space holds at their defaults (gpc-carry, where a device has a GPC map: the case below).
   std::set<std::string> outside;
   for (const auto& s : model::builtin_hypotheses()) {
     const auto j = s.to_json();
@@ -79,11 +79,13 @@ TEST_CASE("the composition space is every valid combination, shipped ones under 
   for (const auto& row : model::option_table()) {
     if (row.value == "<int>" || row.value == "true") continue;
     const auto& space = space_of(row.mechanism);
-    if (space.enumeration == model::Enumeration::WhereNeedsMet) {  // the cluster options
+    if (space.enumeration == model::Enumeration::WhereNeedsMet) {  // the cluster options and the numbering
       INFO(row.mechanism << ": " << row.value);
+      const bool listed = std::find(space.values.begin(), space.values.end(), model::json(std::string(row.value))) !=
+                          space.values.end();
       CHECK(std::any_of(with_clusters.begin(), with_clusters.end(), [&](const model::Hypothesis& h) {
-        return h.to_json()[std::string(row.mechanism)] == std::string(row.value);
-      }));
+              return h.to_json()[std::string(row.mechanism)] == std::string(row.value);
+            }) == listed);
       continue;
     }
     if (space.enumeration == model::Enumeration::HeldAtDefault) {  // the retirement reading
@@ -299,4 +301,25 @@ TEST_CASE("a composition name as learn prints it reads back through --hypothesis
   CHECK_THROWS_WITH(model::resolve_hypotheses("alg1+registers"), Catch::Contains("mechanism=value"));
   CHECK_THROWS_WITH(model::resolve_hypotheses("alg1+registers=sideways"), Catch::Contains("registers"));
   CHECK_THROWS_WITH(model::resolve_hypotheses("no-such+registers=sm"), Catch::Contains("no-such"));
+}
+
+TEST_CASE("on a device with a GPC map the space holds hopper under its name and only valid numberings",
+          "[compositions]") {
+  // gpc-carry joins the space where a device has a GPC map, only on the selections that spread GPC by GPC (a
+  // hypothesis file with another is refused), so learn can name the Hopper rule from recordings.
+  const model::Device& mapped = model::builtin_device("h100-sxm-assumed-gpcs", "test", "device");
+  const auto space = model::compositions_for(mapped);
+  const model::Hypothesis& hopper = test::hyp("hopper");
+  const auto it = std::find_if(space.begin(), space.end(), [&](const model::Hypothesis& h) { return h.same_options(hopper); });
+  REQUIRE(it != space.end());
+  CHECK(it->name == "hopper");
+  size_t carried = 0;
+  for (const auto& h : space) {
+    CHECK_FALSE(model::combination_error(h));
+    carried += h.numbering == model::Numbering::GpcCarry ? 1 : 0;
+  }
+  CHECK(carried > 0);
+  // Without a map the numbering stays at its default.
+  for (const auto& h : model::compositions_for(model::builtin_device("h100-sxm", "test", "device")))
+    CHECK(h.numbering == model::Numbering::Dispatch);
 }

@@ -76,7 +76,8 @@ TEST_CASE("check lists the neighbours of the composition and the corpus cases th
     CHECK(!n.differences.empty());
     CHECK(n.differences.size() <= 2);
     separated += n.cases.empty() ? 0 : 1;
-    // Each listed case really separates them (or the neighbour cannot run it: gpc-priority needs a GPC map).
+    // Each listed case really separates them (or the neighbour cannot run it: gpc-priority and tpc-position need a
+    // GPC map).
     const model::Hypothesis* other = nullptr;
     for (const auto& c : model::all_compositions())
       if (c.name == n.name) other = &c;
@@ -87,8 +88,8 @@ TEST_CASE("check lists the neighbours of the composition and the corpus cases th
           bool differs = false;
           try {
             differs = !search::first_difference(model::simulate(c.scenario, alg1), model::simulate(c.scenario, *other)).empty();
-          } catch (const model::InputError&) {
-            differs = other->selection == model::Selection::GpcPriority;
+          } catch (const model::InputError&) {  // the selections that need a GPC map
+            differs = other->selection == model::Selection::GpcPriority || other->selection == model::Selection::TpcPosition;
           }
           CHECK(differs);
         }

@@ -123,12 +123,12 @@ TEST_CASE("the list learner names each shipped hypothesis played by sim only aft
     REQUIRE((r.outcome == search::LearnOutcome::Identified || r.outcome == search::LearnOutcome::Unconfirmed));
     REQUIRE(r.confirmation.has_value());
     CHECK(r.confirmation->survivor == same.front());
-    // Its neighbours, less those that cannot run on a device without a GPC map (gpc-priority).
+    // Its neighbours, less those that cannot run on a device without a GPC map (gpc-priority, tpc-position).
     const auto all = model::neighbours(test::hyp(same.front()), 2);
     // ... and its selection as each rule of the default bound (search/learn_rules.hpp).
     CHECK(r.confirmation->neighbours.size() ==
           static_cast<size_t>(std::count_if(all.begin(), all.end(), [](const model::Hypothesis& n) {
-            return n.selection != model::Selection::GpcPriority;
+            return !model::needs_gpc_map(n);
           })) + search::rule_neighbours(test::hyp(same.front()), dev, search::LearnOptions{}.rule_neighbour_keys).size());
     CHECK((r.outcome == search::LearnOutcome::Identified) == r.confirmation->not_separated().empty());
     CHECK(r.reason.find("agrees with") != std::string::npos);
@@ -206,7 +206,9 @@ TEST_CASE("learn over the composition space never names a wrong composition (see
   // changes from alg1 per device.
   const auto& alg1 = hyp("alg1");
   for (const char* device : {"rtx3090", "h100-sxm"}) {
-    for (const auto& truth : model::sample_compositions(alg1, 13, 1, 2, 3)) {
+    for (const auto& truth : model::sample_compositions(alg1, 13, 1, 2, 3, [](const model::Hypothesis& h) {
+           return !model::needs_gpc_map(h);  // neither device has a GPC map
+         })) {
       INFO(truth.name << " on " << device);
       auto r = learn_space(truth, device);
       INFO(r.reason);

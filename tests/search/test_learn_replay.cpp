@@ -204,3 +204,33 @@ TEST_CASE("learning from recordings counts each recording a nearest candidate fa
   REQUIRE_FALSE(r.nearest.empty());
   CHECK(r.nearest.front().recordings_refuted == failing);
 }
+
+TEST_CASE("learning from recordings names the simplest of equally near candidates first", "[learn][replay]") {
+  // When the recordings refute every candidate equally, the nearest list leads with a shipped hypothesis, then
+  // the fewest option changes from alg1, whatever order the space listed them in.
+  const model::Device& d = model::builtin_device("rtx3090", "--device", "");
+  const model::Hypothesis alg1 = test::hyp("alg1");
+  model::Hypothesis ignoring = alg1;  // acts as alg1 on kernels of more than 32 registers, yet is its own group
+  ignoring.registers_ignore_at_or_below = 32;
+  ignoring.name = model::composition_name(ignoring);
+  const model::Hypothesis truth = with_selection_round_robin(alg1);
+  std::vector<model::Case> recordings;
+  for (auto& c : search::device_cases(model::load_cases(test::source_path("corpus/synth")), d)) {
+    if (c.scenario.total_blocks() > 400) continue;
+    bool many_regs = true;
+    for (const auto& k : c.scenario.kernels) many_regs = many_regs && k.regs > 32;
+    if (!many_regs) continue;
+    model::Case rec = recorded("rec-" + c.id, c.scenario, truth);
+    if (model::evaluate(rec, alg1).at(model::Level::Exact) != model::Verdict::Fail) continue;
+    recordings.push_back(std::move(rec));
+    break;
+  }
+  REQUIRE(recordings.size() == 1);
+  for (const auto& c : recordings)
+    REQUIRE(model::evaluate(c, ignoring).at(model::Level::Exact) == model::Verdict::Fail);
+  const auto r = search::learn_from_recordings({ignoring, alg1}, d, recordings, {}, {});
+  REQUIRE(r.consistent.empty());
+  REQUIRE(r.nearest.size() == 2);
+  CHECK(r.nearest[0].recordings_refuted == r.nearest[1].recordings_refuted);
+  CHECK(r.nearest.front().hypothesis.name == "alg1");
+}
