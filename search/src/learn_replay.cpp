@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -361,10 +362,11 @@ void ReplayLearner::nearest() {
   constexpr size_t kPool = 24, kListed = 5, kPanel = 8;
   const model::Hypothesis* alg1 = model::find_builtin_hypothesis("alg1");
   // Among candidates the recordings cannot tell apart, the one that assumes least first: a shipped
-  // hypothesis, then the fewest option changes from alg1.
+  // hypothesis, then the fewest option changes from alg1, then the fewest rule keys.
   auto simplicity = [&](size_t g) {
     const model::Hypothesis& h = hs_[representative(g)];
-    return std::make_pair(model::find_builtin_hypothesis(h.name) ? 0 : 1, alg1 ? model::option_distance(h, *alg1) : 0);
+    return std::make_tuple(model::find_builtin_hypothesis(h.name) ? 0 : 1, alg1 ? model::option_distance(h, *alg1) : 0,
+                           h.rule.keys.size());
   };
   // Groups ranked on the panel below: fewer under trace timing, where one judgement can take seconds.
   const size_t pre_pool = o_.judging.timing == model::Timing::Trace ? 256 : 4096;
@@ -393,7 +395,17 @@ void ReplayLearner::nearest() {
         in[g] = 1;
         pre.push_back(g);
       }
-    const std::vector<size_t> panel = spread(applied_, kPanel);
+    // Spread over the recordings applied, filled up from the others: where one recording refuted every group,
+    // it alone would rank nothing.
+    std::vector<size_t> panel = spread(applied_, kPanel);
+    if (panel.size() < kPanel) {
+      std::vector<char> used(recs_.size(), 0);
+      for (size_t rec : panel) used[rec] = 1;
+      std::vector<size_t> rest;
+      for (size_t rec = 0; rec < recs_.size(); ++rec)
+        if (!used[rec]) rest.push_back(rec);
+      for (size_t rec : spread(rest, kPanel - panel.size())) panel.push_back(rec);
+    }
     stage("ranking the candidates for the nearest", pre.size() * (panel.size() + 1));
     std::vector<size_t> panel_refuted(groups_.size(), 0), off(groups_.size(), 0);
     for (size_t g : pre) {
@@ -480,7 +492,8 @@ void ReplayLearner::nearest() {
   // Nearest first: fewest recordings refuted, then fewest refuted even in per-SM counts, then the simplest.
   auto simplicity_of = [&](const ReplayNearMiss& n) {
     const bool shipped = model::find_builtin_hypothesis(n.hypothesis.name) != nullptr;
-    return std::make_pair(shipped ? 0 : 1, alg1 ? model::option_distance(n.hypothesis, *alg1) : 0);
+    return std::make_tuple(shipped ? 0 : 1, alg1 ? model::option_distance(n.hypothesis, *alg1) : 0,
+                           n.hypothesis.rule.keys.size());
   };
   std::stable_sort(res_.nearest.begin(), res_.nearest.end(), [&](const ReplayNearMiss& a, const ReplayNearMiss& b) {
     if (a.recordings_refuted != b.recordings_refuted) return a.recordings_refuted < b.recordings_refuted;
