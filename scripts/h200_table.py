@@ -57,8 +57,8 @@ def microseconds(tb, files, order, into):
     return len(written)
 
 
-def validate(tb, paths, timing, hypotheses=HYPOTHESES):
-    cmd = [tb, "validate", *paths, "--hypothesis", ",".join(hypotheses), "--timing", timing, "--json"]
+def validate(tb, paths, timing, hypotheses=HYPOTHESES, extra=()):
+    cmd = [tb, "validate", *paths, "--hypothesis", ",".join(hypotheses), "--timing", timing, "--json", *extra]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode not in (0, 1):
         sys.exit("h200_table.py: {} exited {}: {}".format(" ".join(cmd[:4]), r.returncode, r.stderr.strip()))
