@@ -17,7 +17,7 @@
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/model/stop.hpp"
-#include "tbcheck/search/lemma_cache.hpp"
+#include "lemma_cache.hpp"
 #include "tbcheck/smt/synthesis.hpp"
 #include "classes.hpp"
 #include "control_variants.hpp"

@@ -17,7 +17,7 @@
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/learn.hpp"
 #include "tbcheck/search/learn_numeric.hpp"
-#include "tbcheck/search/lemma_cache.hpp"
+#include "lemma_cache.hpp"
 
 namespace tbcheck::search::learn_detail {
 

@@ -1,6 +1,6 @@
 // The constant-schedule lemma cache (lemma_cache.hpp): one Z3 lemma per hypothesis' options, device and
 // structure, computed once by whichever pair asks first and waited for by the others.
-#include "tbcheck/search/lemma_cache.hpp"
+#include "lemma_cache.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -5,7 +5,7 @@
 #include "helpers.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/distinguish.hpp"
-#include "tbcheck/search/lemma_cache.hpp"
+#include "../../search/src/lemma_cache.hpp"  // search's private header: it speaks smt's query types
 #include "tbcheck/smt/lemma.hpp"
 
 using namespace tbcheck;

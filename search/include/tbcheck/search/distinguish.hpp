@@ -122,7 +122,7 @@ std::optional<model::Scenario> simulator_search(const model::Hypothesis& h1, con
                                                 const model::Device& d, const std::vector<int>& blocks,
                                                 const smt::ParamBounds& params, int samples, unsigned seed);
 
-// Constant-schedule lemmas shared by the pairs of a run (tbcheck/search/lemma_cache.hpp).
+// Constant-schedule lemmas shared by the pairs of a run (search/src/lemma_cache.hpp).
 class LemmaCache;
 
 // Per-hypothesis schedules of one-kernel structures shared by the pairs of a run (search/src/classes.hpp).

@@ -1,5 +1,5 @@
-// The constant-schedule lemma cache of distinguish: the one search header that speaks smt's query types
-// (and so includes Z3's headers); for search's own files and tests, never for the CLI.
+// The constant-schedule lemma cache of distinguish and learn: private to search, because it speaks smt's query
+// types (and so includes Z3's headers), which search's public headers never reach.
 #pragma once
 #include <future>
 #include <map>
