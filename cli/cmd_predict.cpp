@@ -117,43 +117,28 @@ struct Predict : Command {
     // corpus/hw/ or an unwritable folder stop the command here.
     if (!svg_path.empty()) model::check_output_file(svg_path, force, "--svg");
     if (!trace_path.empty()) model::check_output_file(trace_path, force, "--trace");
-    // Several hypotheses: those that cannot run the scenario (fermi on a non-Fermi device, a kernel too
-    // large under one option) are skipped and said so, as validate does; one named alone is an error.
+    // Several hypotheses: those that cannot run the scenario are skipped and said so (model::predict_all).
     std::vector<model::Schedule> schedules;
     std::vector<model::Hypothesis> ran;
     std::vector<std::optional<model::RangedPrediction>> over_ranges;  // per hypothesis that ran
-    std::vector<std::string> skipped;
     // The plain tables print each schedule as it is simulated and keep none, so that many hypotheses on a large
     // grid need the memory of the largest schedule, not of all (pictures, --json and --contested use them all).
     const bool stream = !json && svg_path.empty() && trace_path.empty() && !contested;
     int printed = 0;
-    for (size_t hi = 0; hi < hs.size(); ++hi) {
-      const auto& h = hs[hi];
-      std::optional<model::Schedule> s;
-      try {
-        model::check_feasible(sc, h, scenario_path);
-        s = model::simulate(sc, h);
-      } catch (const model::InputError& e) {
-        if (hs.size() == 1) throw;
-        skipped.push_back(fmt::format("{}: {}", h.name, e.reason()));
-        continue;
-      }
-      ran.push_back(h);
+    const model::PredictAllResult done = model::predict_all(sc, hs, scenario_path, [&](size_t hi, model::Schedule&& s) {
+      ran.push_back(hs[hi]);
       over_ranges.push_back(model::predict_over_ranges(sc, ranged[hi]));
       if (stream)
-        print_schedule(*s, over_ranges.back(), sc, printed++);
+        print_schedule(s, over_ranges.back(), sc, printed++);
       else
-        schedules.push_back(std::move(*s));
-    }
+        schedules.push_back(std::move(s));
+    });
     // A prediction that depends on where a threshold lies inside its interval is not one schedule: every
     // outcome is shown with its sub-intervals, and the exit code is 1.
     const bool undetermined = std::any_of(over_ranges.begin(), over_ranges.end(), [](const auto& r) {
       return r && (!r->independent() || !r->failure.empty());
     });
-    if (ran.empty())
-      throw model::InputError(scenario_path, "--hypothesis", fmt::format("no hypothesis can run this scenario: {}",
-                                                                         fmt::join(skipped, "; ")));
-    for (const auto& why : skipped) fmt::print(stderr, "tbcheck: skipped (not applicable) {}\n", why);
+    for (const auto& why : done.skipped) fmt::print(stderr, "tbcheck: skipped (not applicable) {}\n", why);
     hs = std::move(ran);
     // Pictures first: a failure to write them must not follow a printed success.
     if (!svg_path.empty())

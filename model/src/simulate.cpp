@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dispatcher.hpp"
 #include "fermi_dispatch.hpp"
@@ -174,6 +175,25 @@ std::optional<Schedule> try_simulate(const Scenario& s, const Hypothesis& h, Fea
   if (why) *why = p.feasibility;
   if (!runs) return std::nullopt;
   return run_plan(s, h, std::move(p), ends);
+}
+
+PredictAllResult predict_all(const Scenario& s, const std::vector<Hypothesis>& hs, const std::string& source,
+                             const std::function<void(size_t, Schedule&&)>& each) {
+  PredictAllResult out;
+  for (size_t i = 0; i < hs.size(); ++i) {
+    FeasibilityCheck why;
+    std::optional<Schedule> sch = try_simulate(s, hs[i], &why);
+    if (!sch) {
+      if (hs.size() == 1) throw InputError(source, why.field, why.reason);
+      out.skipped.push_back(fmt::format("{}: {}", hs[i].name, why.reason));
+      continue;
+    }
+    ++out.ran;
+    each(i, std::move(*sch));
+  }
+  if (out.ran == 0 && !hs.empty())
+    throw InputError(source, "--hypothesis", fmt::format("no hypothesis can run this scenario: {}", fmt::join(out.skipped, "; ")));
+  return out;
 }
 
 Schedule simulate(const Scenario& s, const Hypothesis& h) {

@@ -65,16 +65,15 @@ class SimOracle : public Oracle {
     // A scenario the hypothesis cannot run (fermi off Fermi, an unmodelled control) is the oracle's
     // "unsupported", as the cuda oracle says of a case it cannot launch: learn skips such a case and counts
     // it, run reports it naming the oracle the user gave.
-    model::Schedule base;
-    try {
-      model::check_feasible(s, h_, "scenario");
-      base = model::simulate(s, h_);
-    } catch (const model::InputError& e) {
+    model::FeasibilityCheck why;
+    std::optional<model::Schedule> simulated = model::try_simulate(s, h_, &why);
+    if (!simulated) {
       RunResult r;
       r.status = RunStatus::Unsupported;
-      r.reason = fmt::format("{} cannot run this scenario ({}{}{})", name(), e.field(), e.field().empty() ? "" : ": ", e.reason());
+      r.reason = fmt::format("{} cannot run this scenario ({}{}{})", name(), why.field, why.field.empty() ? "" : ": ", why.reason);
       return r;
     }
+    model::Schedule base = std::move(*simulated);
     std::vector<model::Schedule> reps;
     nlohmann::json perturbations = nlohmann::json::array();
     for (int i = 0; i < repetitions; ++i) {

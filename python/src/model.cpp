@@ -85,27 +85,17 @@ py::list predict(py::handle scenario, py::handle hypothesis, const std::string& 
   const model::Scenario sc = scenario_argument(scenario, case_id, "predict");
   const auto hs = hypotheses_argument(hypothesis);
   py::list rows;
-  std::vector<std::string> skipped;
-  size_t ran = 0;
-  for (const auto& h : hs) {
-    // As the CLI: with several hypotheses, one that cannot run the scenario is skipped and said so.
-    std::optional<model::Schedule> s;
-    try {
-      py::gil_scoped_release unlocked;
-      model::check_feasible(sc, h, "scenario");
-      s = model::simulate(sc, h);
-    } catch (const model::InputError& e) {
-      if (hs.size() == 1) throw;
-      skipped.push_back(fmt::format("{}: {}", h.name, e.reason()));
-      continue;
-    }
-    add_rows(rows, *s, sc);
-    ++ran;
+  model::PredictAllResult done;
+  {
+    // As the CLI (model::predict_all): with several hypotheses, one that cannot run the scenario is skipped and
+    // said so. The simulations run without the GIL; each schedule's rows are made with it.
+    py::gil_scoped_release unlocked;
+    done = model::predict_all(sc, hs, "scenario", [&](size_t, model::Schedule&& s) {
+      py::gil_scoped_acquire locked;
+      add_rows(rows, s, sc);
+    });
   }
-  if (ran == 0)
-    throw model::InputError("scenario", "--hypothesis",
-                            fmt::format("no hypothesis can run this scenario: {}", fmt::join(skipped, "; ")));
-  for (const auto& why : skipped)
+  for (const auto& why : done.skipped)
     py::module_::import("warnings").attr("warn")(fmt::format("tbcheck: skipped (not applicable) {}", why));
   return rows;
 }

@@ -514,3 +514,34 @@ TEST_CASE("retirement start-order changes nothing where no two blocks end togeth
   const model::Schedule a = model::simulate(s, start), b = model::simulate(s, test::hyp("alg1"));
   for (size_t k = 0; k < s.kernels.size(); ++k) CHECK(a.kernels[k].blocks == b.kernels[k].blocks);
 }
+
+TEST_CASE("predict_all streams each schedule and skips the hypotheses that cannot run the scenario", "[simulator]") {
+  // fermi needs a GPC map rtx3090 has not: with others it is skipped and named; alone, or with only others that
+  // cannot run the scenario either, it is an error naming the scenario's file.
+  const model::Scenario s = test::scenario(R"({"device": "rtx3090", "kernels": [
+    {"name": "k", "blocks": 100, "threads": 128, "regs": 32, "duration": 1}]})");
+  const std::vector<model::Hypothesis> hs = {test::hyp("alg1"), test::hyp("fermi"), test::hyp("round-robin")};
+  std::vector<size_t> seen;
+  const model::PredictAllResult r = model::predict_all(s, hs, "in.json", [&](size_t i, model::Schedule&& sch) {
+    seen.push_back(i);
+    CHECK(sch.hypothesis == hs[i].name);
+    CHECK(sch.to_json() == model::simulate(s, hs[i]).to_json());
+  });
+  CHECK(seen == std::vector<size_t>{0, 2});
+  CHECK(r.ran == 2);
+  REQUIRE(r.skipped.size() == 1);
+  CHECK(r.skipped[0].rfind("fermi: ", 0) == 0);
+  try {
+    model::predict_all(s, {test::hyp("fermi")}, "in.json", [](size_t, model::Schedule&&) {});
+    FAIL("fermi alone ran on a device without a GPC map");
+  } catch (const model::InputError& e) {
+    CHECK(e.where() == "in.json");
+  }
+  try {
+    model::predict_all(s, {test::hyp("fermi"), test::hyp("fermi")}, "in.json", [](size_t, model::Schedule&&) {});
+    FAIL("no hypothesis could run the scenario, yet no error");
+  } catch (const model::InputError& e) {
+    CHECK(e.field() == "--hypothesis");
+    CHECK(std::string(e.what()).find("no hypothesis can run this scenario") != std::string::npos);
+  }
+}

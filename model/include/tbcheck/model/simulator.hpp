@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "tbcheck/model/feasibility.hpp"
 #include "tbcheck/model/hypothesis.hpp"
@@ -25,5 +27,19 @@ std::optional<Schedule> try_simulate(const Scenario& s, const Hypothesis& h, Fea
 // Simulates the scenario under the hypothesis. A scenario check_feasibility rejects is an InputError
 // from "scenario", naming the field and the reason: for input a user gave.
 Schedule simulate(const Scenario& s, const Hypothesis& h);
+
+// What predict_all did: how many hypotheses ran, and each one skipped as "name: reason".
+struct PredictAllResult {
+  size_t ran = 0;
+  std::vector<std::string> skipped;
+};
+
+// Every hypothesis's schedule of s, handed to `each` (with its index in hs) as it is made and then dropped, so
+// that many hypotheses on a large scenario need the memory of the largest schedule alone. One that cannot run s
+// (fermi off a Fermi device, a kernel too large under one option) is skipped and named, as validate does; where
+// hs holds only that one, or none can run s, it is an InputError from `source` (the scenario's file). The one
+// way from hypotheses to schedules for predict, the Python module and the benches.
+PredictAllResult predict_all(const Scenario& s, const std::vector<Hypothesis>& hs, const std::string& source,
+                             const std::function<void(size_t, Schedule&&)>& each);
 
 }  // namespace tbcheck::model
