@@ -27,6 +27,11 @@ std::string_view to_string(ReplaySkip s) {
   return "?";
 }
 
+LearnOutcome ReplayLearnResult::outcome() const {
+  if (consistent.empty()) return LearnOutcome::NoneSurvives;
+  return consistent_groups.size() == 1 ? LearnOutcome::Unconfirmed : LearnOutcome::Undecided;
+}
+
 nlohmann::json ReplayLearnResult::to_json() const {
   nlohmann::json sk = nlohmann::json::array();
   for (const auto& s : skipped)
@@ -69,6 +74,8 @@ nlohmann::json ReplayLearnResult::to_json() const {
                {"first_file", device_differs->first_file},
                {"first_case", device_differs->first_case}};
   return {{"space", to_string(space)},
+          {"outcome", to_string(outcome())},
+          {"survivors", names},
           {"recordings", recordings},
           {"nearest", near},
           {"device_differs", differs},

@@ -108,6 +108,11 @@ TEST_CASE("learning from recordings keeps the recorded composition and names the
   CHECK(sel->state == search::Settledness::Settled);
   CHECK(sel->values == std::vector<std::string>{"most-room"});
   CHECK(sel->settled_by == rec.selecting_id);
+  // The JSON has the oracle learner's outcome and survivors: two recordings leave several groups.
+  REQUIRE(r.consistent_groups.size() > 1);
+  const auto j = r.to_json();
+  CHECK(j["outcome"] == "undecided");
+  CHECK(j["survivors"].size() == r.consistent.size());
 }
 
 TEST_CASE("learning from recordings skips a recording of another device and names its file", "[learn][replay]") {
@@ -203,6 +208,7 @@ TEST_CASE("learning from recordings counts each recording a nearest candidate fa
   REQUIRE(r.consistent.empty());
   REQUIRE_FALSE(r.nearest.empty());
   CHECK(r.nearest.front().recordings_refuted == failing);
+  CHECK(r.to_json()["outcome"] == "none-survives");
 }
 
 TEST_CASE("learning from recordings names the simplest of equally near candidates first", "[learn][replay]") {

@@ -92,6 +92,10 @@ struct ReplayLearnResult {
   int evaluations = 0;             // candidate-recording judgements made
   std::vector<ReplayNearMiss> nearest;            // none fits: the nearest groups, nearest first
   std::optional<DeviceDifference> device_differs;  // some recordings carry another device of the same name
+  // The oracle learner's outcome for the same state, so that a script reads both learners alike: none-survives
+  // (no candidate fits), unconfirmed (one group fits; recordings cannot confirm it against its neighbours) or
+  // undecided (several groups fit; the campaign lists cases that would split them).
+  LearnOutcome outcome() const;
   nlohmann::json to_json() const;
 };
 
