@@ -9,6 +9,7 @@
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/smt/synthesis.hpp"
+#include "smt/conformance_checks.hpp"
 #include "tbcheck/testing/conformance.hpp"
 
 using namespace tbcheck;
@@ -45,13 +46,7 @@ model::Scenario random_two_tier(unsigned seed) {
 
 // Both engines agree block for block on 24 random scenarios over the two tiers (a few may time out).
 void check_conforms(const model::Hypothesis& h) {
-  auto report = smt::check_scenarios(h, 24, 4211, 60000, random_two_tier);
-  INFO((report.mismatches.empty() ? std::string() : report.mismatches.front()));
-  CHECK(report.mismatches.empty());
-  CHECK_FALSE(report.unsupported);
-  CHECK(report.not_unique == 0);
-  CHECK(report.checked + report.unknown == 24);
-  CHECK(report.checked >= 20);
+  test::check_mostly_conforms(smt::check_scenarios(h, 24, 4211, 60000, random_two_tier), 24, 20);
 }
 
 bool same_blocks(const model::Schedule& a, const model::Schedule& b) {
