@@ -206,7 +206,6 @@ class ReplayLearner {
 
   void campaign(const std::vector<model::Case>& corpus);
   void nearest();
-  // Blocks h places on another SM than the recording's (all of them when h cannot run it), under model timing.
   // The member a group is named by: its shipped hypothesis where it holds one, else its first.
   size_t representative(size_t g) const {
     for (size_t m : groups_[g])
@@ -215,6 +214,7 @@ class ReplayLearner {
   }
   bool holds_shipped(size_t g) const { return model::find_builtin_hypothesis(hs_[representative(g)].name) != nullptr; }
 
+  // Blocks h places on another SM than the recording's (all of them when h cannot run it), under model timing.
   static size_t misplaced(const model::Case& rec, const model::Hypothesis& h) {
     const auto sch = model::try_simulate(rec.scenario, h);
     if (!sch) return static_cast<size_t>(rec.scenario.total_blocks());
@@ -370,11 +370,11 @@ void ReplayLearner::nearest() {
   const model::Hypothesis* alg1 = model::find_builtin_hypothesis("alg1");
   // Among candidates the recordings cannot tell apart, the one that assumes least first: a shipped
   // hypothesis, then the fewest option changes from alg1, then the fewest rule keys.
-  auto simplicity = [&](size_t g) {
-    const model::Hypothesis& h = hs_[representative(g)];
+  auto simplicity_of = [&](const model::Hypothesis& h) {
     return std::make_tuple(model::find_builtin_hypothesis(h.name) ? 0 : 1, alg1 ? model::option_distance(h, *alg1) : 0,
                            h.rule.keys.size());
   };
+  auto simplicity = [&](size_t g) { return simplicity_of(hs_[representative(g)]); };
   // Groups ranked on the panel below: fewer under trace timing, where one judgement can take seconds.
   const size_t pre_pool = o_.judging.timing == model::Timing::Trace ? 256 : 4096;
   std::vector<size_t> pool(groups_.size());
@@ -497,15 +497,10 @@ void ReplayLearner::nearest() {
     res_.nearest.push_back(std::move(n));
   }
   // Nearest first: fewest recordings refuted, then fewest refuted even in per-SM counts, then the simplest.
-  auto simplicity_of = [&](const ReplayNearMiss& n) {
-    const bool shipped = model::find_builtin_hypothesis(n.hypothesis.name) != nullptr;
-    return std::make_tuple(shipped ? 0 : 1, alg1 ? model::option_distance(n.hypothesis, *alg1) : 0,
-                           n.hypothesis.rule.keys.size());
-  };
   std::stable_sort(res_.nearest.begin(), res_.nearest.end(), [&](const ReplayNearMiss& a, const ReplayNearMiss& b) {
     if (a.recordings_refuted != b.recordings_refuted) return a.recordings_refuted < b.recordings_refuted;
     if (a.counts_refuted != b.counts_refuted) return a.counts_refuted < b.counts_refuted;
-    return simplicity_of(a) < simplicity_of(b);
+    return simplicity_of(a.hypothesis) < simplicity_of(b.hypothesis);
   });
 }
 
