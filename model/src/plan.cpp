@@ -9,7 +9,6 @@
 
 #include "tbcheck/model/cluster.hpp"
 #include "tbcheck/model/controls.hpp"
-#include "tbcheck/model/error.hpp"
 #include "tbcheck/model/fermi.hpp"
 
 namespace tbcheck::model {
@@ -175,14 +174,6 @@ FeasibilityCheck check_feasibility(const Scenario& s, const Hypothesis& h) {
       break;
   }
   return kernel_feasibility(s, h);
-}
-
-void check_feasible(const Scenario& s, const Hypothesis& h, const std::string& where) {
-  // The scenario's refusals first (too large, an unmodelled control, clusters without a GPC map), so that
-  // they name the file too; gpc-priority's GPC map is left to simulate, which words it from make_plan.
-  FeasibilityCheck f = scenario_support(s, h);
-  if (f.runs()) f = kernel_feasibility(s, h);
-  if (!f.runs()) throw InputError(where, f.field, f.reason);
 }
 
 StreamOrder stream_order(const Scenario& s) {

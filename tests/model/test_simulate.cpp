@@ -176,9 +176,11 @@ TEST_CASE("a kernel that can never fit is an InputError naming the kernel and th
       CHECK_THAT(e.reason(), Catch::Contains("32 warps x 8192 registers = 262144 registers > 65536 per SM"));
     }
   }
-  CHECK_THROWS_AS(check_feasible(s, test::hyp("alg1"), "file.json"), InputError);
+  // predict names the scenario's file (model::predict_all).
+  const auto none = [](size_t, Schedule&&) {};
+  CHECK_THROWS_AS(predict_all(s, {test::hyp("alg1")}, "file.json", none), InputError);
   try {
-    check_feasible(s, test::hyp("alg1"), "file.json");
+    predict_all(s, {test::hyp("alg1")}, "file.json", none);
   } catch (const InputError& e) {
     CHECK(e.where() == "file.json");
     CHECK_THAT(std::string(e.what()), Catch::StartsWith("file.json: kernels[1]: kernel huge"));
@@ -194,7 +196,7 @@ TEST_CASE("a kernel infeasible only under per-PB registers", "[simulator][errors
   CHECK_THROWS_WITH(simulate(s, test::hyp("alg1")),
                     Catch::Contains("kernel wide") &&
                         Catch::Contains("4 warps x 4608 registers on a processing block > 16384 registers per PB"));
-  CHECK_NOTHROW(check_feasible(s, test::hyp("most-room"), "x"));
+  CHECK(check_feasibility(s, test::hyp("most-room")).runs());
 }
 
 TEST_CASE("Schedule::to_json has the docs/design.md shape", "[simulator][json]") {

@@ -87,7 +87,7 @@ TEST_CASE("random kernels respect the device, the probe's registers, the local-m
         CHECK(k.duration <= o.max_duration);
         CHECK(k.local <= ks[0].local);  // seed 000 III-B: the first kernel's local memory is not below the later ones'
         for (const auto& h : model::builtin_hypotheses())  // fermi and hopper need a GPC map, which none of these has
-          if (!model::needs_gpc_map(h)) CHECK_NOTHROW(model::check_feasible({d, true, {k}}, h, "test"));
+          if (!model::needs_gpc_map(h)) CHECK(model::check_feasibility({d, true, {k}}, h).runs());
       }
       // Every kernel but the last is resident at once; the last is the first that is not.
       model::Scenario forever = rc.c.scenario;

@@ -42,8 +42,4 @@ struct FeasibilityCheck {
 };
 FeasibilityCheck check_feasibility(const Scenario& s, const Hypothesis& h);
 
-// Raises the InputError simulate() would raise for a scenario check_feasibility rejects, but for a missing
-// GPC map (Feasibility::NoGpcMap), which simulate raises naming the scenario; `where` names the file.
-void check_feasible(const Scenario& s, const Hypothesis& h, const std::string& where);
-
 }  // namespace tbcheck::model
