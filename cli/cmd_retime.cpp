@@ -42,17 +42,20 @@ struct Retime : Command {
     std::vector<std::pair<std::string, std::string>> skipped;  // case, reason
     for (const auto& in : inputs)
       for (const auto& c : model::load_cases(in)) {
-        try {
-          if (chosen) {
-            retimed.push_back(oracle::retime_recording(c, unit_ns, *chosen));
-          } else {
-            auto every = oracle::retime_every_repetition(c, unit_ns);
-            std::move(every.begin(), every.end(), std::back_inserter(retimed));
-          }
-        } catch (const model::InputError& e) {
-          if (e.where() == "--unit-ns") throw;  // the flag, not the case: nothing can be retimed
-          // A folder of recordings holds runs without ns times (older runs, other oracles): listed, not fatal.
-          skipped.emplace_back(c.file.empty() ? c.id : c.file + " (" + c.id + ")", e.what());
+        // A folder of recordings holds runs that cannot be retimed (older runs, other oracles, fewer
+        // repetitions than asked): listed, not fatal. A recording that is malformed stops the command.
+        const std::string name = c.file.empty() ? c.id : c.file + " (" + c.id + ")";
+        if (auto refusal = oracle::retime_refusal(c)) {
+          skipped.emplace_back(name, refusal->what());
+        } else if (chosen && *chosen >= oracle::kept_repetitions(c)) {
+          skipped.emplace_back(name, fmt::format("--repetition: the run keeps the ns times of {} repetition(s), not "
+                                                 "of repetition {}",
+                                                 oracle::kept_repetitions(c), *chosen + 1));
+        } else if (chosen) {
+          retimed.push_back(oracle::retime_recording(c, unit_ns, *chosen));
+        } else {
+          auto every = oracle::retime_every_repetition(c, unit_ns);
+          std::move(every.begin(), every.end(), std::back_inserter(retimed));
         }
       }
     if (retimed.empty())

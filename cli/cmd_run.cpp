@@ -104,7 +104,7 @@ struct Run : Command {
       return setup ? kExitBadInput : kExitFailed;
     }
 
-    // The observation as a corpus case; the run metadata goes into notes (a case has no metadata key).
+    // The observation as a corpus case, the run's metadata in its `run` field.
     out.source = "oracle " + oracle->name();
     out.scenario = r.effective_scenario ? *r.effective_scenario : in.scenario;
     out.observation = r.observation;
@@ -114,8 +114,8 @@ struct Run : Command {
       out.notes += fmt::format("; unstable (the recording is the first repetition): {}", fmt::join(r.unstable_blocks, "; "));
     if (r.effective_scenario)
       out.notes += "; the scenario is the one that ran: its TPC partitions are the SMs the green contexts were granted "
-                   "(the requested ones are in the metadata's partitions)";
-    out.notes = oracle::notes_with_run_metadata(out.notes, r.metadata);
+                   "(the requested ones are in the run's partitions)";
+    out.run = r.metadata;
 
     model::write_file_atomic(path, model::json_file_text(out.to_json(), 1), /*no_overwrite=*/true);
 

@@ -35,13 +35,6 @@ def relabel(files, order, into):
             json.dump(d, out)
 
 
-def metadata(case):
-    """The run's metadata, which `tbcheck run` appends to the case's notes."""
-    notes = case.get("notes", "")
-    at = notes.find("; metadata ")
-    return json.loads(notes[at + len("; metadata "):]) if at >= 0 else {}
-
-
 def microseconds(tb, files, order, into):
     """The recordings whose metadata keeps the first repetition's ns times (raw_ns), in units of one
     microsecond (`tbcheck retime --unit-ns 1000`: durations scaled from the run's time unit, starts and ends

@@ -16,9 +16,6 @@ def stable(path):
     """Whether every repetition the run kept put every block on the same SM (the run metadata's raw_ns)."""
     c = json.load(open(path))
     meta = c.get("run") or {}
-    notes = c.get("notes", "")
-    if not meta and "metadata " in notes:
-        meta = json.loads(notes[notes.index("metadata ") + 9:])
     reps = meta.get("raw_ns") or []
     return all([k["sm"] for k in r["kernels"].values()] == [k["sm"] for k in reps[0]["kernels"].values()] for r in reps)
 

@@ -10,6 +10,7 @@
 #include <climits>
 #include <exception>
 #include <iterator>
+#include <string_view>
 #include <thread>
 #include <filesystem>
 
@@ -86,6 +87,7 @@ json Case::to_json() const {
     j["expect"] = e;
   }
   if (!notes.empty()) j["notes"] = notes;
+  if (!run.is_null()) j["run"] = run;
   return j;
 }
 
@@ -300,6 +302,21 @@ std::vector<int> cluster_of_blocks(const Kernel& k) {
   return out;
 }
 
+namespace {
+
+// The form of recordings written before `run` was a field: "<notes>; metadata {...}". Read, never written.
+void split_old_run_metadata(Case& c) {
+  constexpr std::string_view mark = "; metadata ";
+  const size_t at = c.notes.find(mark);
+  if (at == std::string::npos) return;
+  json m = json::parse(c.notes.substr(at + mark.size()), nullptr, /*allow_exceptions=*/false);
+  if (!m.is_object()) return;  // text that only looks like the mark stays notes
+  c.run = std::move(m);
+  c.notes.resize(at);
+}
+
+}  // namespace
+
 Case case_from_json(const json& j, const std::string& where, const std::string& default_source) {
   ObjectReader r(j, where, "", kCaseKeys);
   Case c;
@@ -309,6 +326,12 @@ Case case_from_json(const json& j, const std::string& where, const std::string& 
   if (r.has("id")) check_case_id(c.id, where, "id");
   c.source = r.opt_string("source").value_or(default_source);
   c.notes = r.opt_string("notes").value_or("");
+  if (const json* run = r.get("run"); run && !run->is_null()) {
+    if (!run->is_object()) r.fail("run", fmt::format("expected an object (the run's metadata), found {}", json_type_name(*run)));
+    c.run = *run;
+  } else {
+    split_old_run_metadata(c);
+  }
   if (const json* o = r.get("observation"); o && !o->is_null()) c.observation = observation_from_json(*o, c.scenario, where);
   if (const json* e = r.get("expect"); e && !e->is_null()) {
     if (!e->is_object()) r.fail("expect", "expected an object of hypothesis name -> \"pass\" or \"fail\"");

@@ -29,7 +29,7 @@ const std::vector<int>& probe_register_counts() {
 }
 const std::vector<std::string> kCaseKeys = {"id",          "source", "device",         "kernels", "observation",
                                             "expect",      "notes",  "predictions",    "bounds",  "solver_seconds",
-                                            "route",       "first_difference", "tied_retirements", "gpc_pointer"};
+                                            "route",       "first_difference", "tied_retirements", "gpc_pointer", "run"};
 
 int Kernel::regs_per_warp(const Device& d) const {
   // Algorithm 1 line 5: ceil(regs x 32 / unit) x unit.

@@ -46,23 +46,6 @@ nlohmann::json base_metadata(const std::string& oracle_name, int repetitions) {
 
 }  // namespace detail
 
-namespace {
-constexpr std::string_view kMetadataMark = "; metadata ";
-}  // namespace
-
-std::string notes_with_run_metadata(const std::string& notes, const nlohmann::json& metadata) {
-  return fmt::format("{}{}{}", notes, kMetadataMark, metadata.dump());
-}
-
-nlohmann::json run_metadata(const model::Case& c) {
-  const size_t at = c.notes.find(kMetadataMark);
-  if (at == std::string::npos) return nullptr;
-  nlohmann::json m = nlohmann::json::parse(c.notes.substr(at + kMetadataMark.size()), nullptr, /*allow_exceptions=*/false);
-  return m.is_object() ? m : nlohmann::json(nullptr);
-}
-
-std::string notes_before_run_metadata(const std::string& notes) { return notes.substr(0, notes.find(kMetadataMark)); }
-
 model::Observation observation_of(const model::Schedule& sch, model::ObservationKind kind) {
   model::Observation o;
   o.kind = kind;

@@ -32,7 +32,8 @@ std::vector<int> times_in_unit(const model::json& ns, size_t blocks, int64_t uni
     throw model::InputError(where, field, fmt::format("expected {} times, one per block", blocks));
   std::vector<int> out;
   for (size_t b = 0; b < blocks; ++b) {
-    if (!ns[b].is_number_unsigned())
+    // Parsed JSON holds non-negative integers as unsigned, metadata built in memory as signed: either is a time.
+    if (!ns[b].is_number_unsigned() && !(ns[b].is_number_integer() && ns[b].get<int64_t>() >= 0))
       throw model::InputError(where, fmt::format("{}[{}]", field, b),
                               "no time recorded for this block (it did not run or did not finish)");
     const uint64_t t = ns[b].get<uint64_t>();
@@ -65,10 +66,24 @@ std::vector<int> sms_in_order(const model::json& smids, size_t blocks, const mod
 }  // namespace
 
 size_t kept_repetitions(const model::Case& c) {
-  const model::json m = run_metadata(c);
+  const model::json& m = c.run;
   if (m.is_null()) return 0;
   const auto raw = m.find("raw_ns");
   return raw != m.end() && raw->is_array() ? raw->size() : 0;
+}
+
+std::optional<model::InputError> retime_refusal(const model::Case& c) {
+  const std::string where = where_of(c);
+  const model::json& m = c.run;
+  if (m.is_null())
+    return model::InputError(where, "run",
+                             "no run metadata: only a recording `tbcheck run --oracle cuda` wrote keeps the GPU's ns times");
+  if (kept_repetitions(c) == 0)
+    return model::InputError(where, "run.raw_ns",
+                             "the run kept no ns times (runs before raw_ns was recorded cannot be retimed)");
+  if (!c.observation || c.observation->sm_of_block.empty())
+    return model::InputError(where, "observation", "the case records no SMs");
+  return std::nullopt;
 }
 
 namespace {
@@ -85,24 +100,16 @@ struct Run {
 Run read_run(const model::Case& c, int64_t unit_ns) {
   const std::string where = where_of(c);
   if (unit_ns < 1) throw model::InputError("--unit-ns", "", fmt::format("{} is not a positive number of ns", unit_ns));
+  if (auto refusal = retime_refusal(c)) throw *refusal;
   Run run;
-  run.metadata = run_metadata(c);
+  run.metadata = c.run;
   model::json& m = run.metadata;
-  if (m.is_null())
-    throw model::InputError(where, "notes",
-                            "no run metadata: only a recording `tbcheck run --oracle cuda` wrote keeps the GPU's ns times");
   const auto ms = m.find("time_unit_ms");
-  const auto raw = m.find("raw_ns");
   if (ms == m.end() || !ms->is_number() || !(ms->get<double>() > 0.0))
-    throw model::InputError(where, "notes (metadata.time_unit_ms)", "the run's time unit is missing or not positive");
-  if (raw == m.end() || !raw->is_array() || raw->empty())
-    throw model::InputError(where, "notes (metadata.raw_ns)",
-                            "the run kept no ns times (runs before raw_ns was recorded cannot be retimed)");
-  if (!c.observation || c.observation->sm_of_block.empty())
-    throw model::InputError(where, "observation", "the case records no SMs");
+    throw model::InputError(where, "run.time_unit_ms", "the run's time unit is missing or not positive");
   const double run_ns = std::round(ms->get<double>() * 1e6);
   if (run_ns < 1 || run_ns > static_cast<double>(std::numeric_limits<int64_t>::max()))
-    throw model::InputError(where, "notes (metadata.time_unit_ms)", "the run's time unit is out of range");
+    throw model::InputError(where, "run.time_unit_ms", "the run's time unit is out of range");
   run.run_unit_ns = static_cast<int64_t>(run_ns);
   if (run.run_unit_ns % unit_ns != 0)
     throw model::InputError("--unit-ns", "",
@@ -121,10 +128,10 @@ model::Case retime_repetition(const model::Case& c, const Run& run, int64_t unit
     throw model::InputError("--repetition", "",
                             fmt::format("{} keeps the ns times of {} repetition(s), not of repetition {}", where,
                                         raw.size(), repetition + 1));
-  const std::string rep_field = fmt::format("notes (metadata.raw_ns[{}]", repetition);
+  const std::string rep_field = fmt::format("run.raw_ns[{}]", repetition);
   const model::json& rep = raw[repetition];
   if (!rep.is_object() || !rep.contains("kernels") || !rep["kernels"].is_object())
-    throw model::InputError(where, rep_field + ")", "expected an object with the kernels' times");
+    throw model::InputError(where, rep_field, "expected an object with the kernels' times");
   const int64_t scale = run.scale;
 
   model::Case out = c;
@@ -142,7 +149,7 @@ model::Case retime_repetition(const model::Case& c, const Run& run, int64_t unit
   const model::json& kernels = rep["kernels"];
   std::vector<uint64_t> all;
   for (const auto& k : c.scenario.kernels) {
-    const std::string field = fmt::format("{}.kernels.{})", rep_field, k.name);
+    const std::string field = fmt::format("{}.kernels.{}", rep_field, k.name);
     const auto rk = kernels.find(k.name);
     if (rk == kernels.end() || !rk->is_object()) throw model::InputError(where, field, "missing");
     const auto n = static_cast<size_t>(k.blocks);
@@ -161,11 +168,10 @@ model::Case retime_repetition(const model::Case& c, const Run& run, int64_t unit
   r.launch_window = scaled(r.launch_window, scale, model::kMaxReleaseUnits, where, "observation.resolution.launch_window");
   o.resolution = r;
 
-  out.notes = notes_with_run_metadata(
-      fmt::format("retimed by tbcheck retime from {} (run unit {} ns) to {} ns units, SMs and times from repetition {} "
-                  "of raw_ns; {}",
-                  where, run.run_unit_ns, unit_ns, repetition + 1, notes_before_run_metadata(c.notes)),
-      run.metadata);
+  out.notes = fmt::format("retimed by tbcheck retime from {} (run unit {} ns) to {} ns units, SMs and times from "
+                          "repetition {} of raw_ns; {}",
+                          where, run.run_unit_ns, unit_ns, repetition + 1, c.notes);
+  out.run = run.metadata;
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "helpers.hpp"
+#include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/oracle/oracle.hpp"
 
@@ -134,6 +135,11 @@ TEST_CASE("run, minimize and export-examiner take one case of a collection with 
   auto r = run_tbcheck("run " + grid + " --case olmedo-t2-x1-y1 --oracle sim:alg1 --repeat 1 --out '" + t.path.string() + "'");
   CHECK(r.exit_code == 0);
   CHECK(fs::exists(t.path / "olmedo-t2-x1-y1.sim-alg1.json"));
+  // The run's metadata is the recording's `run` field, not text in its notes.
+  const auto written = tbcheck::model::read_json_file((t.path / "olmedo-t2-x1-y1.sim-alg1.json").string());
+  CHECK(written["run"]["oracle"] == "sim:alg1");
+  CHECK(written["run"]["repetitions"] == 1);
+  CHECK(written["notes"] == "tbcheck run of olmedo-t2-x1-y1: ok over 1 repetition(s)");
   auto e = run_tbcheck("export-examiner " + grid + " --case olmedo-t2-x1-y1");
   REQUIRE(e.exit_code == 0);
   CHECK(tbcheck::model::json::parse(e.out)["benchmarks"].size() == 2);  // the case's two kernels, one benchmark each

@@ -372,3 +372,34 @@ TEST_CASE("observation: a FIFO inside a corpus folder is an error naming it, not
   std::filesystem::remove(fifo);
   CHECK(load_cases(t.path.string()).size() == 1);
 }
+
+TEST_CASE("case: the run metadata is a field of its own, and the older notes form reads into it",
+          "[loaders][observation]") {
+  json j = case_with(json::parse(R"({"kind": "hardware", "sm_of_block": {"a": [0, 1], "b": [2]}})"));
+  j["notes"] = "tbcheck run of c: ok over 2 repetition(s)";
+  j["run"] = json::parse(R"({"oracle": "cuda", "repetitions": 2, "raw_ns": [{"origin_ns": 7}]})");
+  const Case c = case_from_json(j, "case.json");
+  CHECK(c.run.at("oracle") == "cuda");
+  CHECK(c.notes == "tbcheck run of c: ok over 2 repetition(s)");
+  CHECK(c.to_json() == j);
+
+  // Recordings written before: the metadata at the end of the notes. Read into `run`, written back as a field.
+  json old = j;
+  old.erase("run");
+  old["notes"] = std::string(j["notes"]) + "; metadata " + j["run"].dump();
+  const Case o = case_from_json(old, "old.json");
+  CHECK(o.run == c.run);
+  CHECK(o.notes == c.notes);
+  CHECK(o.to_json() == j);
+  // Notes that only look like the mark stay notes.
+  old["notes"] = "see the run's log; metadata lost";
+  const Case text = case_from_json(old, "text.json");
+  CHECK(text.run.is_null());
+  CHECK(text.notes == "see the run's log; metadata lost");
+  CHECK_FALSE(text.to_json().contains("run"));
+
+  j["run"] = "cuda";
+  const InputError e = error_of([&] { case_from_json(j, "case.json"); });
+  CHECK(e.where() == "case.json");
+  CHECK(e.field() == "run");
+}

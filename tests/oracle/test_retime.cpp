@@ -34,7 +34,8 @@ json recording_json(const json& kernels) {
         "resolution": {"tick": 1, "launch_window": 0}},
       "expect": {"most-room": "pass"}})");
   const json m = {{"time_unit_ms", 20.0}, {"raw_ns", json::array({{{"origin_ns", 5000}, {"kernels", kernels}}})}};
-  c["notes"] = oracle::notes_with_run_metadata("tbcheck run of two-then-one: ok over 1 repetition(s)", m);
+  c["notes"] = "tbcheck run of two-then-one: ok over 1 repetition(s)";
+  c["run"] = m;
   return c;
 }
 
@@ -48,9 +49,7 @@ model::Case two_repetitions() {
   const json second = {{"k1", {{"sm", {0, 1}}, {"start_ns", {0, 32}}, {"end_ns", {20000064, 20004000}}}},
                        {"k2", {{"sm", {0}}, {"start_ns", {20001024}}, {"end_ns", {40001056}}}}};
   model::Case one = model::case_from_json(c, "two-then-one.cuda.json");
-  json m = oracle::run_metadata(one);
-  m["raw_ns"].push_back({{"origin_ns", 9000}, {"kernels", second}});
-  one.notes = oracle::notes_with_run_metadata(oracle::notes_before_run_metadata(one.notes), m);
+  one.run["raw_ns"].push_back({{"origin_ns", 9000}, {"kernels", second}});
   return one;
 }
 
@@ -100,14 +99,17 @@ TEST_CASE("retime orders the retirements a model unit tied as the GPU's timer sa
 TEST_CASE("retime refuses what it cannot do, naming the file and the field or the flag", "[oracle][retime]") {
   json plain = recording_json(gpu_times());
   plain["notes"] = "recorded by hand";
+  plain.erase("run");
   auto e = error_of([&] { oracle::retime_recording(model::case_from_json(plain, "plain.json"), 1000); });
   CHECK(e.where() == "plain.json");
-  CHECK(e.field() == "notes");
+  CHECK(e.field() == "run");
 
+  // A recording of the older form, its run metadata at the end of its notes, is read the same way.
   json no_raw = recording_json(gpu_times());
+  no_raw.erase("run");
   no_raw["notes"] = "tbcheck run of x; metadata {\"time_unit_ms\": 20.0}";
   CHECK(error_of([&] { oracle::retime_recording(model::case_from_json(no_raw, "old.json"), 1000); }).field() ==
-        "notes (metadata.raw_ns)");
+        "run.raw_ns");
 
   e = error_of([&] { oracle::retime_recording(recording(), 3000); });
   CHECK(e.where() == "--unit-ns");
@@ -118,12 +120,12 @@ TEST_CASE("retime refuses what it cannot do, naming the file and the field or th
   unfinished["k1"]["end_ns"][0] = nullptr;  // the block did not finish: its record is empty
   e = error_of([&] { oracle::retime_recording(recording(unfinished), 1000); });
   CHECK(e.where() == "two-then-one.cuda.json");
-  CHECK(e.field() == "notes (metadata.raw_ns[0].kernels.k1).end_ns[0]");
+  CHECK(e.field() == "run.raw_ns[0].kernels.k1.end_ns[0]");
 
   json missing = gpu_times();
   missing.erase("k2");
   CHECK(error_of([&] { oracle::retime_recording(recording(missing), 1000); }).field() ==
-        "notes (metadata.raw_ns[0].kernels.k2)");
+        "run.raw_ns[0].kernels.k2");
 }
 
 TEST_CASE("retime on an H200 recording: 20 ms blocks come out 20 ms long and their tied ends apart",
@@ -172,5 +174,5 @@ TEST_CASE("retime takes any repetition the run kept, its SMs in the device's sch
   model::Case mixed = c;
   mixed.observation->sm_of_block["k2"] = {0};
   CHECK(error_of([&] { oracle::retime_recording(mixed, 1000, 0); }).field() ==
-        "notes (metadata.raw_ns[0].kernels.k2).sm");
+        "run.raw_ns[0].kernels.k2.sm");
 }

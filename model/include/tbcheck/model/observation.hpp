@@ -64,11 +64,15 @@ struct Case {
   std::optional<Observation> observation;
   std::map<std::string, Expect> expect;  // hypothesis name -> what the source says
   std::string notes;
+  // What the oracle that recorded it says about the run (`tbcheck run`: oracle, device identity, every
+  // repetition's ns times, ...); an object, or null for a case no run wrote.
+  json run;
   json to_json() const;
 };
 
-// A case object: a scenario plus id, source, observation, expect, notes. Observation kernels and
-// block indices are checked against the scenario.
+// A case object: a scenario plus id, source, observation, expect, notes, run. Observation kernels and
+// block indices are checked against the scenario. Recordings written before `run` was a field of its own
+// carry it at the end of their notes ("; metadata {...}"): read into `run`, the notes without it.
 Case case_from_json(const json& j, const std::string& where, const std::string& default_source = "");
 // A file holds one case, or a collection {"source": ..., "cases": [...]}; a directory is read
 // recursively in path order. Non-case JSON files (devices, hypotheses) under a directory are

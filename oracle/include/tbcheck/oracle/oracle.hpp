@@ -60,14 +60,6 @@ class Oracle {
   std::function<void()> progress_;
 };
 
-// A case has no metadata key: `tbcheck run` appends the run metadata to the case's notes ("; metadata {...}").
-// One writer and one reader of that form.
-std::string notes_with_run_metadata(const std::string& notes, const nlohmann::json& metadata);
-// The run metadata of a case's notes; null when there is none.
-nlohmann::json run_metadata(const model::Case& c);
-// The notes without their run metadata (all of them when there is none).
-std::string notes_before_run_metadata(const std::string& notes);
-
 // The recording of one schedule (sm_of_block, start_of_block per kernel) as an observation of `kind`.
 model::Observation observation_of(const model::Schedule& sch, model::ObservationKind kind);
 

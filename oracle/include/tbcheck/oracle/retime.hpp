@@ -2,15 +2,21 @@
 // metadata's raw_ns), so that retirements one model unit holds are ordered as the GPU ordered them.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tbcheck/model/error.hpp"
 #include "tbcheck/model/observation.hpp"
 
 namespace tbcheck::oracle {
 
 // How many repetitions' ns times c keeps (0 without run metadata or raw_ns).
 size_t kept_repetitions(const model::Case& c);
+// Why c is no recording that can be retimed at all (no run metadata, no ns times, no recorded SMs), naming its
+// file and the field; nullopt when it is one. A folder of recordings holds such cases (older runs, other
+// oracles): `tbcheck retime` lists them instead of stopping.
+std::optional<model::InputError> retime_refusal(const model::Case& c);
 
 // c (a recording `tbcheck run --oracle cuda` wrote, its metadata keeping raw_ns) in units of `unit_ns`:
 // durations and release times scaled by the run's unit over `unit_ns` (which must divide it), every block's
