@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 
 #include "tbcheck/model/builtin.hpp"
+#include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/model/text.hpp"
@@ -903,7 +904,7 @@ namespace {
 
 // "alg1+registers=pb+smem_ignore_below=3072": a shipped hypothesis and the changes from it, as learn and check name
 // compositions (model::composition_name), so that -H takes the name learn printed. Values are read as JSON
-// scalars; the name stays as written.
+// scalars; the name is the canonical one (a shipped hypothesis's where the options are its own).
 Hypothesis composition_named(const std::string& name) {
   const std::string where = fmt::format("composition '{}'", name);
   json j = json::object();
@@ -922,20 +923,35 @@ Hypothesis composition_named(const std::string& name) {
   }
   j["name"] = name;
   Hypothesis h = hypothesis_from_json(j, where);
+  h.name = composition_name(h);
   h.source = "composition";
   return h;
 }
 
 }  // namespace
 
-std::vector<Hypothesis> resolve_hypotheses(const std::string& spec) {
-  std::vector<Hypothesis> out;
+std::vector<std::string> hypothesis_list_items(const std::string& spec) {
+  std::vector<std::string> out;
   size_t pos = 0;
   while (pos <= spec.size()) {
-    size_t comma = spec.find(',', pos);
+    const size_t comma = spec.find(',', pos);
     std::string item = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     pos = comma == std::string::npos ? spec.size() + 1 : comma + 1;
-    if (item.empty()) continue;
+    if (!item.empty()) out.push_back(std::move(item));
+  }
+  if (out.empty()) throw InputError("--hypothesis", "", "no hypothesis given");
+  return out;
+}
+
+void check_distinct_hypothesis_names(const std::vector<std::string>& names) {
+  for (size_t i = 0; i < names.size(); ++i)
+    for (size_t k = i + 1; k < names.size(); ++k)
+      if (names[i] == names[k]) throw InputError("--hypothesis", "", fmt::format("hypothesis '{}' is given twice", names[i]));
+}
+
+std::vector<Hypothesis> resolve_hypotheses(const std::string& spec) {
+  std::vector<Hypothesis> out;
+  for (const std::string& item : hypothesis_list_items(spec)) {
     if (item == "all") {
       for (const auto& h : builtin_hypotheses()) out.push_back(h);
     } else if (const Hypothesis* h = find_builtin_hypothesis(item)) {
@@ -953,12 +969,9 @@ std::vector<Hypothesis> resolve_hypotheses(const std::string& spec) {
                                    item, fmt::join(names, ", ")));
     }
   }
-  if (out.empty()) throw InputError("--hypothesis", "", "no hypothesis given");
-  // Duplicate names would make result tables ambiguous.
-  for (size_t i = 0; i < out.size(); ++i)
-    for (size_t k = i + 1; k < out.size(); ++k)
-      if (out[i].name == out[k].name)
-        throw InputError("--hypothesis", "", fmt::format("hypothesis '{}' is given twice", out[i].name));
+  std::vector<std::string> names;
+  for (const auto& h : out) names.push_back(h.name);
+  check_distinct_hypothesis_names(names);
   return out;
 }
 

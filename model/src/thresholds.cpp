@@ -184,12 +184,7 @@ std::string threshold_range_text(const ThresholdOption& o, const ThresholdRange&
 
 std::vector<RangedHypothesis> resolve_ranged_hypotheses(const std::string& spec) {
   std::vector<RangedHypothesis> out;
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    const size_t comma = spec.find(',', pos);
-    const std::string item = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    pos = comma == std::string::npos ? spec.size() + 1 : comma + 1;
-    if (item.empty()) continue;
+  for (const std::string& item : hypothesis_list_items(spec)) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(item, ec)) {
       for (auto& h : resolve_hypotheses(item)) out.push_back({std::move(h), {}});
@@ -221,11 +216,9 @@ std::vector<RangedHypothesis> resolve_ranged_hypotheses(const std::string& spec)
     r.h.file = item;
     out.push_back(std::move(r));
   }
-  if (out.empty()) throw InputError("--hypothesis", "", "no hypothesis given");
-  for (size_t i = 0; i < out.size(); ++i)  // as resolve_hypotheses: duplicate names make result tables ambiguous
-    for (size_t k = i + 1; k < out.size(); ++k)
-      if (out[i].h.name == out[k].h.name)
-        throw InputError("--hypothesis", "", fmt::format("hypothesis '{}' is given twice", out[i].h.name));
+  std::vector<std::string> names;
+  for (const auto& r : out) names.push_back(r.h.name);
+  check_distinct_hypothesis_names(names);
   return out;
 }
 

@@ -29,19 +29,17 @@ bool looks_like_path(const std::string& s) {
 }
 
 // A composition name as learn prints it ("alg1+registers=pb"), read by the model's front door
-// (model::resolve_hypotheses), under its canonical spelling (a shipped name where the options are one's).
+// (model::resolve_hypotheses, which names it canonically), as a composition whatever file it came from.
 model::Hypothesis composition_from_name(const std::string& name) {
   if (name.find(',') != std::string::npos)
     throw model::InputError(fmt::format("composition '{}'", name), "", "one composition, not a list");
   model::Hypothesis h = model::resolve_hypotheses(name).front();
-  h.name = model::composition_name(h);
   h.source = "composition";
   h.file = "";
   return h;
 }
 
 model::Hypothesis one_hypothesis(const std::string& spec) {
-  if (spec.find('+') != std::string::npos && !looks_like_path(spec)) return composition_from_name(spec);
   auto hs = model::resolve_hypotheses(spec);
   if (hs.size() != 1)
     throw model::InputError("--hypothesis", "",
@@ -155,27 +153,12 @@ std::vector<model::Hypothesis> hypotheses_argument(py::handle o) {
     for (auto e : o)
       for (auto& h : hypotheses_argument(e)) out.push_back(std::move(h));
     if (out.empty()) throw model::InputError("--hypothesis", "", "no hypothesis given");
+    std::vector<std::string> names;
+    for (const auto& h : out) names.push_back(h.name);
+    model::check_distinct_hypothesis_names(names);
     return out;
   }
-  // A comma list as --hypothesis reads it, where an item may also be a composition name.
-  const std::string spec = path_argument(o);
-  std::vector<model::Hypothesis> out;
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    const size_t comma = spec.find(',', pos);
-    const std::string item = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    pos = comma == std::string::npos ? spec.size() + 1 : comma + 1;
-    if (item.empty()) continue;
-    if (item.find('+') != std::string::npos && !looks_like_path(item)) out.push_back(composition_from_name(item));
-    else
-      for (auto& h : model::resolve_hypotheses(item)) out.push_back(std::move(h));
-  }
-  if (out.empty()) throw model::InputError("--hypothesis", "", "no hypothesis given");
-  for (size_t i = 0; i < out.size(); ++i)
-    for (size_t k = i + 1; k < out.size(); ++k)
-      if (out[i].name == out[k].name)
-        throw model::InputError("--hypothesis", "", fmt::format("hypothesis '{}' is given twice", out[i].name));
-  return out;
+  return model::resolve_hypotheses(path_argument(o));  // a comma list as --hypothesis reads it
 }
 
 void bind_model(py::module_& m) {

@@ -296,6 +296,13 @@ TEST_CASE("a composition name as learn prints it reads back through --hypothesis
   CHECK(read >= 20);
   // One the space names as a change of alg1 and a shipped hypothesis has: the same options either way.
   CHECK(model::resolve_hypotheses("alg1+issue=device")[0].same_options(*model::find_builtin_hypothesis("alg1-paired")));
+  CHECK(model::resolve_hypotheses("alg1+issue=device")[0].name == "alg1-paired");
+  // Named canonically: the same changes in another order are the same composition, so the same name.
+  CHECK(model::resolve_hypotheses("alg1+smem=counted+registers=pb-contiguous")[0].name ==
+        "alg1+registers=pb-contiguous+smem=counted");
+  CHECK_THROWS_WITH(model::resolve_hypotheses("alg1+smem=counted+registers=pb-contiguous,"
+                                              "alg1+registers=pb-contiguous+smem=counted"),
+                    Catch::Contains("given twice"));
   // In a list beside a shipped name; a change without a value, or an unknown value, is refused naming it.
   CHECK(model::resolve_hypotheses("round-robin,alg1+registers=sm").size() == 2);
   CHECK_THROWS_WITH(model::resolve_hypotheses("alg1+registers"), Catch::Contains("mechanism=value"));
