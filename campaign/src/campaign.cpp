@@ -530,15 +530,11 @@ CollectResult collect(const Manifest& m, const std::string& campaign_dir, const 
       r.copied.push_back(target.string());
       continue;
     }
-    std::string there;
-    try {
-      there = model::read_input_file(target.string(), "--to");
-    } catch (const model::InputError&) {
-      there.clear();  // not a readable regular file: it differs
+    if (!fs::is_regular_file(fs::symlink_status(target, ec))) {  // a link, a folder: not the same result
       r.conflicts.push_back(target.string());
       continue;
     }
-    (there == content ? r.already : r.conflicts).push_back(target.string());
+    (model::read_input_file(target.string(), "--to") == content ? r.already : r.conflicts).push_back(target.string());
   }
   r.collected_dirs.assign(dirs.begin(), dirs.end());
   return r;
