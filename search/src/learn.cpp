@@ -175,8 +175,7 @@ void Learner::finish_undecided() {
 }
 
 LearnResult Learner::run() {
-  bool stop = false;
-  while (!stop && !alive_.empty()) {
+  while (!alive_.empty()) {
     model::throw_if_stopped();
     if (step_ >= o_.max_steps) {
       res_.outcome = groups_of_alive().size() == 1 ? LearnOutcome::Unconfirmed : LearnOutcome::Undecided;
@@ -184,8 +183,7 @@ LearnResult Learner::run() {
       break;
     }
     std::optional<size_t> ci = best_split();
-    size_t synth_ci = 0;
-    if (!ci && groups_of_alive().size() > 1 && split_by_synthesis(synth_ci)) ci = synth_ci;
+    if (!ci && groups_of_alive().size() > 1) ci = split_by_synthesis();
     if (ci) {
       if (o_.confirm) {
         if (auto sharpened = sharpen_split(*ci)) ci = sharpened;
@@ -199,7 +197,7 @@ LearnResult Learner::run() {
       break;
     }
     if (o_.confirm && bracket()) continue;
-    confirm(stop);
+    if (confirm() == ConfirmStep::Finished) break;
   }
   for (const auto& ob : history_) {
     model::Case c;

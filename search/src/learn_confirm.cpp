@@ -16,7 +16,7 @@
 
 namespace tbcheck::search::learn_detail {
 
-bool Learner::confirm(bool& stop) {
+Learner::ConfirmStep Learner::confirm() {
   auto groups = groups_of_alive();
   const std::vector<size_t>& group = groups.begin()->second;
   const size_t rep = group.front();
@@ -121,8 +121,7 @@ bool Learner::confirm(bool& stop) {
       res_.reason += fmt::format("; thresholds not bracketed to the device's granularity: {}", fmt::join(numeric_open, "; "));
     res_.confirmation = std::move(cf);
     res_.scope = scope_of(res_.intervals);
-    stop = true;
-    return true;
+    return ConfirmStep::Finished;
   };
   if (!o_.confirm) return finish();
   std::vector<size_t> open;
@@ -190,15 +189,12 @@ bool Learner::confirm(bool& stop) {
   std::vector<std::string> names;
   for (size_t k : best_cover) names.push_back(nbrs_[k].name);
   const Ran ran = run_case(*best, StepPurpose::Confirm, names);
-  if (ran == Ran::NoDevice || alive_.empty()) {
-    stop = true;
-    return true;
-  }
+  if (ran == Ran::NoDevice || alive_.empty()) return ConfirmStep::Finished;
   if (ran == Ran::NoObservation || ran == Ran::Skipped)
     for (size_t k : best_cover)
       nchecks_[k].detail = "the confirming case " + cases_[*best].id +
                            (ran == Ran::Skipped ? " cannot run on the oracle" : " gave no observation");
-  return false;
+  return ConfirmStep::Stepped;
 }
 
 std::vector<SeenCase> Learner::seen() const {

@@ -174,6 +174,7 @@ class Learner {
   // Observed: candidates judged. NoObservation: nobody dropped (timeout, no majority, ...). Skipped: the oracle
   // cannot run the case, which is set aside and counted, not a step. NoDevice: the oracle cannot run at all.
   enum class Ran { Observed, NoObservation, Skipped, NoDevice };
+  enum class ConfirmStep { Finished, Stepped };
 
   // learn.cpp
   std::optional<std::string> not_applicable(const model::Hypothesis& h) const;  // why h cannot place one block
@@ -188,14 +189,16 @@ class Learner {
   // any_witness: the first witness the simulation finds beyond the bounds, before Z3 seeks the smallest.
   PairResult synthesize(const model::Hypothesis& a, const model::Hypothesis& b, bool any_witness = false);
   std::optional<size_t> best_split();
-  bool split_by_synthesis(size_t& chosen);
+  // The witness Z3 synthesizes between two groups' representatives that splits the consistent set; none when
+  // synthesis is off, its budget spent, or no pair gives one.
+  std::optional<size_t> split_by_synthesis();
   // learn_step.cpp: one case on the oracle, and who it drops.
   Ran run_case(size_t ci, StepPurpose purpose, const std::vector<std::string>& confirms);
-  // learn_confirm.cpp. Confirmation of the one group left: true when finished (outcome set), false when a step
-  // changed the set. Thresholds (learn_numeric.hpp): the cases seen so far; h's thresholds refitted to them
+  // learn_confirm.cpp. Confirmation of the one group left: Finished (outcome set, or the oracle is gone), or
+  // Stepped (a confirming case ran; the set may have changed). Thresholds (learn_numeric.hpp): the cases seen so far; h's thresholds refitted to them
   // (false: none fit); one boundary case for the last group's representative (false: its thresholds are as
   // bracketed as they get).
-  bool confirm(bool& stop);
+  ConfirmStep confirm();
   std::vector<SeenCase> seen() const;
   bool refit(size_t i);
   bool bracket();

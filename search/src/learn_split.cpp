@@ -196,8 +196,8 @@ std::optional<size_t> Learner::best_split() {
   return std::nullopt;
 }
 
-bool Learner::split_by_synthesis(size_t& chosen) {
-  if (!o_.synthesize) return false;
+std::optional<size_t> Learner::split_by_synthesis() {
+  if (!o_.synthesize) return std::nullopt;
   auto groups = groups_of_alive();
   std::vector<std::vector<size_t>> gs;
   for (auto& [r, m] : groups) gs.push_back(m);
@@ -209,7 +209,7 @@ bool Learner::split_by_synthesis(size_t& chosen) {
       if (uf_.find(a) == uf_.find(b)) continue;  // merged by a proof found in this loop
       const auto key = std::minmax(a, b);
       if (tried_.count(key)) continue;
-      if (synthesis_left() <= 0) return false;
+      if (synthesis_left() <= 0) return std::nullopt;
       PairResult pr = synthesize(hs_[a], hs_[b]);
       tried_[key] = pr;
       if (pr.outcome == PairOutcome::Inseparable) {
@@ -220,10 +220,9 @@ bool Learner::split_by_synthesis(size_t& chosen) {
       if (pr.outcome != PairOutcome::Separated || !pr.witness) continue;
       const size_t ci = add_case(*pr.witness, fmt::format("synthesized ({} vs {}; {})", hs_[a].name, hs_[b].name, pr.route));
       if (score_of(cases_[ci], hs_, alive_, sharing()).groups < 2) continue;
-      chosen = ci;
-      return true;
+      return ci;
     }
-  return false;
+  return std::nullopt;
 }
 
 }  // namespace learn_detail
