@@ -930,7 +930,7 @@ Hypothesis composition_named(const std::string& name) {
 
 }  // namespace
 
-std::vector<std::string> hypothesis_list_items(const std::string& spec) {
+std::vector<std::string> hypothesis_list_items(const std::string& spec, const std::string& flag) {
   std::vector<std::string> out;
   size_t pos = 0;
   while (pos <= spec.size()) {
@@ -939,19 +939,19 @@ std::vector<std::string> hypothesis_list_items(const std::string& spec) {
     pos = comma == std::string::npos ? spec.size() + 1 : comma + 1;
     if (!item.empty()) out.push_back(std::move(item));
   }
-  if (out.empty()) throw InputError("--hypothesis", "", "no hypothesis given");
+  if (out.empty()) throw InputError(flag, "", "no hypothesis given");
   return out;
 }
 
-void check_distinct_hypothesis_names(const std::vector<std::string>& names) {
+void check_distinct_hypothesis_names(const std::vector<std::string>& names, const std::string& flag) {
   for (size_t i = 0; i < names.size(); ++i)
     for (size_t k = i + 1; k < names.size(); ++k)
-      if (names[i] == names[k]) throw InputError("--hypothesis", "", fmt::format("hypothesis '{}' is given twice", names[i]));
+      if (names[i] == names[k]) throw InputError(flag, "", fmt::format("hypothesis '{}' is given twice", names[i]));
 }
 
-std::vector<Hypothesis> resolve_hypotheses(const std::string& spec) {
+std::vector<Hypothesis> resolve_hypotheses(const std::string& spec, const std::string& flag) {
   std::vector<Hypothesis> out;
-  for (const std::string& item : hypothesis_list_items(spec)) {
+  for (const std::string& item : hypothesis_list_items(spec, flag)) {
     if (item == "all") {
       for (const auto& h : builtin_hypotheses()) out.push_back(h);
     } else if (const Hypothesis* h = find_builtin_hypothesis(item)) {
@@ -963,7 +963,7 @@ std::vector<Hypothesis> resolve_hypotheses(const std::string& spec) {
     } else {
       std::vector<std::string> names;
       for (const auto& b : builtin_hypotheses()) names.push_back(b.name);
-      throw InputError("--hypothesis", "",
+      throw InputError(flag, "",
                        fmt::format("unknown hypothesis '{}'; shipped hypotheses are: {}, all, a composition name "
                                    "(alg1+registers=pb, as learn prints them) or a path to a hypothesis file",
                                    item, fmt::join(names, ", ")));
@@ -971,7 +971,7 @@ std::vector<Hypothesis> resolve_hypotheses(const std::string& spec) {
   }
   std::vector<std::string> names;
   for (const auto& h : out) names.push_back(h.name);
-  check_distinct_hypothesis_names(names);
+  check_distinct_hypothesis_names(names, flag);
   return out;
 }
 

@@ -102,14 +102,7 @@ class SimOracle : public Oracle {
 }  // namespace
 
 std::unique_ptr<Oracle> make_sim(const std::string& arg, double noise, unsigned seed) {
-  std::vector<model::Hypothesis> hs;
-  try {
-    hs = model::resolve_hypotheses(arg);
-  } catch (const model::InputError& e) {  // resolve_hypotheses names its own flag; the user gave --oracle
-    if (e.where() == "--hypothesis") throw model::InputError("--oracle", e.field(), e.reason());
-    if (e.field() == "--hypothesis") throw model::InputError(e.where(), "--oracle", e.reason());
-    throw;
-  }
+  std::vector<model::Hypothesis> hs = model::resolve_hypotheses(arg, "--oracle");
   if (hs.size() != 1)
     throw model::InputError("--oracle", "", fmt::format("sim:{} names {} hypotheses; the device is played by exactly one",
                                                         arg, hs.size()));

@@ -204,10 +204,11 @@ const Hypothesis* find_builtin_hypothesis(std::string_view name);
 // Resolves a comma list of names, "all", paths to hypothesis files, and composition names as learn prints them
 // ("alg1+registers=pb"; named canonically, so the same composition spelt in another order is the same name).
 // Files with threshold intervals: resolve_ranged_hypotheses (model/thresholds.hpp), which reads the same list.
-std::vector<Hypothesis> resolve_hypotheses(const std::string& spec);
+// Errors about the list itself name `flag`, the option the user wrote it in.
+std::vector<Hypothesis> resolve_hypotheses(const std::string& spec, const std::string& flag = "--hypothesis");
 // The items of a comma list as --hypothesis takes it, empty ones dropped; an InputError when none is left.
-std::vector<std::string> hypothesis_list_items(const std::string& spec);
+std::vector<std::string> hypothesis_list_items(const std::string& spec, const std::string& flag = "--hypothesis");
 // An InputError naming the first name given twice: result tables know a hypothesis by its name.
-void check_distinct_hypothesis_names(const std::vector<std::string>& names);
+void check_distinct_hypothesis_names(const std::vector<std::string>& names, const std::string& flag = "--hypothesis");
 
 }  // namespace tbcheck::model
