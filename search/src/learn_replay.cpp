@@ -32,6 +32,40 @@ LearnOutcome ReplayLearnResult::outcome() const {
   return consistent_groups.size() == 1 ? LearnOutcome::Unconfirmed : LearnOutcome::Undecided;
 }
 
+std::string ReplayLearnResult::reason() const {
+  switch (outcome()) {
+    case LearnOutcome::NoneSurvives:
+      return nearest.empty() ? fmt::format("no candidate passes every one of the {} recording(s)", recordings)
+                             : fmt::format("no candidate passes every one of the {} recording(s); nearest: {} ({} "
+                                           "refuted block for block)",
+                                           recordings, fmt::join(nearest.front().names, ", "),
+                                           nearest.front().recordings_refuted);
+    case LearnOutcome::Unconfirmed:
+      return fmt::format("one group of {} candidate(s) passes every one of the {} recording(s); recordings cannot run "
+                         "the cases that would confirm it against its neighbours",
+                         consistent.size(), recordings);
+    case LearnOutcome::Undecided:
+      return fmt::format("{} groups of candidates pass every one of the {} recording(s); the campaign lists {} case(s) "
+                         "that would split them",
+                         consistent_groups.size(), recordings, campaign.size());
+    case LearnOutcome::Identified:
+    case LearnOutcome::Equivalent:
+    case LearnOutcome::Unstable:
+    case LearnOutcome::NoDevice:
+    case LearnOutcome::Unsupported: break;  // outcome() never gives these: recordings confirm nothing
+  }
+  return "";
+}
+
+std::string ReplayLearnResult::scope() const {
+  std::vector<std::string> iv;
+  for (const auto& i : intervals) iv.push_back(fmt::format("{} {}", i.option.key, i.range_text()));
+  return fmt::format("among {} candidates in {} groups that act alike on the device ({}), judged against {} "
+                     "recording(s){}{}",
+                     candidates, groups, space == LearnSpace::Compositions ? "the composition space" : "the given list",
+                     recordings, iv.empty() ? "" : "; thresholds every recording allows: ", fmt::join(iv, ", "));
+}
+
 nlohmann::json ReplayLearnResult::to_json() const {
   nlohmann::json sk = nlohmann::json::array();
   for (const auto& s : skipped)
@@ -75,7 +109,10 @@ nlohmann::json ReplayLearnResult::to_json() const {
                {"first_case", device_differs->first_case}};
   return {{"space", to_string(space)},
           {"outcome", to_string(outcome())},
+          {"reason", reason()},
+          {"scope", scope()},
           {"survivors", names},
+          {"equivalence", consistent_groups},
           {"recordings", recordings},
           {"nearest", near},
           {"device_differs", differs},

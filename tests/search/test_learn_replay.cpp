@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "helpers.hpp"
 #include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/device.hpp"
@@ -113,6 +115,19 @@ TEST_CASE("learning from recordings keeps the recorded composition and names the
   const auto j = r.to_json();
   CHECK(j["outcome"] == "undecided");
   CHECK(j["survivors"].size() == r.consistent.size());
+  // Both learners' JSON share these keys, so a script reads either alike.
+  const auto oracle_learner = search::LearnResult{}.to_json();
+  for (const char* key : {"space", "outcome", "reason", "candidates", "survivors", "equivalence", "mechanisms",
+                          "thresholds", "scope"}) {
+    INFO(key);
+    CHECK(j.contains(key));
+    CHECK(oracle_learner.contains(key));
+  }
+  CHECK(j["equivalence"].size() == r.consistent_groups.size());
+  CHECK_THAT(j["reason"].get<std::string>(), Catch::Contains(fmt::format("{} groups of candidates pass every one of the "
+                                                                         "{} recording(s)",
+                                                                         r.consistent_groups.size(), r.recordings)));
+  CHECK_THAT(j["scope"].get<std::string>(), Catch::Contains(fmt::format("among {} candidates", r.candidates)));
 }
 
 TEST_CASE("learning from recordings skips a recording of another device and names its file", "[learn][replay]") {

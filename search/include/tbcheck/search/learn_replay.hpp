@@ -96,6 +96,11 @@ struct ReplayLearnResult {
   // (no candidate fits), unconfirmed (one group fits; recordings cannot confirm it against its neighbours) or
   // undecided (several groups fit; the campaign lists cases that would split them).
   LearnOutcome outcome() const;
+  // Why, in a sentence, as the oracle learner's `reason`; and what the answer was found among (its `scope`).
+  std::string reason() const;
+  std::string scope() const;
+  // Beside the fields of its own, the keys both learners share: space, outcome, reason, candidates, survivors,
+  // equivalence (the surviving groups, by name), mechanisms, thresholds, scope.
   nlohmann::json to_json() const;
 };
 
