@@ -80,6 +80,8 @@ int64_t ContiguousSpace::fits(int size, int limit) const {
 }
 
 int ContiguousSpace::allocate(int size, int limit) {
+  // A fresh space (every simulation starts with them) would otherwise grow 1, 2, 4, 8: one allocation instead.
+  if (allocs_.capacity() == 0) allocs_.reserve(kReservedIntervals);
   if (size > 0 && compact(allocs_, used_)) {  // first fit is the tail
     int at = allocs_.empty() ? 0 : allocs_.back().offset + allocs_.back().size;
     if (limit - at < size) return -1;
@@ -368,8 +370,7 @@ void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
   a.smem = n.smem;
   a.pb_warps.fill(0);
   a.smem_offset = -1;
-  a.reg_offsets.clear();
-  a.reg_pbs.clear();
+  a.reg_pieces.clear();
   switch (h_.smem_config) {
     case SmemConfig::None: break;
     case SmemConfig::Tpc:
@@ -413,10 +414,7 @@ void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
       if (pb_regs) s.pb_regs[q] += count * n.regs_per_warp;
     }
   } else {
-    if (contiguous_regs) {
-      a.reg_offsets.reserve(static_cast<size_t>(n.warps));
-      a.reg_pbs.reserve(static_cast<size_t>(n.warps));
-    }
+    if (contiguous_regs) a.reg_pieces.reserve(static_cast<size_t>(n.warps));
     for (int w = 0; w < n.warps; ++w) {
       int q = 0;
       if constexpr (kW == Warps::PbStrictRR) {
@@ -439,8 +437,7 @@ void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
       if (contiguous_regs) {
         int off = s.pb_reg_space[q].allocate(n.regs_per_warp, lim_.regs_per_pb);
         if (off < 0) throw std::logic_error("pb-contiguous commit found no register hole");
-        a.reg_offsets.push_back(off);
-        a.reg_pbs.push_back(q);
+        a.reg_pieces.emplace_back(q, off);
       }
     }
   }
@@ -491,7 +488,7 @@ void GpuState::release_as(const Allocation& a) {
       for (int q = 0; q < pbs; ++q) s.pb_regs[q] -= a.pb_warps[q] * a.regs_per_warp;
       break;
     case Registers::PbContiguous:
-      for (size_t i = 0; i < a.reg_offsets.size(); ++i) s.pb_reg_space[a.reg_pbs[i]].release(a.reg_offsets[i]);
+      for (const auto& [pb, offset] : a.reg_pieces) s.pb_reg_space[static_cast<size_t>(pb)].release(offset);
       break;
   }
   if (a.smem > 0) {

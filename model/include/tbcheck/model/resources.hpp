@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tbcheck/model/hypothesis.hpp"
@@ -48,6 +49,7 @@ class ContiguousSpace {
   std::vector<Interval> holes(int limit) const;
 
  private:
+  static constexpr size_t kReservedIntervals = 8;  // a PB's warps of a few blocks, an SM's blocks
   std::vector<Interval> allocs_;
   int used_ = 0;
 };
@@ -72,8 +74,9 @@ struct Allocation {
   int smem = 0;
   std::array<int, kMaxPbs> pb_warps{};
   int smem_offset = -1;
-  std::vector<int> reg_offsets;  // per warp, registers: pb-contiguous only (warp w in PB pb_of[w])
-  std::vector<int> reg_pbs;
+  // Per warp, registers: pb-contiguous only: the PB its registers went to and their offset there. One vector,
+  // kept by the slot it lives in (Dispatcher), so a reused slot allocates nothing.
+  std::vector<std::pair<int, int>> reg_pieces;  // (pb, offset)
 };
 
 // Capacity of one SM for a block, with the parts that make it up (for explanations and tests).
