@@ -45,12 +45,13 @@ struct Retime : Command {
         // A folder of recordings holds runs that cannot be retimed (older runs, other oracles, fewer
         // repetitions than asked): listed, not fatal. A recording that is malformed stops the command.
         const std::string name = c.file.empty() ? c.id : c.file + " (" + c.id + ")";
+        const size_t kept = oracle::kept_repetitions(c);
         if (auto refusal = oracle::retime_refusal(c)) {
           skipped.emplace_back(name, refusal->what());
-        } else if (chosen && *chosen >= oracle::kept_repetitions(c)) {
+        } else if (chosen && *chosen >= kept) {
           skipped.emplace_back(name, fmt::format("--repetition: the run keeps the ns times of {} repetition(s), not "
                                                  "of repetition {}",
-                                                 oracle::kept_repetitions(c), *chosen + 1));
+                                                 kept, *chosen + 1));
         } else if (chosen) {
           retimed.push_back(oracle::retime_recording(c, unit_ns, *chosen));
         } else {
