@@ -17,6 +17,7 @@
 
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/search/distinguish.hpp"
 #include "tbcheck/smt/synthesis.hpp"
 

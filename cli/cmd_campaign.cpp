@@ -13,6 +13,7 @@
 #include "tbcheck/campaign/campaign.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/model/validate.hpp"
 #include "tbcheck/oracle/oracle.hpp"
 #include "tbcheck/report/table.hpp"

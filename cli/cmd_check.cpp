@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "tbcheck/model/device_spec.hpp"
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/model/thresholds.hpp"
 #include "tbcheck/report/table.hpp"
 #include "tbcheck/search/check.hpp"

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "commands.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/model/one_case.hpp"

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/json_reader.hpp"
 #include "tbcheck/report/table.hpp"

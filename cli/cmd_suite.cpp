@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "commands.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/report/table.hpp"
 #include "tbcheck/search/suite.hpp"
 

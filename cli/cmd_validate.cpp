@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/validate.hpp"
 #include "tbcheck/report/html.hpp"

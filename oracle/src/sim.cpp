@@ -7,6 +7,7 @@
 #include "kinds.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/model/simulator.hpp"
 
 namespace tbcheck::oracle::detail {

@@ -14,6 +14,7 @@
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/observation.hpp"
 #include "tbcheck/model/one_case.hpp"
@@ -153,9 +154,7 @@ std::vector<model::Hypothesis> hypotheses_argument(py::handle o) {
     for (auto e : o)
       for (auto& h : hypotheses_argument(e)) out.push_back(std::move(h));
     if (out.empty()) throw model::InputError("--hypothesis", "", "no hypothesis given");
-    std::vector<std::string> names;
-    for (const auto& h : out) names.push_back(h.name);
-    model::check_distinct_hypothesis_names(names);
+    model::check_distinct_hypothesis_names(out);
     return out;
   }
   return model::resolve_hypotheses(path_argument(o));  // a comma list as --hypothesis reads it

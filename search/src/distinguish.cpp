@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/effective.hpp"
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/model/stop.hpp"

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "tbcheck/model/effective.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/model/stop.hpp"

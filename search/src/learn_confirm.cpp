@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "tbcheck/model/compare.hpp"
+#include "tbcheck/model/effective.hpp"
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/search/check.hpp"
 #include "tbcheck/search/learn_rules.hpp"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/effective.hpp"
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/learn.hpp"

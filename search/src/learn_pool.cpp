@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tbcheck/model/compare.hpp"
+#include "tbcheck/model/effective.hpp"
 #include "tbcheck/model/options.hpp"
 #include "learn_internal.hpp"
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tbcheck/model/effective.hpp"
 #include "tbcheck/model/error.hpp"
 #include "tbcheck/model/feasibility.hpp"
 #include "tbcheck/model/options.hpp"

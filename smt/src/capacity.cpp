@@ -1,4 +1,4 @@
-// Needs of one block and the capacity rule as Z3 terms: the twins of model/src/resources.cpp's block_needs
+// Needs of one block and the capacity rule as Z3 terms: the twins of model/engine/src/resources.cpp's block_needs
 // and sm_capacity, one exhaustive switch per option (a new option value does not compile until encoded).
 #include <optional>
 #include <vector>

@@ -1,4 +1,4 @@
-// Thread block clusters as Z3 constraints (model/src/cluster.cpp is the reference): a cluster's leader starts
+// Thread block clusters as Z3 constraints (model/engine/src/cluster.cpp is the reference): a cluster's leader starts
 // at the first instant a GPC has room for the whole cluster and picks the GPC; its blocks share start and GPC.
 #include <vector>
 

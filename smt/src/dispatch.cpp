@@ -1,5 +1,5 @@
 // One dispatch decision as Z3 constraints: when block i starts, which SM the generic selection answers
-// (round-robin, most-room; paired issue), and that it waited only while nothing fitted (model/src/dispatch.cpp's loop).
+// (round-robin, most-room; paired issue), and that it waited only while nothing fitted (model/engine/src/dispatch.cpp's loop).
 #include <array>
 #include <stdexcept>
 #include <vector>
@@ -166,7 +166,7 @@ std::vector<expr> Encoder::spread_pick(int i, const std::vector<SmCap>& caps) {
     return std::array<int, 4>{gpc_tpcs[static_cast<size_t>(g)] == 1 ? 0 : 1, g, t, pos_of[static_cast<size_t>(s)]};
   };
   // tpc-position: after room and tier every term is a constant of the SM: its place in its TPC, its TPC's place
-  // in its GPC, then GPC, TPC and scan position (model/src/dispatch.cpp's key).
+  // in its GPC, then GPC, TPC and scan position (model/engine/src/dispatch.cpp's key).
   const bool by_position = h_.selection == model::Selection::TpcPosition;
   const std::vector<int> tpc_position = by_position ? model::tpc_positions(gpc_of_tpc) : std::vector<int>{};
   auto position_key = [&](int s) {

@@ -32,7 +32,7 @@ struct SmView {
 // The dispatcher unrolled over the blocks in pick order. Each block's decision (dispatch.cpp) asks the
 // state at its start instant (state.cpp), every SM's capacity there (capacity.cpp), the selection
 // (generic_pick, or fermi_pick.cpp), and commits the block's resources (commit.cpp): the order in which
-// model/src/dispatch.cpp and model/src/resources.cpp do it.
+// model/engine/src/dispatch.cpp and model/engine/src/resources.cpp do it.
 class Encoder {
  public:
   // Reads the hypothesis' options, each by an exhaustive switch (encoding.cpp).
@@ -41,7 +41,7 @@ class Encoder {
   // Group 0: kernel-level terms; group i + 1: the constraints of block i's decision.
   std::vector<z3::expr_vector> run_grouped();
 
-  // ---- numbering.cpp: numbering gpc-ring (model/src/numbering.cpp and Dispatcher::number_batch) ----
+  // ---- numbering.cpp: numbering gpc-ring (model/engine/src/numbering.cpp and Dispatcher::number_batch) ----
   // After run_grouped, under gpc-ring: the constraints that number the placements (the encoder's decisions, in
   // pick order) into `labelled`, the schedule by block index. Per pick: its kernel's launch index in the scenario
   // and the index in `labelled` of that kernel's block 0. Clustered kernels keep their placement order.
@@ -128,7 +128,7 @@ class Encoder {
   // kernel: the kernel asking (-1: block i's own; release times ask for other kernels too).
   expr local_ok(int i, const Instant& t, int kernel = -1);
 
-  // ---- capacity.cpp: needs of one block and capacity (model/src/resources.cpp's block_needs, sm_capacity) ----
+  // ---- capacity.cpp: needs of one block and capacity (model/engine/src/resources.cpp's block_needs, sm_capacity) ----
   // Per kernel: needs of one block (Algorithm 1 lines 4-6; seed 002 thresholds) and config_s.
   void kernel_terms();
   // Warps of R registers each PB can still take: warp slots and, pooled per PB, free registers
@@ -142,13 +142,13 @@ class Encoder {
   // kernel: the kernel asking (-1: block i's own; release times ask for other kernels too).
   std::vector<SmCap> capacities(int i, const Instant& t, int lmax, int kernel = -1);
 
-  // ---- dispatch.cpp: one dispatch decision (model/src/dispatch.cpp's loop) ----
+  // ---- dispatch.cpp: one dispatch decision (model/engine/src/dispatch.cpp's loop) ----
   void block(int i);
   // Selection and waiting rule of the generic dispatcher (round-robin, most-room, gpc-spread; issue paired).
   void generic_pick(int i, const std::vector<SmCap>& caps, const expr& lok);
-  // gpc-spread's choice by SM id: the SM with room whose key is least (model/src/dispatch.cpp's spread_pick).
+  // gpc-spread's choice by SM id: the SM with room whose key is least (model/engine/src/dispatch.cpp's spread_pick).
   std::vector<expr> spread_pick(int i, const std::vector<SmCap>& caps);
-  // Selection rule (rule_pick.cpp; model/src/rule_pick.cpp is the reference): by SM id, the SM with room whose
+  // Selection rule (rule_pick.cpp; model/engine/src/rule_pick.cpp is the reference): by SM id, the SM with room whose
   // key, compared key by key and then by scan position, is least.
   std::vector<expr> rule_pick(int i, const std::vector<SmCap>& caps);
   // By SM id: the SM with room for one block (caps' first level) that `less` ranks before every other SM with
@@ -157,7 +157,7 @@ class Encoder {
   // less(a, b): SM a's key is less than SM b's under the rule at block i's instant (scan position last); a
   // cluster's block ranks its GPC's SMs by it (cluster_pick.cpp).
   std::function<expr(int, int)> rule_order(int i, const std::vector<SmCap>& caps);
-  // Thread block clusters (cluster_pick.cpp; model/src/cluster.cpp is the reference): a cluster's leader waits
+  // Thread block clusters (cluster_pick.cpp; model/engine/src/cluster.cpp is the reference): a cluster's leader waits
   // until a GPC has room for all its blocks and picks the GPC; its other blocks start with it on that GPC.
   void cluster_pick(int i, const std::vector<SmCap>& caps, const expr& lok);
   expr position_of(const expr& sm);
@@ -176,7 +176,7 @@ class Encoder {
   // ---- release.cpp: release times, when kernels interleave in s_.pick_kernel's order ----
   // Block i's start: an event instant (a retirement, a release, or the previous start) at or after its
   // kernel's release, its kernel the head there, and every head before it (since the previous start)
-  // unable to place a block (model/src/simulate.cpp: releases are handled after retirements, before dispatch).
+  // unable to place a block (model/engine/src/simulate.cpp: releases are handled after retirements, before dispatch).
   void release_rules(int i);
   // Some SM takes a block of kernel q at the instant t, given blocks 0..i-1.
   expr fits_kernel(int i, int q, const Instant& t);
@@ -199,7 +199,7 @@ class Encoder {
   void pb_any_commit(int i, int k, const expr& sm, const expr& p0, const std::vector<SmCap>& caps,
                      std::vector<expr>& wq, expr& ptr_after);
 
-  // ---- fermi_pick.cpp: selection gpc-priority, seed 003 (model/src/fermi.cpp is the reference) ----
+  // ---- fermi_pick.cpp: selection gpc-priority, seed 003 (model/engine/src/fermi.cpp is the reference) ----
   // Blocks arrive here in pick order (encode_grouped permutes the decisions), so block i is the
   // (i - first)-th pick of its kernel and the dispatch sequence number is i.
   // Per SM: block i fits there under `caps` (at some instant), as one variable each, so that the
@@ -208,7 +208,7 @@ class Encoder {
   // Block i fits the SM `where`, given fits() at some instant.
   expr fits_on(const std::vector<expr>& fit, const expr& where);
   // Kernel k becomes the head at its first pick `first`: the planning instant T_k, the room per SM and
-  // the planned SM of every wave pick (Sections 3 and 4.1; concurrent kernels as model/src/fermi.cpp).
+  // the planned SM of every wave pick (Sections 3 and 4.1; concurrent kernels as model/engine/src/fermi.cpp).
   void fermi_plan(int k, int first);
   void fermi_pick(int i, const std::vector<SmCap>& caps, const expr& lok);
 

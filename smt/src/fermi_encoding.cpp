@@ -78,7 +78,7 @@ std::vector<expr> fermi_wave_plan(const TermSource& t, const std::vector<int>& g
       best.push_back(b);
     }
     // Whole-GPC steps while more blocks of the kernel remain (this one included) than SMs with room
-    // (Section 4.1, the 28x1 and 42x1 tables; model/src/fermi.cpp explains the reading).
+    // (Section 4.1, the 28x1 and 42x1 tables; model/engine/src/fermi.cpp explains the reading).
     const expr whole = t.num(blocks - p) > with_room;
     std::vector<expr> sent;
     for (int s = 0; s < sms; ++s) {

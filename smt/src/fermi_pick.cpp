@@ -1,4 +1,4 @@
-// Selection gpc-priority as Z3 constraints (seed 003; model/src/fermi.cpp is the reference): the
+// Selection gpc-priority as Z3 constraints (seed 003; model/engine/src/fermi.cpp is the reference): the
 // planning instant and first-wave plan of each kernel, then picks in the order blocks complete.
 #include <string>
 #include <vector>

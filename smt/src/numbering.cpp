@@ -1,5 +1,5 @@
 // Numbering gpc-ring and gpc-carry as Z3 constraints: which block index each placement of a batch gets, the twin of
-// model/src/numbering.cpp and of the simulator's Dispatcher::number_batch (model/src/dispatch.cpp).
+// model/engine/src/numbering.cpp and of the simulator's Dispatcher::number_batch (model/engine/src/dispatch.cpp).
 // A batch is a kernel's picks at one dispatch point; within it, more room first, then the SM's ring rank.
 #include <map>
 #include <utility>

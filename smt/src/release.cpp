@@ -34,7 +34,7 @@ void Encoder::release_rules(int i) {
   auto rel = [&](int q) { return s_.release[static_cast<size_t>(q)]; };
   const std::vector<int> left = left_at(i);
 
-  // An event instant: the previous start, a retirement, or a release (model/src/simulate.cpp's `now` steps).
+  // An event instant: the previous start, a retirement, or a release (model/engine/src/simulate.cpp's `now` steps).
   z3::expr_vector when(c_);
   when.push_back(st == prev);
   for (int j = 0; j < i; ++j) when.push_back(st == end_[static_cast<size_t>(j)]);

@@ -1,4 +1,4 @@
-// The SMT twin of model/src/rule_pick.cpp: a selection rule's key per SM as Z3 terms (constants folded), compared
+// The SMT twin of model/engine/src/rule_pick.cpp: a selection rule's key per SM as Z3 terms (constants folded), compared
 // lexicographically as spread_pick compares gpc-spread's key, the scan position last.
 #include <functional>
 #include <memory>

@@ -1,4 +1,4 @@
-// Thread block clusters in the simulator (model/src/cluster.cpp and the dispatcher): whole clusters on one
+// Thread block clusters in the simulator (model/engine/src/cluster.cpp and the dispatcher): whole clusters on one
 // GPC, the GPC choices, the spread choices, head-of-line waiting, and the refusals (no GPC map, options).
 #include <catch2/catch.hpp>
 

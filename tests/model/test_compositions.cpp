@@ -10,6 +10,7 @@
 
 #include "helpers.hpp"
 #include "tbcheck/model/compositions.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/error.hpp"

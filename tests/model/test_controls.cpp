@@ -1,4 +1,4 @@
-// The priority and partition options (model/src/controls.cpp) and what the simulator does with
+// The priority and partition options (model/engine/src/controls.cpp) and what the simulator does with
 // them: ranks and orders, allowed SMs, block-boundary priority, two levels, TPC masks.
 #include <catch2/catch.hpp>
 

@@ -10,6 +10,7 @@
 
 #include "helpers.hpp"
 #include "tbcheck/model/hypothesis.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 
 using namespace tbcheck;
 using namespace tbcheck::model;

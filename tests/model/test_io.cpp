@@ -1,4 +1,4 @@
-// Tests of model/src/io.cpp: atomic writes that never replace a record (also under a race), never
+// Tests of model/core/src/io.cpp: atomic writes that never replace a record (also under a race), never
 // replace corpus/hw/, leave no temporary, and input reads that give the real reason for a refusal.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// Tests of model/src/json_reader.cpp: a key repeated in one object is an InputError naming its dotted
+// Tests of model/core/src/json_reader.cpp: a key repeated in one object is an InputError naming its dotted
 // path (no value wins silently), at any depth and inside arrays; distinct objects may reuse keys.
 #include <catch2/catch.hpp>
 

@@ -9,6 +9,7 @@
 
 #include "tbcheck/model/controls.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/effective.hpp"
 #include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/model/scenario.hpp"

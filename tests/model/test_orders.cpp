@@ -1,4 +1,4 @@
-// Tests of judging over unobserved orders (model/src/orders.cpp): launches within the launch window,
+// Tests of judging over unobserved orders (model/judging/src/orders.cpp): launches within the launch window,
 // retirements within a tick under trace-driven timing, the bound that gives `unknown`, and the timing names.
 #include <catch2/catch.hpp>
 

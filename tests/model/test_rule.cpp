@@ -1,4 +1,4 @@
-// The rule language (model/src/rule.cpp): a hypothesis file's selection as a list of ranking keys, read back to
+// The rule language (model/core/src/rule.cpp): a hypothesis file's selection as a list of ranking keys, read back to
 // itself, its errors naming the file, the key and why, and the shipped selections written as rules.
 #include <catch2/catch.hpp>
 

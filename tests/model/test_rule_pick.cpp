@@ -1,4 +1,4 @@
-// The simulator's rule interpreter (model/src/rule_pick.cpp): every shipped ranking written as a rule places every
+// The simulator's rule interpreter (model/engine/src/rule_pick.cpp): every shipped ranking written as a rule places every
 // block where the hard-wired selection does, on random scenarios, and hand-checked placements of single features.
 #include <catch2/catch.hpp>
 

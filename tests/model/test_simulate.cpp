@@ -395,7 +395,7 @@ TEST_CASE("the simulator agrees with a plain reference dispatcher on random scen
       s.device.issue_pass_from = between(0, 3);
     }
     for (const auto& h : builtin_hypotheses()) {
-      // gpc-priority is another algorithm (a planned first wave, then completion order; model/src/fermi.cpp),
+      // gpc-priority is another algorithm (a planned first wave, then completion order; model/engine/src/fermi.cpp),
       // not a per-block SM choice this reference mirrors; tests/model/test_fermi.cpp checks it against seed 003.
       // The spreads (gpc-spread, tpc-position) need a GPC map, which mini devices lack (test_dispatch.cpp).
       if (needs_gpc_map(h)) continue;

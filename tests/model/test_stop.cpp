@@ -1,4 +1,4 @@
-// Tests of model/src/stop.cpp: a requested stop reaches the polls, the interrupt callbacks registered at
+// Tests of model/core/src/stop.cpp: a requested stop reaches the polls, the interrupt callbacks registered at
 // the time or later, and writes (none starts, none half-done is placed, no folder is left behind).
 #include <catch2/catch.hpp>
 

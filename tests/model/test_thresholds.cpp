@@ -4,6 +4,7 @@
 
 #include "helpers.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/model/thresholds.hpp"
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "helpers.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/contested.hpp"
 

@@ -11,6 +11,7 @@
 #include "helpers.hpp"
 #include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/device.hpp"
+#include "tbcheck/model/effective.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/model/simulator.hpp"

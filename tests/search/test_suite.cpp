@@ -5,6 +5,7 @@
 #include <set>
 
 #include "helpers.hpp"
+#include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/search/suite.hpp"
 
 using namespace tbcheck;

@@ -36,7 +36,7 @@ TieCheck tie_robust(const model::Scenario& s, const std::vector<model::Hypothesi
 
 // Whether a pair stays separated whatever order its tied retirements take, as a trace-timed validate
 // judges a recording: each side's recording (under both readings of the retirement mechanism) against
-// every admissible order of the other side's retirements (model/src/orders.cpp).
+// every admissible order of the other side's retirements (model/judging/src/orders.cpp).
 enum class OrderSeparation {
   Separated,   // every such recording refutes the other side under every admissible order
   Reproduced,  // some admissible order of the other side reproduces one of them

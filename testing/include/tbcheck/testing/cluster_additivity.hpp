@@ -20,7 +20,7 @@ struct AdditivityOptions {
   RoomUnit unit = RoomUnit::Blocks;
 };
 
-// The cluster rule (model/src/cluster.cpp) counts a GPC's room as the sum of its SMs' capacities for the
+// The cluster rule (model/engine/src/cluster.cpp) counts a GPC's room as the sum of its SMs' capacities for the
 // kernel, which is exact when committing one block of kernel k on SM s lowers capacity(s, k) by exactly one
 // and leaves every other SM's capacity for k unchanged ("additive"). This walks random kernels (warps,
 // registers, shared memory, local memory drawn over the device's limits) through GpuState's own commit and

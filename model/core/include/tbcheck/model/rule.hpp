@@ -10,7 +10,7 @@
 namespace tbcheck::model {
 
 // What a rule may rank a candidate SM by (an SM with room for at least one block of the kernel). The engines
-// read features only in switches without default (model/src/rule_pick.cpp, smt/src/rule_pick.cpp), so a
+// read features only in switches without default (model/engine/src/rule_pick.cpp, smt/src/rule_pick.cpp), so a
 // feature added here does not build until both say what it is.
 enum class RuleFeature { Room, Held, TpcRoom, SingleTpcGpc, GpcServed, SmInTpc, TpcPosition, Gpc, Tpc, Position, RrDistance };
 enum class Prefer { Min, Max };

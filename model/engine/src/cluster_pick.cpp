@@ -1,5 +1,5 @@
 // Thread block clusters on the generic dispatcher: a clustered head kernel places one whole cluster at a time
-// on one GPC, or waits (model/src/cluster.cpp holds the choices; smt/src/cluster_pick.cpp is the twin).
+// on one GPC, or waits (model/engine/src/cluster.cpp holds the choices; smt/src/cluster_pick.cpp is the twin).
 #include <algorithm>
 #include <stdexcept>
 

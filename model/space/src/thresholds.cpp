@@ -182,46 +182,6 @@ std::string threshold_range_text(const ThresholdOption& o, const ThresholdRange&
   return "";
 }
 
-std::vector<RangedHypothesis> resolve_ranged_hypotheses(const std::string& spec) {
-  std::vector<RangedHypothesis> out;
-  for (const std::string& item : hypothesis_list_items(spec)) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(item, ec)) {
-      for (auto& h : resolve_hypotheses(item)) out.push_back({std::move(h), {}});
-      continue;
-    }
-    json j = read_json_file(item);
-    RangedHypothesis r;
-    if (j.is_object())
-      for (const auto& o : threshold_options()) {
-        const std::string key(o.key);
-        if (!j.contains(key) || !(j[key].is_string() || j[key].is_object())) continue;
-        std::string error;
-        const auto range = threshold_range_from_json(j[key], error);
-        if (!range) throw InputError(item, key, error);
-        r.ranges[key] = *range;
-        j[key] = range->hi;  // a point inside, so the options are read and checked as usual
-      }
-    if (r.ranges.empty()) {
-      out.push_back({load_hypothesis_file(item), {}});
-      continue;
-    }
-    r.h = hypothesis_from_json(j, item);
-    // As load_hypothesis_file: results know a hypothesis by its name, and a shipped one has point thresholds.
-    if (find_builtin_hypothesis(r.h.name))
-      throw InputError(item, "name",
-                       fmt::format("'{}' is the name of a shipped hypothesis; a hypothesis file with a threshold interval "
-                                   "takes a name of its own",
-                                   r.h.name));
-    r.h.file = item;
-    out.push_back(std::move(r));
-  }
-  std::vector<std::string> names;
-  for (const auto& r : out) names.push_back(r.h.name);
-  check_distinct_hypothesis_names(names);
-  return out;
-}
-
 json ranged_to_json(const RangedHypothesis& r) {
   json j = r.h.to_json();
   for (const auto& o : threshold_options())

@@ -85,7 +85,7 @@ Check check_fact(const Fact& f, const Scenario& s, const Schedule& sch);
 Check compare_recording(const Observation& o, const Scenario& s, const Schedule& sch, Level l, int64_t tick = 1);
 
 // Simulates the case under the hypothesis and judges it, over every order its recording admits
-// (model/src/orders.cpp).
+// (model/judging/src/orders.cpp).
 CaseResult evaluate(const Case& c, const Hypothesis& h, const JudgeOptions& o = {});
 
 json to_json(const CaseResult& r);

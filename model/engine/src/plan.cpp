@@ -80,7 +80,7 @@ FeasibilityCheck scenario_support(const Scenario& s, const Hypothesis& h) {
                            s.total_blocks(), kMaxSimulatedBlocks);
     return f;
   }
-  // Clusters (model/src/cluster.cpp): placed by the device's GPC map, never a guessed one.
+  // Clusters (model/engine/src/cluster.cpp): placed by the device's GPC map, never a guessed one.
   for (auto [status, why] : {std::pair{Feasibility::NoGpcMap, cluster_no_gpc_map(s)},
                              std::pair{Feasibility::Unsupported, cluster_unsupported(s, h)}}) {
     if (why.empty()) continue;

@@ -15,11 +15,9 @@
 #include <fmt/ranges.h>
 
 #include "tbcheck/model/builtin.hpp"
-#include "tbcheck/model/compositions.hpp"
 #include "tbcheck/model/device.hpp"
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/model/text.hpp"
-#include "tbcheck/model/thresholds.hpp"
 
 namespace tbcheck::model {
 
@@ -321,7 +319,7 @@ template <typename E, size_t N>
 std::string_view name_in(const Choice<E> (&rows)[N], E e) {
   const auto i = static_cast<size_t>(e);
   if (i < N) return rows[i].name;  // rows are in enum order (static_assert above)
-  throw std::logic_error("an option value without a row in its mechanism's Choice table (model/src/hypothesis.cpp)");
+  throw std::logic_error("an option value without a row in its mechanism's Choice table (model/core/src/hypothesis.cpp)");
 }
 
 }  // namespace
@@ -579,7 +577,7 @@ std::string_view to_string(Numbering e) { return name_in(kNumberingChoices, e); 
 std::optional<CombinationError> combination_error(const Hypothesis& h) {
   // gpc-priority places blocks by the GPC map (seed 003 Section 4.1), so an SM scan order has no part in
   // it, and paired issue belongs to the generic dispatcher; a device without a GPC map is
-  // rejected when the hypothesis meets it (model/src/fermi.cpp).
+  // rejected when the hypothesis meets it (model/engine/src/fermi.cpp).
   if (is_fermi(h.selection) && h.order != Order::Natural)
     return CombinationError{"order", fmt::format("selection 'gpc-priority' orders SMs by their GPCs (seed 003 Section "
                                                  "4.1); the order must be 'natural', not '{}'",
@@ -898,81 +896,6 @@ Hypothesis load_hypothesis_file(const std::string& path) {
                                  h.name));
   h.file = path;
   return h;
-}
-
-namespace {
-
-// "alg1+registers=pb+smem_ignore_below=3072": a shipped hypothesis and the changes from it, as learn and check name
-// compositions (model::composition_name), so that -H takes the name learn printed. Values are read as JSON
-// scalars; the name is the canonical one (a shipped hypothesis's where the options are its own).
-Hypothesis composition_named(const std::string& name) {
-  const std::string where = fmt::format("composition '{}'", name);
-  json j = json::object();
-  size_t plus = name.find('+');
-  j["base"] = name.substr(0, plus);
-  while (plus != std::string::npos) {
-    const size_t next = name.find('+', plus + 1);
-    const std::string item = name.substr(plus + 1, next == std::string::npos ? std::string::npos : next - plus - 1);
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      throw InputError(where, "", fmt::format("'{}' is not a change of the form mechanism=value", item));
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    json v = json::parse(value, nullptr, /*allow_exceptions=*/false);
-    j[key] = v.is_discarded() || v.is_object() || v.is_array() ? json(value) : v;
-    plus = next;
-  }
-  j["name"] = name;
-  Hypothesis h = hypothesis_from_json(j, where);
-  h.name = composition_name(h);
-  h.source = "composition";
-  return h;
-}
-
-}  // namespace
-
-std::vector<std::string> hypothesis_list_items(const std::string& spec, const std::string& flag) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    const size_t comma = spec.find(',', pos);
-    std::string item = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    pos = comma == std::string::npos ? spec.size() + 1 : comma + 1;
-    if (!item.empty()) out.push_back(std::move(item));
-  }
-  if (out.empty()) throw InputError(flag, "", "no hypothesis given");
-  return out;
-}
-
-void check_distinct_hypothesis_names(const std::vector<std::string>& names, const std::string& flag) {
-  for (size_t i = 0; i < names.size(); ++i)
-    for (size_t k = i + 1; k < names.size(); ++k)
-      if (names[i] == names[k]) throw InputError(flag, "", fmt::format("hypothesis '{}' is given twice", names[i]));
-}
-
-std::vector<Hypothesis> resolve_hypotheses(const std::string& spec, const std::string& flag) {
-  std::vector<Hypothesis> out;
-  for (const std::string& item : hypothesis_list_items(spec, flag)) {
-    if (item == "all") {
-      for (const auto& h : builtin_hypotheses()) out.push_back(h);
-    } else if (const Hypothesis* h = find_builtin_hypothesis(item)) {
-      out.push_back(*h);
-    } else if (item.find('/') != std::string::npos || item.ends_with(".json") || std::filesystem::exists(item)) {
-      out.push_back(load_hypothesis_file(item));
-    } else if (item.find('+') != std::string::npos) {
-      out.push_back(composition_named(item));
-    } else {
-      std::vector<std::string> names;
-      for (const auto& b : builtin_hypotheses()) names.push_back(b.name);
-      throw InputError(flag, "",
-                       fmt::format("unknown hypothesis '{}'; shipped hypotheses are: {}, all, a composition name "
-                                   "(alg1+registers=pb, as learn prints them) or a path to a hypothesis file",
-                                   item, fmt::join(names, ", ")));
-    }
-  }
-  std::vector<std::string> names;
-  for (const auto& h : out) names.push_back(h.name);
-  check_distinct_hypothesis_names(names, flag);
-  return out;
 }
 
 }  // namespace tbcheck::model

@@ -1,5 +1,5 @@
 // The rule language's descriptors (one row per feature), its JSON form, and the shipped selections written in it.
-// The engines interpret rules in model/src/rule_pick.cpp and smt/src/rule_pick.cpp.
+// The engines interpret rules in model/engine/src/rule_pick.cpp and smt/src/rule_pick.cpp.
 #include "tbcheck/model/rule.hpp"
 
 #include <algorithm>
@@ -67,7 +67,7 @@ const std::vector<FeatureInfo>& rule_features() {
 const FeatureInfo& feature_info(RuleFeature f) {
   const auto i = static_cast<size_t>(f);
   if (i < std::size(kFeatures)) return kFeatures[i];
-  throw std::logic_error("a rule feature without a row in kFeatures (model/src/rule.cpp)");
+  throw std::logic_error("a rule feature without a row in kFeatures (model/core/src/rule.cpp)");
 }
 
 std::string_view to_string(RuleFeature f) { return feature_info(f).name; }

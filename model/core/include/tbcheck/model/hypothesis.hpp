@@ -29,10 +29,10 @@ enum class Local { Ignore, GpuConfig };
 enum class Capacity { Blocks, Literal };
 enum class Issue { Single, Paired, PairedCc8, FromDevice };
 // How stream priorities order the kernels, and whether TPC masks confine the selection
-// (model/include/tbcheck/model/controls.hpp has the helpers both engines share).
+// (model/engine/include/tbcheck/model/controls.hpp has the helpers both engines share).
 enum class Priority { Ignore, Strict, TwoLevel };
 enum class Partition { AllowedSms, Ignore };
-// Thread block clusters (model/src/cluster.cpp): which GPC takes a cluster, and how its
+// Thread block clusters (model/engine/src/cluster.cpp): which GPC takes a cluster, and how its
 // blocks spread over that GPC's SMs.
 enum class ClusterGpc { MostRoom, LowestIndex };
 enum class ClusterSpread { Selection, OnePerSm };
@@ -41,7 +41,7 @@ enum class ClusterSpread { Selection, OnePerSm };
 enum class Retirement { AllThenDispatch, StartOrder };
 // Which block index each placement of a kernel gets: the order of placement (every paper), or, on GPUs that hand a
 // grid out GPC by GPC, the blocks placed at one instant numbered pass by pass and GPC by GPC from a pointer each
-// launch moves on (model/include/tbcheck/model/numbering.hpp): from the launch's place in the context (gpc-ring), or
+// launch moves on (model/engine/include/tbcheck/model/numbering.hpp): from the launch's place in the context (gpc-ring), or
 // from where the context's last launch left off (gpc-carry).
 enum class Numbering { Dispatch, GpcRing, GpcCarry };
 // Whether the numbering renumbers each batch of placements by the GPC ring (both engines switch on this).
@@ -99,6 +99,20 @@ struct Hypothesis {
 // The options as a compact key, equal for two hypotheses exactly when same_options is: a hash key for
 // sharing one simulation among candidates (search/src/learn_pool.cpp).
 std::string option_key(const Hypothesis& h);
+
+// A numeric mechanism (a threshold) compares one kernel quantity with its value: a block's quantity v is
+// ignored when v <= T (AtOrBelow) or v < T (Below). Each comes from its mechanism's descriptor
+// (hypothesis.cpp), so a later threshold plugs in there.
+enum class ThresholdSide { AtOrBelow, Below };
+enum class ThresholdQuantity { RegsPerThread, SmemPerBlock };
+struct ThresholdOption {
+  std::string_view key;
+  ThresholdSide side;
+  ThresholdQuantity quantity;
+  std::string_view cites;
+  std::optional<int> Hypothesis::*field;
+};
+const std::vector<ThresholdOption>& threshold_options();  // in the hypothesis-file order
 
 // What an option needs of a device before it can act there: nothing, a GPC map (gpc-priority), or thread
 // block clusters and a GPC map (the cluster mechanisms).
@@ -174,7 +188,7 @@ struct OptionColumn {
 std::vector<OptionColumn> option_columns(const Hypothesis& h);
 
 std::string_view to_string(Selection);
-// The shipped selections that are rankings (all but gpc-priority), written as rules (model/src/rule.cpp); and
+// The shipped selections that are rankings (all but gpc-priority), written as rules (model/core/src/rule.cpp); and
 // the table of them that `tbcheck hypotheses --options --markdown` prints after the option table.
 std::optional<Rule> selection_as_rule(Selection s);
 std::string shipped_rules_markdown();
@@ -201,14 +215,4 @@ Hypothesis load_hypothesis_file(const std::string& path);
 
 const std::vector<Hypothesis>& builtin_hypotheses();  // the shipped set, in a fixed order
 const Hypothesis* find_builtin_hypothesis(std::string_view name);
-// Resolves a comma list of names, "all", paths to hypothesis files, and composition names as learn prints them
-// ("alg1+registers=pb"; named canonically, so the same composition spelt in another order is the same name).
-// Files with threshold intervals: resolve_ranged_hypotheses (model/thresholds.hpp), which reads the same list.
-// Errors about the list itself name `flag`, the option the user wrote it in.
-std::vector<Hypothesis> resolve_hypotheses(const std::string& spec, const std::string& flag = "--hypothesis");
-// The items of a comma list as --hypothesis takes it, empty ones dropped; an InputError when none is left.
-std::vector<std::string> hypothesis_list_items(const std::string& spec, const std::string& flag = "--hypothesis");
-// An InputError naming the first name given twice: result tables know a hypothesis by its name.
-void check_distinct_hypothesis_names(const std::vector<std::string>& names, const std::string& flag = "--hypothesis");
-
 }  // namespace tbcheck::model

@@ -14,19 +14,7 @@
 
 namespace tbcheck::model {
 
-// A numeric mechanism (a threshold) compares one kernel quantity with its value: a block's quantity v is
-// ignored when v <= T (AtOrBelow) or v < T (Below). Each comes from its mechanism's descriptor
-// (hypothesis.cpp), so a later threshold plugs in there.
-enum class ThresholdSide { AtOrBelow, Below };
-enum class ThresholdQuantity { RegsPerThread, SmemPerBlock };
-struct ThresholdOption {
-  std::string_view key;
-  ThresholdSide side;
-  ThresholdQuantity quantity;
-  std::string_view cites;
-  std::optional<int> Hypothesis::*field;
-};
-const std::vector<ThresholdOption>& threshold_options();  // in the hypothesis-file order
+// The threshold mechanisms themselves (ThresholdOption, threshold_options) are the registry's: model/hypothesis.hpp.
 
 // The values a kernel's quantity can take on d, ascending: registers per thread the CUDA oracle's probe
 // kernels are built with (one allocation unit per thread apart, and the most a thread may have), or
@@ -80,9 +68,6 @@ struct RangedHypothesis {
   Hypothesis h;
   std::map<std::string, ThresholdRange> ranges;
 };
-// A comma list as resolve_hypotheses takes it; a file may give thresholds as intervals. A malformed interval
-// is an InputError naming the file and the field.
-std::vector<RangedHypothesis> resolve_ranged_hypotheses(const std::string& spec);
 // The hypothesis-file object with each ranged threshold written as its interval (what learn --out writes).
 json ranged_to_json(const RangedHypothesis& r);
 

@@ -1,5 +1,5 @@
 // The gpc-priority dispatcher (seed 003, Pai's Fermi scheduler): first waves planned by GPC priorities, later
-// blocks on SMs in completion order; model/src/fermi.cpp holds pick_sm and pick_block and what Pai leaves open.
+// blocks on SMs in completion order; model/engine/src/fermi.cpp holds pick_sm and pick_block and what Pai leaves open.
 #include "fermi_dispatch.hpp"
 
 #include <algorithm>

@@ -280,7 +280,7 @@ class Dispatcher {
   int pair_sm_ = -1, pair_kernel_ = -1;
   int64_t pair_time_ = -1;
 
-  // Thread block clusters (model/src/cluster.cpp) keep their own capacities apart from the index, for one
+  // Thread block clusters (model/engine/src/cluster.cpp) keep their own capacities apart from the index, for one
   // kernel at a time, recomputed for the SMs whose state changed since (cl_mark); tracked once a clustered
   // kernel is added on a device with a GPC map.
   std::vector<int> gpc_of_sm_;

@@ -156,7 +156,7 @@ Schedule run_plan(const Scenario& s, const Hypothesis& h, ScenarioPlan&& p, cons
   switch (h.selection) {
     case Selection::GpcPriority:
       if (ends) throw std::logic_error("recorded end times reached the gpc-priority dispatcher");
-      return simulate_fermi(s, h, p);  // seed 003: model/src/fermi_dispatch.cpp
+      return simulate_fermi(s, h, p);  // seed 003: model/engine/src/fermi_dispatch.cpp
     case Selection::RoundRobin:
     case Selection::MostRoom:
     case Selection::GpcSpread:

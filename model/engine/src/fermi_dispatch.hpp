@@ -1,4 +1,4 @@
-// The gpc-priority dispatcher (seed 003, model/src/fermi_dispatch.cpp) as simulate() calls it, on a plan
+// The gpc-priority dispatcher (seed 003, model/engine/src/fermi_dispatch.cpp) as simulate() calls it, on a plan
 // make_plan accepted.
 #pragma once
 #include "plan.hpp"

@@ -14,6 +14,7 @@
 
 #include "tbcheck/model/compare.hpp"
 #include "tbcheck/model/controls.hpp"
+#include "tbcheck/model/options.hpp"
 #include "tbcheck/model/simulator.hpp"
 
 namespace tbcheck::model {
@@ -603,7 +604,7 @@ CaseResult evaluate(const Case& c, const Hypothesis& h, const JudgeOptions& opts
   }
   if (!o.has_recording()) return r;
   // Trace-driven timing needs every block's times, and a dispatcher that takes recorded ends.
-  r.timing = opts.timing == Timing::Trace && o.has_block_times(c.scenario) && h.selection != Selection::GpcPriority
+  r.timing = opts.timing == Timing::Trace && o.has_block_times(c.scenario) && !is_fermi(h.selection)
                  ? Timing::Trace
                  : Timing::Model;
   const bool unobserved = r.timing == Timing::Trace || (o.resolution && o.resolution->launch_window > 0) ||

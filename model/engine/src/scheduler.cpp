@@ -24,7 +24,7 @@ std::string kernel_field(const std::string& field) {
   return field.rfind(prefix, 0) == 0 ? "kernel" + field.substr(prefix.size()) : field;
 }
 
-// The device limits the scenario loader checks of a kernel (model/src/scenario.cpp, kernel_from_json), without
+// The device limits the scenario loader checks of a kernel (model/core/src/scenario.cpp, kernel_from_json), without
 // its JSON round trip: a launch costs about what a block's placement does.
 void check_launch(const Kernel& k, const Device& d) {
   auto fail = [&](const char* field, const std::string& reason) {
