@@ -10,6 +10,7 @@
 #include "tbcheck/model/cluster.hpp"
 #include "tbcheck/model/controls.hpp"
 #include "tbcheck/model/fermi.hpp"
+#include "tbcheck/model/options.hpp"
 
 namespace tbcheck::model {
 
@@ -158,20 +159,12 @@ FeasibilityCheck scenario_support(const Scenario& s, const Hypothesis& h) {
 FeasibilityCheck check_feasibility(const Scenario& s, const Hypothesis& h) {
   FeasibilityCheck f = scenario_support(s, h);
   if (!f.runs()) return f;
-  switch (h.selection) {
-    case Selection::RoundRobin:
-    case Selection::MostRoom:
-    case Selection::GpcSpread:
-    case Selection::TpcPosition:
-    case Selection::Rule: break;  // its GPC map: scenario_support
-    case Selection::GpcPriority:
-      if (s.device.gpc_of_tpc.empty()) {  // seed 003 Sections 2 and 4.1
-        f.status = Feasibility::NoGpcMap;
-        f.field = "device";
-        f.reason = fermi_no_gpc_map_reason(s.device, h);
-        return f;
-      }
-      break;
+  // The other selections' GPC map: scenario_support.
+  if (is_fermi(h.selection) && s.device.gpc_of_tpc.empty()) {  // seed 003 Sections 2 and 4.1
+    f.status = Feasibility::NoGpcMap;
+    f.field = "device";
+    f.reason = fermi_no_gpc_map_reason(s.device, h);
+    return f;
   }
   return kernel_feasibility(s, h);
 }
@@ -212,14 +205,7 @@ KernelPlan plan_kernel(const Kernel& k, const Device& d, const Hypothesis& h) {
     for (int sm = 0; sm < d.sms; ++sm) a[static_cast<size_t>(sm)] = sm_allowed(k.tpcs, d, sm, h.partition);
     if (std::find(a.begin(), a.end(), 0) != a.end()) p.allowed = std::move(a);
   }
-  switch (h.selection) {
-    case Selection::GpcPriority: p.labels = fermi_block_order(k); break;  // seed 003 Section 4.2
-    case Selection::RoundRobin:
-    case Selection::MostRoom:
-    case Selection::GpcSpread:
-    case Selection::TpcPosition:
-    case Selection::Rule: p.labels = block_labels(k, d, h); break;
-  }
+  p.labels = is_fermi(h.selection) ? fermi_block_order(k) : block_labels(k, d, h);  // seed 003 Section 4.2
   return p;
 }
 

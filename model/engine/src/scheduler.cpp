@@ -9,6 +9,7 @@
 #include "dispatcher.hpp"
 #include "plan.hpp"
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/options.hpp"
 
 namespace tbcheck::model {
 
@@ -129,20 +130,13 @@ struct Scheduler::Impl {
 
 FeasibilityCheck Scheduler::support(const Device&, const Hypothesis& h) {
   FeasibilityCheck f;
-  switch (h.selection) {
-    case Selection::RoundRobin:
-    case Selection::MostRoom:
-    case Selection::GpcSpread:
-    case Selection::TpcPosition:
-    case Selection::Rule: break;
-    case Selection::GpcPriority:
-      f.status = Feasibility::Unsupported;
-      f.field = "selection";
-      f.reason = fmt::format("unsupported: {} uses selection 'gpc-priority', whose dispatcher (seed 003) plans each "
-                             "kernel's first wave and reuses SMs from block durations known in advance; it has no "
-                             "stepping form (use simulate())",
-                             h.name);
-      break;
+  if (is_fermi(h.selection)) {
+    f.status = Feasibility::Unsupported;
+    f.field = "selection";
+    f.reason = fmt::format("unsupported: {} uses selection 'gpc-priority', whose dispatcher (seed 003) plans each "
+                           "kernel's first wave and reuses SMs from block durations known in advance; it has no "
+                           "stepping form (use simulate())",
+                           h.name);
   }
   return f;
 }

@@ -14,6 +14,7 @@
 #include "fermi_dispatch.hpp"
 #include "plan.hpp"
 #include "tbcheck/model/error.hpp"
+#include "tbcheck/model/options.hpp"
 
 namespace tbcheck::model {
 
@@ -153,15 +154,9 @@ Schedule simulate_generic(const Scenario& s, const Hypothesis& h, ScenarioPlan&&
 
 // A scenario make_plan accepted, under either dispatcher.
 Schedule run_plan(const Scenario& s, const Hypothesis& h, ScenarioPlan&& p, const EndTimeSource* ends) {
-  switch (h.selection) {
-    case Selection::GpcPriority:
-      if (ends) throw std::logic_error("recorded end times reached the gpc-priority dispatcher");
-      return simulate_fermi(s, h, p);  // seed 003: model/engine/src/fermi_dispatch.cpp
-    case Selection::RoundRobin:
-    case Selection::MostRoom:
-    case Selection::GpcSpread:
-    case Selection::TpcPosition:
-    case Selection::Rule: break;
+  if (is_fermi(h.selection)) {
+    if (ends) throw std::logic_error("recorded end times reached the gpc-priority dispatcher");
+    return simulate_fermi(s, h, p);  // seed 003: model/engine/src/fermi_dispatch.cpp
   }
   return simulate_generic(s, h, std::move(p), ends);
 }
