@@ -21,64 +21,12 @@
 #include "tbcheck/model/hypothesis_list.hpp"
 #include "tbcheck/model/io.hpp"
 #include "tbcheck/model/json_reader.hpp"
-#include "tbcheck/report/learn.hpp"
 #include "tbcheck/report/table.hpp"
 #include "tbcheck/search/learn.hpp"
 #include "tbcheck/search/learn_rules.hpp"
 
 namespace tbcheck::cli {
 namespace {
-
-report::LearnStepView step_view(const search::LearnStep& s) {
-  report::LearnStepView v;
-  v.index = s.index;
-  v.purpose = std::string(search::to_string(s.purpose));
-  v.case_id = s.case_id;
-  v.origin = s.origin;
-  v.kernels = s.kernels;
-  v.blocks = s.blocks;
-  v.confirms = s.confirms;
-  v.group_sizes = s.group_sizes;
-  v.groups = s.groups;
-  v.oracle_status = std::string(oracle::to_string(s.status));
-  v.oracle_note = s.oracle_note;
-  v.oracle_seconds = s.oracle_seconds;
-  v.device_seconds = s.device_seconds;
-  v.dropped_count = s.dropped_count;
-  v.survivor_count = s.survivor_count;
-  v.survivors = s.survivors;
-  return v;
-}
-
-report::LearnView result_view(const search::LearnResult& r, const std::string& device) {
-  report::LearnView v;
-  v.device = device;
-  v.not_applicable = r.not_applicable;
-  for (const auto& c : r.skipped) v.skipped.push_back({c.case_id, c.reason});
-  v.skipped_count = r.skipped_count;
-  v.outcome = std::string(search::to_string(r.outcome));
-  v.reason = r.reason;
-  v.survivors = r.survivors;
-  v.intervals = r.intervals;
-  v.scope = r.scope;
-  for (const auto& n : r.nearest) v.nearest.push_back({n.name, n.cases_refuted, n.blocks_misplaced, n.first_case, n.where});
-  v.equivalence = r.equivalence;
-  for (const auto& p : r.open_pairs) v.open_pairs.push_back({p.a, p.b, p.why});
-  v.open_pair_count = r.open_pair_count;
-  if (r.confirmation)
-    for (const auto& n : r.confirmation->neighbours)
-      if (n.verdict == search::NeighbourVerdict::NotSeparated) v.not_separated.push_back({n.name, n.differences, n.detail});
-  for (const auto& m : r.mechanisms)
-    v.mechanisms.push_back({m.mechanism, std::string(search::to_string(m.state)), m.state == search::Settledness::Settled,
-                            m.values, m.settled_by});
-  v.steps = r.steps.size();
-  v.oracle_runs = r.oracle_runs;
-  v.oracle_seconds = r.oracle_seconds;
-  v.device_seconds = r.device_seconds;
-  v.synthesis_seconds = r.synthesis_seconds;
-  v.open_question = r.open_question;
-  return v;
-}
 
 struct Learn : Command {
   std::string device_name, hypothesis_spec, out_dir;
@@ -126,9 +74,9 @@ struct Learn : Command {
     opt.rule_neighbour_keys = rules.parsed() == RuleSearchMode::Off ? 0 : rules.bound.max_keys;
     opt.bounds.timeout_ms = static_cast<unsigned>(timeout_s * 1000);
     if (!json)
-      say("{}", report::learn_header_text(dev.name, opt.oracle_spec, hs.size(),
-                                                 opt.space == search::LearnSpace::Compositions, corpus.size(),
-                                                 opt.repetitions));
+      say("learn on {} with oracle {}: {} {}, {} corpus cases, {} repetition(s) per run\n", dev.name, opt.oracle_spec,
+          hs.size(), opt.space == search::LearnSpace::Compositions ? "compositions (every valid one)" : "hypotheses",
+          corpus.size(), opt.repetitions);
     report::Progress progress("learn");
     auto steps_printer = [&](size_t start_candidates) {
       const auto began = std::chrono::steady_clock::now();
@@ -141,7 +89,7 @@ struct Learn : Command {
         // The stage first: on a terminal it erases the live line, so the step's report starts a line.
         progress.stage(fmt::format("step {} of at most {}: choosing a splitting case and asking the oracle",
                                    s.index + 1, opt.max_steps));
-        if (!json) say("{}", report::learn_step_text(step_view(s)));
+        if (!json) say("{}", s.text());
         const double per_step =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() / std::max(1, s.index);
         const int left = std::min(opt.max_steps - s.index,
@@ -157,19 +105,10 @@ struct Learn : Command {
     std::optional<search::RuleSearchResult> rule_search;
     if (rules.wanted(opt.space, !r.consistent.empty()) && r.outcome != search::LearnOutcome::NoDevice &&
         r.outcome != search::LearnOutcome::Unsupported) {
-      if (!json) say("{}", report::learn_result_text(result_view(r, dev.name)));
+      if (!json) say("{}", r.text(dev.name));
       progress.stage("rule search: judging the rules on the cases observed", 0);
       search::RuleSearchResult rs = search::learn_rules(r, dev, corpus, opt, rules.bound, steps_printer(0));
-      if (!json) {
-        say("\nrule search: {}\nscope: {}\n{} rule candidate(s), {} consistent with the {} case(s) observed\n", rs.method,
-            rs.scope, rs.candidates, rs.consistent, r.observed.size());
-        if (!rs.learned && !rs.nearest.empty()) {
-          say("no rule within the bound fits; nearest (fewest observed cases refuted, then fewest blocks misplaced):\n");
-          for (const auto& n : rs.nearest)
-            say("  {} ({}): {} case(s), {} block(s); first fails {} ({})\n", n.name, model::rule_text(n.hypothesis.rule),
-                n.cases_refuted, n.blocks_misplaced, n.first_case, n.where);
-        }
-      }
+      if (!json) say("{}", rs.text(r.observed.size()));
       rule_search = std::move(rs);
     }
     const search::LearnResult& last = rule_search && rule_search->learned ? *rule_search->learned : r;
@@ -212,10 +151,7 @@ struct Learn : Command {
       j["written"] = written;
       print_json(j);
     } else if (!rule_search || rule_search->learned) {
-      report::LearnView v = result_view(last, dev.name);
-      v.written = written.size();
-      v.out_dir = out_dir;
-      say("{}", report::learn_result_text(v));
+      say("{}", last.text(dev.name, written.size(), out_dir));
     }
     const search::LearnOutcome outcome = rule_search && !rule_search->learned ? search::LearnOutcome::NoneSurvives
                                                                               : last.outcome;

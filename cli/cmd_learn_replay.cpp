@@ -93,80 +93,6 @@ void add_rule_search_options(CLI::App* app, RuleSearchFlags& f) {
 
 namespace {
 
-// Everything after the header line: skipped recordings, steps, then the consistent groups with their mechanisms,
-// thresholds and campaign, or the nearest when none fits.
-void print_replay(const search::ReplayLearnResult& r, const model::Device& dev, const std::string& carried_file) {
-  // One line per file: a folder of several devices' recordings skips whole files.
-  for (size_t i = 0; i < r.skipped.size();) {
-    size_t j = i;
-    while (j < r.skipped.size() && r.skipped[j].file == r.skipped[i].file && r.skipped[j].why == r.skipped[i].why) ++j;
-    if (j - i == 1) say("skipped {}\n", r.skipped[i].message);
-    else say("skipped {} case(s) ({}), first: {}\n", j - i, search::to_string(r.skipped[i].why), r.skipped[i].message);
-    i = j;
-  }
-  if (!r.not_applicable.empty())
-    say("set aside {} candidates not applicable to {} (first: {})\n", r.not_applicable.size(), dev.name,
-               r.not_applicable.front());
-  for (const auto& s : r.steps)
-    say("recording {:>2} {:<32} {:>6} -> {:>6} groups{}\n", s.index, s.case_id, s.groups_before, s.groups_after,
-               s.undecided ? fmt::format(" ({} undecided: kept)", s.undecided) : "");
-  if (r.device_differs) {
-    const auto& dd = *r.device_differs;
-    say("\nnote: {} of the {} recording(s) of {} carry a device that differs from the one given ({}; first: {}); "
-        "candidates are grouped and set aside on the device given. {}\n",
-        dd.recordings, r.recordings, dev.name, fmt::join(dd.fields, ", "), dd.first_file,
-        carried_file.empty() ? fmt::format("Their device is the \"device\" object of {}: write it to a file and give it "
-                                           "with --device FILE.",
-                                           dd.first_file)
-                             : fmt::format("It is {}: try --device {}", carried_file, carried_file));
-  }
-  if (r.consistent.empty()) {
-    say("\nno candidate fits every recording of {}\n", dev.name);
-    if (!r.nearest.empty()) {
-      say("nearest (fewest recordings refuted exactly, then fewest refuted in per-SM counts; of the groups refuted "
-          "last):\n");
-      for (const auto& n : r.nearest)
-        say("  {}{}: {} of {} recording(s) refuted ({} in counts); first fails {} ({}): {}\n", n.names.front(),
-            n.members > 1 ? fmt::format(" (and {} more acting alike; --json names some)", n.members - 1) : "",
-            n.recordings_refuted, r.recordings, n.counts_refuted, n.first_case, n.first_file, n.where);
-    }
-    return;
-  }
-  say("\nconsistent with every recording: {} candidates in {} groups\n", r.consistent.size(),
-             r.consistent_groups.size());
-  constexpr size_t kShownGroups = 6;
-  for (size_t i = 0; i < r.consistent_groups.size() && i < kShownGroups; ++i) {
-    const auto& g = r.consistent_groups[i];
-    say("  {}{}\n", fmt::join(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(g.size(), 3)), ", "),
-               g.size() > 3 ? fmt::format(", ... ({} in all)", g.size()) : "");
-  }
-  if (r.consistent_groups.size() > kShownGroups)
-    say("  ... {} more groups (--json lists every one)\n", r.consistent_groups.size() - kShownGroups);
-  say("mechanisms:\n");
-  for (const auto& m : r.mechanisms)
-    say("  {:<30} {:<8} {}\n", m.mechanism, search::to_string(m.state),
-               m.state == search::Settledness::Settled
-                   ? fmt::format("{}{}", fmt::join(m.values, " = "),
-                                 m.settled_by.empty() ? "" : " (settled by " + m.settled_by + ")")
-                   : fmt::format("still one of: {}", fmt::join(m.values, ", ")));
-  if (!r.intervals.empty()) {
-    say("thresholds of {} (the values every recording allows):\n", r.intervals_of);
-    for (const auto& iv : r.intervals)
-      say("  {:<30} {} ({} of the device's steps of {})\n", iv.option.key, iv.range_text(), iv.cuts(),
-                 iv.granularity);
-  }
-  if (r.campaign.empty()) {
-    say("campaign: none{}\n", r.consistent_groups.size() > 1 ? " (no corpus case splits the groups left)" : "");
-  } else {
-    say("campaign to settle the rest on {} (smallest first; classes over {} of the {} groups):\n", dev.name,
-               r.campaign_sample, r.consistent_groups.size());
-    for (const auto& c : r.campaign)
-      say("  {} ({} kernels, {} blocks; classes {}) from {}\n", c.c.id, c.c.scenario.kernels.size(),
-                 c.c.scenario.total_blocks(), fmt::join(c.class_sizes, "/"), c.origin);
-    say("  after them the largest class of the sample left together: {} group(s)\n", r.unsplit_groups);
-  }
-}
-
 // The first member of each consistent group (the simplest rule of the group: candidates come shortest rule
 // first), at most this many files.
 constexpr size_t kWrittenRules = 20;
@@ -251,13 +177,10 @@ int learn_from_recordings_command(const model::Device& dev, const std::vector<mo
   }
   say("learn on {} from recordings ({}; timing {}): {} candidates in {} groups that act alike on {}\n",
              dev.name, fmt::join(paths, ", "), model::to_string(opt.judging.timing), r.candidates, r.groups, dev.name);
-  print_replay(r, dev, carried_file);
+  say("{}", r.text(dev.name, carried_file));
   int evaluations = r.evaluations;
   if (rule_search) {
-    say("\nrule search ({}): {}\nscope: {}\n", rule_search->candidates ? "rules in place of the selection" : "nothing to search",
-        rule_search->method, rule_search->scope);
-    say("{} candidates in {} groups that act alike on {}\n", last.candidates, last.groups, dev.name);
-    print_replay(last, dev, "");
+    say("{}", rule_search->text(dev.name));
     evaluations += last.evaluations;
   }
   say("{} judgement(s) of a group against a recording\n", evaluations);

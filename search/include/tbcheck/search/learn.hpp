@@ -100,6 +100,7 @@ struct LearnStep {
   std::vector<std::string> confirms;            // Confirm: the neighbours this case was chosen to separate
   double oracle_seconds = 0;  // wall clock of the oracle run
   double device_seconds = 0;  // modelled GPU time: makespan x unit x repetitions
+  std::string text() const;   // as learn prints the step when it is taken (learn_text.cpp)
 };
 
 // A neighbour of the accepted survivor, and what confirmation learned about it.
@@ -192,6 +193,8 @@ struct LearnResult {
   // later search over other candidates (search/learn_rules.hpp) must also agree with.
   std::vector<model::Case> observed;
   nlohmann::json to_json() const;
+  // The result as learn prints it after the steps (learn_text.cpp); `written` files went to `out_dir`.
+  std::string text(const std::string& device, size_t written = 0, const std::string& out_dir = "") const;
 };
 
 // The scenario moved to `d`: as is when it is already on `d`; else each kernel whose blocks are a whole

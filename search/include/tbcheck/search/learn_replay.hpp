@@ -102,6 +102,10 @@ struct ReplayLearnResult {
   // Beside the fields of its own, the keys both learners share: space, outcome, reason, candidates, survivors,
   // equivalence (the surviving groups, by name), mechanisms, thresholds, scope.
   nlohmann::json to_json() const;
+  // Everything learn prints after its header: skipped recordings, steps, then the consistent groups with their
+  // mechanisms, thresholds and campaign, or the nearest when none fits (learn_text.cpp). `device_file`: a file of
+  // the command's that holds the device the recordings carry, where they carry another.
+  std::string text(const std::string& device, const std::string& device_file = "") const;
 };
 
 // Recordings not on `device` are skipped with a message naming their file; bad input throws model::InputError

@@ -92,6 +92,7 @@ struct RuleSearchResult {
   std::optional<LearnResult> learned;  // learn over the consistent rules (oracle learning only)
   std::vector<NearMiss> nearest;       // none consistent: the nearest rules and the first block each gets wrong
   nlohmann::json to_json() const;
+  std::string text(size_t observed) const;  // after the first learn, which observed `observed` cases
 };
 
 // Oracle learning: after `first` (a learn over the space) found none fitting, or when asked to go on anyway.
@@ -112,6 +113,7 @@ struct ReplayRuleSearchResult {
   size_t candidates = 0;
   ReplayLearnResult replay;
   nlohmann::json to_json() const;
+  std::string text(const std::string& device) const;  // the search, then its replay as ReplayLearnResult::text
 };
 ReplayRuleSearchResult learn_rules_from_recordings(const ReplayLearnResult& first, const model::Device& d,
                                                    const std::vector<model::Case>& recordings,
