@@ -22,7 +22,7 @@ namespace learn_detail {
 Learner::Learner(std::vector<model::Hypothesis> candidates, const model::Device& device,
                  const std::vector<model::Case>& corpus, const LearnOptions& o,
                  const std::function<void(const LearnStep&)>& on_step)
-    : device_(device), o_(o), on_step_(on_step), uf_(0) {
+    : device_(device), o_(o), on_step_(on_step) {
   if (o.oracle_spec.rfind("replay", 0) == 0)
     throw model::InputError("--oracle", "", "learn needs an oracle that runs new scenarios: sim:<hypothesis> or cuda");
   if (candidates.empty()) throw model::InputError("--hypotheses", "", "no hypotheses to learn from");
@@ -60,33 +60,33 @@ Learner::Learner(std::vector<model::Hypothesis> candidates, const model::Device&
       res_.not_applicable.push_back(fmt::format("{}: {}", h.name, *why));
       continue;
     }
-    machines_.of.push_back(machines_.add(acting));
-    hs_.push_back(std::move(h));
+    space_.machines.of.push_back(space_.machines.add(acting));
+    space_.candidates.push_back(std::move(h));
   }
-  if (hs_.empty()) throw model::InputError("--hypotheses", "", "none of the hypotheses applies to " + device.name);
-  res_.candidates = hs_.size();
-  alive_.resize(hs_.size());
-  std::iota(alive_.begin(), alive_.end(), 0);
-  uf_ = UnionFind(hs_.size());
+  if (space_.candidates.empty()) throw model::InputError("--hypotheses", "", "none of the hypotheses applies to " + device.name);
+  res_.candidates = space_.candidates.size();
+  space_.alive.resize(space_.candidates.size());
+  std::iota(space_.alive.begin(), space_.alive.end(), 0);
+  space_.groups = UnionFind(space_.candidates.size());
   // Candidates of one machine are one group from the start: the first of each machine leads it.
-  std::vector<size_t> first_of(machines_.acting.size(), SIZE_MAX);
-  for (size_t i = 0; i < hs_.size(); ++i) {
-    size_t& first = first_of[machines_.of[i]];
+  std::vector<size_t> first_of(space_.machines.acting.size(), SIZE_MAX);
+  for (size_t i = 0; i < space_.candidates.size(); ++i) {
+    size_t& first = first_of[space_.machines.of[i]];
     if (first == SIZE_MAX) {
       first = i;
       continue;
     }
-    uf_.unite(first, i);
-    proof_[i] = why_one_machine(hs_[first], hs_[i], device);
+    space_.groups.unite(first, i);
+    space_.proof[i] = why_one_machine(space_.candidates[first], space_.candidates[i], device);
   }
-  for (auto& c : device_cases(corpus, device)) cases_.emplace_back(c.id, c.origin, std::move(c.scenario));
+  for (auto& c : device_cases(corpus, device)) pool_.cases.emplace_back(c.id, c.origin, std::move(c.scenario));
   fields_ = model::mechanism_fields();
   value_names_.resize(fields_.size());
-  values_.resize(fields_.size() * hs_.size());
-  for (size_t i = 0; i < hs_.size(); ++i) set_values(i);
-  refittable_.assign(hs_.size(), 0);
-  refit_failed_.assign(hs_.size(), 0);
-  dropped_at_.assign(hs_.size(), 0);
+  values_.resize(fields_.size() * space_.candidates.size());
+  for (size_t i = 0; i < space_.candidates.size(); ++i) set_values(i);
+  refit_.refittable.assign(space_.candidates.size(), 0);
+  refit_.failed.assign(space_.candidates.size(), 0);
+  refit_.dropped_at.assign(space_.candidates.size(), 0);
   settled_by_.assign(fields_.size(), "");
   was_settled_.assign(fields_.size(), false);
   for (size_t f = 0; f < fields_.size(); ++f) was_settled_[f] = values_left(f).size() == 1;
@@ -109,13 +109,13 @@ uint16_t Learner::value_id(size_t f, const std::string& v) {
 
 void Learner::set_values(size_t i) {
   const size_t fs = fields_.size();
-  const std::vector<std::string> written = field_values(hs_[i], fields_);
+  const std::vector<std::string> written = field_values(space_.candidates[i], fields_);
   for (size_t f = 0; f < fs; ++f) values_[i * fs + f] = value_id(f, written[f]);
   // Machines are numbered in the order of their first candidates, so machine m's first set_values comes after
   // those of machines below m.
-  const size_t m = machines_.of[i];
+  const size_t m = space_.machines.of[i];
   if (canon_values_.size() > m * fs) return;
-  const std::vector<std::string> acting = field_values(machines_.acting[m], fields_);
+  const std::vector<std::string> acting = field_values(space_.machines.acting[m], fields_);
   for (size_t f = 0; f < fs; ++f) canon_values_.push_back(value_id(f, acting[f]));
 }
 
@@ -123,7 +123,7 @@ void Learner::set_values(size_t i) {
 std::set<std::string> Learner::values_left(size_t f, bool as_acting) const {
   std::vector<char> seen(value_names_[f].size(), 0);
   const size_t fs = fields_.size();
-  for (size_t i : alive_) seen[as_acting ? canon_values_[machines_.of[i] * fs + f] : values_[i * fs + f]] = 1;
+  for (size_t i : space_.alive) seen[as_acting ? canon_values_[space_.machines.of[i] * fs + f] : values_[i * fs + f]] = 1;
   std::set<std::string> v;
   for (size_t x = 0; x < seen.size(); ++x)
     if (seen[x]) v.insert(value_names_[f][x]);
@@ -131,13 +131,13 @@ std::set<std::string> Learner::values_left(size_t f, bool as_acting) const {
 }
 
 size_t Learner::add_case(const model::Case& w, std::string origin) {
-  cases_.emplace_back(w.id, std::move(origin), w.scenario);
-  return cases_.size() - 1;
+  pool_.cases.emplace_back(w.id, std::move(origin), w.scenario);
+  return pool_.cases.size() - 1;
 }
 
 std::map<size_t, std::vector<size_t>> Learner::groups_of_alive() {
   std::map<size_t, std::vector<size_t>> g;
-  for (size_t i : alive_) g[uf_.find(i)].push_back(i);
+  for (size_t i : space_.alive) g[space_.groups.find(i)].push_back(i);
   return g;
 }
 
@@ -149,12 +149,12 @@ void Learner::finish_undecided() {
   for (const auto& [r, m] : groups) reps.push_back(m.front());
   res_.open_pair_count = reps.empty() ? 0 : reps.size() * (reps.size() - 1) / 2;
   // Listed: the pairs Z3 was asked about (their answers say most), then the others, up to the cap.
-  std::vector<char> is_rep(hs_.size(), 0);
+  std::vector<char> is_rep(space_.candidates.size(), 0);
   for (size_t r : reps) is_rep[r] = 1;
   for (const auto& [ab, answer] : tried_) {
     if (res_.open_pairs.size() >= kListedOpenPairs) break;
     if (!is_rep[ab.first] || !is_rep[ab.second]) continue;
-    res_.open_pairs.push_back({hs_[ab.first].name, hs_[ab.second].name,
+    res_.open_pairs.push_back({space_.candidates[ab.first].name, space_.candidates[ab.second].name,
                                fmt::format("no corpus case splits them; Z3: {}{}", to_string(answer.outcome),
                                            answer.reason.empty() ? "" : " (" + answer.reason + ")")});
   }
@@ -164,7 +164,7 @@ void Learner::finish_undecided() {
   for (size_t x = 0; x < reps.size() && res_.open_pairs.size() < kListedOpenPairs; ++x)
     for (size_t y = x + 1; y < reps.size() && res_.open_pairs.size() < kListedOpenPairs; ++y)
       if (!tried_.count(std::minmax(reps[x], reps[y])))
-        res_.open_pairs.push_back({hs_[reps[x]].name, hs_[reps[y]].name, unasked});
+        res_.open_pairs.push_back({space_.candidates[reps[x]].name, space_.candidates[reps[y]].name, unasked});
   res_.outcome = unstable_in_a_row_ > 0     ? LearnOutcome::Unstable
                  : unsupported_in_a_row_ > 0 ? LearnOutcome::Unsupported
                                              : LearnOutcome::Undecided;
@@ -176,7 +176,7 @@ void Learner::finish_undecided() {
 }
 
 LearnResult Learner::run() {
-  while (!alive_.empty()) {
+  while (!space_.alive.empty()) {
     model::throw_if_stopped();
     if (step_ >= o_.max_steps) {
       res_.outcome = groups_of_alive().size() == 1 ? LearnOutcome::Unconfirmed : LearnOutcome::Undecided;
@@ -200,24 +200,24 @@ LearnResult Learner::run() {
     if (o_.confirm && bracket()) continue;
     if (confirm() == ConfirmStep::Finished) break;
   }
-  for (const auto& ob : history_) {
+  for (const auto& ob : pool_.history) {
     model::Case c;
-    c.id = cases_[ob.case_index].id;
+    c.id = pool_.cases[ob.case_index].id;
     c.source = "learn: oracle " + o_.oracle_spec;
-    c.scenario = cases_[ob.case_index].scenario;
+    c.scenario = pool_.cases[ob.case_index].scenario;
     c.observation = ob.obs;
     res_.observed.push_back(std::move(c));
   }
-  for (size_t i : alive_) {
-    res_.survivors.push_back(hs_[i].name);
-    res_.consistent.push_back(hs_[i]);
+  for (size_t i : space_.alive) {
+    res_.survivors.push_back(space_.candidates[i].name);
+    res_.consistent.push_back(space_.candidates[i]);
   }
   for (const auto& [r, m] : groups_of_alive()) {
     std::vector<std::string> names;
-    for (size_t i : m) names.push_back(hs_[i].name);
+    for (size_t i : m) names.push_back(space_.candidates[i].name);
     res_.equivalence.push_back(std::move(names));
   }
-  for (size_t f = 0; f < fields_.size() && !alive_.empty(); ++f) {
+  for (size_t f = 0; f < fields_.size() && !space_.alive.empty(); ++f) {
     MechanismStatus m;
     m.mechanism = fields_[f];
     auto left = values_left(f, false);
@@ -231,8 +231,8 @@ LearnResult Learner::run() {
         m.values = {res_.intervals[x].range_text()};
         m.state = res_.intervals[x].cuts() == 1 ? Settledness::Settled : Settledness::Open;
         m.settled_by = m.state != Settledness::Settled                               ? m.settled_by
-                       : x < bracket_case_.size() && !bracket_case_[x].empty() ? bracket_case_[x]
-                       : x < folded_case_.size() && !folded_case_[x].empty()   ? folded_case_[x]
+                       : x < bracket_.last_case.size() && !bracket_.last_case[x].empty() ? bracket_.last_case[x]
+                       : x < bracket_.folded_case.size() && !bracket_.folded_case[x].empty()   ? bracket_.folded_case[x]
                                                                                : m.settled_by;
       }
     res_.mechanisms.push_back(std::move(m));

@@ -21,18 +21,18 @@ Learner::ConfirmStep Learner::confirm() {
   auto groups = groups_of_alive();
   const std::vector<size_t>& group = groups.begin()->second;
   const size_t rep = group.front();
-  const model::Hypothesis& h = hs_[rep];
-  if (confirming_ != rep) {
-    confirming_ = rep;
-    nbr_synth_tried_.clear();
-    nbrs_.clear();
-    nchecks_.clear();
+  const model::Hypothesis& h = space_.candidates[rep];
+  if (confirmation_.of != rep) {
+    confirmation_.of = rep;
+    confirmation_.synthesized.clear();
+    confirmation_.neighbours.clear();
+    confirmation_.checks.clear();
     // With thresholds off the enumerated values, a neighbour is another choice of the other options with the
     // survivor's thresholds (its own values are the intervals' business), and it is separated only when no
     // threshold values make it fit what was seen.
-    refit_neighbours_ = thresholds_off_space(h);
+    confirmation_.refit_neighbours = thresholds_off_space(h);
     std::vector<model::Hypothesis> candidates_near;
-    if (refit_neighbours_) {
+    if (confirmation_.refit_neighbours) {
       // The space's neighbours are its compositions near h's other options (h itself is off the space's values).
       model::Hypothesis base = h;
       for (const auto& opt : model::threshold_options()) model::set_threshold(base, opt, std::nullopt);
@@ -41,7 +41,7 @@ Learner::ConfirmStep Learner::confirm() {
     } else {
       candidates_near = model::neighbours(h, o_.neighbour_distance);
     }
-    if (refit_neighbours_) {
+    if (confirmation_.refit_neighbours) {
       std::vector<model::Hypothesis> moved;
       for (auto n : candidates_near) {
         for (const auto& opt : model::threshold_options()) model::set_threshold(n, opt, model::threshold_of(h, opt));
@@ -63,36 +63,36 @@ Learner::ConfirmStep Learner::confirm() {
       c.differences = option_differences(h, n);
       // A neighbour that is itself a consistent candidate is in the group (one group is left).
       for (size_t i : group)
-        if (hs_[i].same_options(n) && i != rep) {
+        if (space_.candidates[i].same_options(n) && i != rep) {
           c.verdict = NeighbourVerdict::Equivalent;
-          c.detail = proof_.count(i) ? proof_[i] : "in the consistent set's equivalence group";
+          c.detail = space_.proof.count(i) ? space_.proof[i] : "in the consistent set's equivalence group";
         }
       if (c.verdict != NeighbourVerdict::Equivalent && machine_key(n, device_) == machine_key(h, device_)) {
         c.verdict = NeighbourVerdict::Equivalent;
         c.detail = why_one_machine(h, n, device_);
       }
-      nbrs_.push_back(std::move(n));
-      nchecks_.push_back(std::move(c));
+      confirmation_.neighbours.push_back(std::move(n));
+      confirmation_.checks.push_back(std::move(c));
     }
   }
   // What the observations so far say about each neighbour still open.
-  for (size_t k = 0; k < nbrs_.size(); ++k) {
-    if (nchecks_[k].verdict != NeighbourVerdict::NotSeparated) continue;
-    if (refit_neighbours_) {
-      if (auto fit = fit_thresholds(nbrs_[k], device_, seen())) {
-        nbrs_[k] = std::move(fit->fitted);  // the confirming cases are chosen against thresholds that fit
+  for (size_t k = 0; k < confirmation_.neighbours.size(); ++k) {
+    if (confirmation_.checks[k].verdict != NeighbourVerdict::NotSeparated) continue;
+    if (confirmation_.refit_neighbours) {
+      if (auto fit = fit_thresholds(confirmation_.neighbours[k], device_, seen())) {
+        confirmation_.neighbours[k] = std::move(fit->fitted);  // the confirming cases are chosen against thresholds that fit
         continue;
       }
-      nchecks_[k].verdict = NeighbourVerdict::Separated;
-      nchecks_[k].case_id = "every threshold value (the observed cases together)";
+      confirmation_.checks[k].verdict = NeighbourVerdict::Separated;
+      confirmation_.checks[k].case_id = "every threshold value (the observed cases together)";
     }
-    for (const auto& ob : history_) {
-      const CaseEntry& c = cases_[ob.case_index];
-      const std::optional<model::Schedule> s = model::try_simulate(c.scenario, nbrs_[k]);
+    for (const auto& ob : pool_.history) {
+      const CaseEntry& c = pool_.cases[ob.case_index];
+      const std::optional<model::Schedule> s = model::try_simulate(c.scenario, confirmation_.neighbours[k]);
       // No schedule: it predicts the observed case cannot run.
       if (!s || model::compare_recording(ob.obs, c.scenario, *s, model::Level::Exact).verdict != model::Verdict::Pass) {
-        nchecks_[k].verdict = NeighbourVerdict::Separated;
-        nchecks_[k].case_id = c.id;
+        confirmation_.checks[k].verdict = NeighbourVerdict::Separated;
+        confirmation_.checks[k].case_id = c.id;
         break;
       }
     }
@@ -100,8 +100,8 @@ Learner::ConfirmStep Learner::confirm() {
   auto finish = [&] {
     Confirmation cf;
     cf.survivor = h.name;
-    cf.cases_agreed = static_cast<int>(history_.size());
-    cf.neighbours = nchecks_;
+    cf.cases_agreed = static_cast<int>(pool_.history.size());
+    cf.neighbours = confirmation_.checks;
     // A threshold's neighbouring values are neighbours too: one not separated leaves the answer unconfirmed.
     std::vector<std::string> numeric_open;
     if (auto fit = fit_thresholds(h, device_, seen())) {
@@ -109,8 +109,8 @@ Learner::ConfirmStep Learner::confirm() {
       for (size_t x = 0; x < res_.intervals.size(); ++x)
         if (res_.intervals[x].cuts() > 1)
           numeric_open.push_back(fmt::format("{} ({})", res_.intervals[x].text(),
-                                             bracket_notes_.size() > x && !bracket_notes_[x].empty()
-                                                 ? bracket_notes_[x]
+                                             bracket_.notes.size() > x && !bracket_.notes[x].empty()
+                                                 ? bracket_.notes[x]
                                                  : std::string(o_.confirm ? "step budget spent" : "confirmation off")));
     }
     const bool complete = cf.not_separated().empty() && numeric_open.empty();
@@ -126,8 +126,8 @@ Learner::ConfirmStep Learner::confirm() {
   };
   if (!o_.confirm) return finish();
   std::vector<size_t> open;
-  for (size_t k = 0; k < nbrs_.size(); ++k)
-    if (nchecks_[k].verdict == NeighbourVerdict::NotSeparated) open.push_back(k);
+  for (size_t k = 0; k < confirmation_.neighbours.size(); ++k)
+    if (confirmation_.checks[k].verdict == NeighbourVerdict::NotSeparated) open.push_back(k);
   if (open.empty()) return finish();
 
   // The unused corpus case that separates the survivor from the most open neighbours per unit of the device
@@ -136,15 +136,15 @@ Learner::ConfirmStep Learner::confirm() {
   std::optional<size_t> best;
   std::vector<size_t> best_cover;
   int64_t best_cost = 0;
-  for (size_t ci = 0; ci < cases_.size(); ++ci) {
-    CaseEntry& c = cases_[ci];
+  for (size_t ci = 0; ci < pool_.cases.size(); ++ci) {
+    CaseEntry& c = pool_.cases[ci];
     if (c.used) continue;
-    const int mine = c.classify(hs_, rep, sharing());
+    const int mine = c.classify(space_.candidates, rep, sharing());
     if (mine < 0) continue;
     const model::Schedule& ms = c.schedule[static_cast<size_t>(mine)];
     std::vector<size_t> cover;
     for (size_t k : open) {
-      const std::optional<model::Schedule> s = model::try_simulate(c.scenario, nbrs_[k]);
+      const std::optional<model::Schedule> s = model::try_simulate(c.scenario, confirmation_.neighbours[k]);
       if (!s || !same_placements(*s, ms)) cover.push_back(k);  // no schedule: predicts it cannot run
     }
     if (cover.empty()) continue;
@@ -160,60 +160,60 @@ Learner::ConfirmStep Learner::confirm() {
   if (!best && o_.synthesize) {
     // No corpus case: a synthesized witness against one open neighbour at a time, within the budget.
     for (size_t k : open) {
-      if (confirm_synth_used_ >= o_.confirm_synthesis_pairs || synthesis_left() <= 0) break;
-      if (nbr_synth_tried_.count(k)) continue;
-      nbr_synth_tried_.insert(k);
-      ++confirm_synth_used_;
+      if (confirmation_.synthesis_used >= o_.confirm_synthesis_pairs || synthesis_left() <= 0) break;
+      if (confirmation_.synthesized.count(k)) continue;
+      confirmation_.synthesized.insert(k);
+      ++confirmation_.synthesis_used;
       // A rule neighbour needs a separating case, not the smallest one: simulation beyond the bounds first.
-      PairResult pr = synthesize(h, nbrs_[k], nbrs_[k].selection == model::Selection::Rule);
+      PairResult pr = synthesize(h, confirmation_.neighbours[k], confirmation_.neighbours[k].selection == model::Selection::Rule);
       if (pr.outcome == PairOutcome::Inseparable) {
-        nchecks_[k].verdict = NeighbourVerdict::Equivalent;
-        nchecks_[k].detail = "Z3: inseparable (" + pr.reason + ")";
+        confirmation_.checks[k].verdict = NeighbourVerdict::Equivalent;
+        confirmation_.checks[k].detail = "Z3: inseparable (" + pr.reason + ")";
         continue;
       }
       if (pr.outcome != PairOutcome::Separated || !pr.witness) {
-        nchecks_[k].detail = fmt::format("Z3: {}{}", to_string(pr.outcome), pr.reason.empty() ? "" : " (" + pr.reason + ")");
+        confirmation_.checks[k].detail = fmt::format("Z3: {}{}", to_string(pr.outcome), pr.reason.empty() ? "" : " (" + pr.reason + ")");
         continue;
       }
-      best = add_case(*pr.witness, fmt::format("synthesized ({} vs {}; {})", h.name, nbrs_[k].name, pr.route));
+      best = add_case(*pr.witness, fmt::format("synthesized ({} vs {}; {})", h.name, confirmation_.neighbours[k].name, pr.route));
       best_cover = {k};
       break;
     }
   }
   if (!best) {
     for (size_t k : open)
-      if (nchecks_[k].detail.empty())
-        nchecks_[k].detail = o_.synthesize ? "no corpus case separates them; synthesis budget spent"
+      if (confirmation_.checks[k].detail.empty())
+        confirmation_.checks[k].detail = o_.synthesize ? "no corpus case separates them; synthesis budget spent"
                                            : "no corpus case separates them (synthesis off)";
     return finish();
   }
   std::vector<std::string> names;
-  for (size_t k : best_cover) names.push_back(nbrs_[k].name);
+  for (size_t k : best_cover) names.push_back(confirmation_.neighbours[k].name);
   const Ran ran = run_case(*best, StepPurpose::Confirm, names);
-  if (ran == Ran::NoDevice || alive_.empty()) return ConfirmStep::Finished;
+  if (ran == Ran::NoDevice || space_.alive.empty()) return ConfirmStep::Finished;
   if (ran == Ran::NoObservation || ran == Ran::Skipped)
     for (size_t k : best_cover)
-      nchecks_[k].detail = "the confirming case " + cases_[*best].id +
+      confirmation_.checks[k].detail = "the confirming case " + pool_.cases[*best].id +
                            (ran == Ran::Skipped ? " cannot run on the oracle" : " gave no observation");
   return ConfirmStep::Stepped;
 }
 
 std::vector<SeenCase> Learner::seen() const {
   std::vector<SeenCase> out;
-  for (const auto& ob : history_) out.push_back({&cases_[ob.case_index].scenario, &ob.obs});
+  for (const auto& ob : pool_.history) out.push_back({&pool_.cases[ob.case_index].scenario, &ob.obs});
   return out;
 }
 
 bool Learner::refit(size_t i) {
-  auto fit = fit_thresholds(hs_[i], device_, seen());
+  auto fit = fit_thresholds(space_.candidates[i], device_, seen());
   if (!fit) return false;
-  if (!fit->fitted.same_options(hs_[i])) {
-    hs_[i] = std::move(fit->fitted);
-    hs_[i].name = model::composition_name(hs_[i]);
+  if (!fit->fitted.same_options(space_.candidates[i])) {
+    space_.candidates[i] = std::move(fit->fitted);
+    space_.candidates[i].name = model::composition_name(space_.candidates[i]);
     // Its machine changes; without machines, its class on every case is simulated again.
-    machines_.of[i] = machines_.add(model::effective_options(hs_[i], device_));
+    space_.machines.of[i] = space_.machines.add(model::effective_options(space_.candidates[i], device_));
     if (!sharing())
-      for (auto& c : cases_)
+      for (auto& c : pool_.cases)
         if (!c.cls.empty()) c.cls.set(i, kNotSimulated);
     set_values(i);
   }
@@ -225,22 +225,22 @@ bool Learner::bracket() {
   if (groups.size() != 1) return false;
   const std::vector<size_t>& group = groups.begin()->second;
   const size_t rep = group.front();
-  for (size_t i : group) refittable_[i] = 1;
-  if (bracketed_ == rep) return false;
+  for (size_t i : group) refit_.refittable[i] = 1;
+  if (bracket_.done == rep) return false;
   const auto& opts = model::threshold_options();
-  if (bracketing_ != rep) {
-    bracketing_ = rep;
-    own_cut_.assign(opts.size(), -1);
-    bracket_notes_.assign(opts.size(), "");
-    bracket_case_.assign(opts.size(), "");
-    bracket_blind_ = 0;
+  if (bracket_.of != rep) {
+    bracket_.of = rep;
+    bracket_.own_cut.assign(opts.size(), -1);
+    bracket_.notes.assign(opts.size(), "");
+    bracket_.last_case.assign(opts.size(), "");
+    bracket_.blind = 0;
   }
-  auto fit = fit_thresholds(hs_[rep], device_, seen());
-  if (!fit || bracket_blind_ >= kBracketBlind || step_ >= o_.max_steps) {
-    if (fit && bracket_blind_ >= kBracketBlind)
+  auto fit = fit_thresholds(space_.candidates[rep], device_, seen());
+  if (!fit || bracket_.blind >= kBracketBlind || step_ >= o_.max_steps) {
+    if (fit && bracket_.blind >= kBracketBlind)
       for (size_t x = 0; x < opts.size(); ++x)
-        if (fit->intervals[x].cuts() > 1) bracket_notes_[x] = "the boundary cases gave no observation";
-    bracketed_ = rep;
+        if (fit->intervals[x].cuts() > 1) bracket_.notes[x] = "the boundary cases gave no observation";
+    bracket_.done = rep;
     return false;
   }
   // An option with no boundary case now may get one once another is narrower (a case must be read the same
@@ -248,11 +248,11 @@ bool Learner::bracket() {
   std::vector<size_t> stuck;
   for (size_t x = 0; x < opts.size(); ++x) {
     const auto& iv = fit->intervals[x];
-    if (iv.cuts() <= 1 || !bracket_notes_[x].empty()) continue;
+    if (iv.cuts() <= 1 || !bracket_.notes[x].empty()) continue;
     // The values next to the survivor's own threshold first (a threshold the space named is then confirmed in
     // a step or two), then halving what is left.
-    if (own_cut_[x] < 0) own_cut_[x] = model::cut_of(opts[x], model::threshold_of(hs_[rep], opts[x]), iv.values);
-    const int own = own_cut_[x];
+    if (bracket_.own_cut[x] < 0) bracket_.own_cut[x] = model::cut_of(opts[x], model::threshold_of(space_.candidates[rep], opts[x]), iv.values);
+    const int own = bracket_.own_cut[x];
     std::vector<int> cuts;
     if (own >= iv.lo_cut && own <= iv.hi_cut) {
       if (own < iv.hi_cut) cuts.push_back(own + 1);
@@ -261,7 +261,7 @@ bool Learner::bracket() {
     cuts.push_back((iv.lo_cut + iv.hi_cut + 1) / 2);
     // Both questions next to the survivor's own threshold in one case when the family has one (learn_numeric.hpp).
     if (own > iv.lo_cut && own < iv.hi_cut)
-      if (auto bc = boundary_pair_case(hs_[rep], device_, fit->intervals, x, own, own + 1)) {
+      if (auto bc = boundary_pair_case(space_.candidates[rep], device_, fit->intervals, x, own, own + 1)) {
         const int v1 = iv.values[static_cast<size_t>(own) - 1], v2 = iv.values[static_cast<size_t>(own)];
         model::Case c;
         c.id = fmt::format("boundary-{}-{}-{}", opts[x].key, v1, v2);
@@ -269,13 +269,13 @@ bool Learner::bracket() {
         const size_t ci = add_case(c, fmt::format("boundary case: does {} ignore {} {}, and {}? (now {}; {} shapes tried)",
                                                   opts[x].key, v1, model::unit_of(opts[x].quantity), v2,
                                                   iv.range_text(), bc->tries));
-        bracket_case_[x] = c.id;
+        bracket_.last_case[x] = c.id;
         const Ran ran = run_case(ci, StepPurpose::Bracket, {});
-        bracket_blind_ = ran == Ran::NoObservation ? bracket_blind_ + 1 : 0;
+        bracket_.blind = ran == Ran::NoObservation ? bracket_.blind + 1 : 0;
         return ran != Ran::NoDevice;
       }
     for (int m : cuts) {
-      auto bc = boundary_case(hs_[rep], device_, fit->intervals, x, m);
+      auto bc = boundary_case(space_.candidates[rep], device_, fit->intervals, x, m);
       if (!bc) continue;
       const int value = iv.values[static_cast<size_t>(m) - 1];
       model::Case c;
@@ -284,17 +284,17 @@ bool Learner::bracket() {
       const size_t ci = add_case(c, fmt::format("boundary case: does {} ignore {} {}? (now {}; {} shapes tried)",
                                                 opts[x].key, value, model::unit_of(opts[x].quantity),
                                                 iv.range_text(), bc->tries));
-      bracket_case_[x] = c.id;
+      bracket_.last_case[x] = c.id;
       const Ran ran = run_case(ci, StepPurpose::Bracket, {});
-      bracket_blind_ = ran == Ran::NoObservation || ran == Ran::Skipped ? bracket_blind_ + 1 : 0;
+      bracket_.blind = ran == Ran::NoObservation || ran == Ran::Skipped ? bracket_.blind + 1 : 0;
       return ran != Ran::NoDevice;
     }
     stuck.push_back(x);
   }
   for (size_t x : stuck)
-    bracket_notes_[x] = fmt::format("no boundary case in learn's family separates the values of {} on {} under {}",
-                                    fit->intervals[x].range_text(), device_.name, hs_[rep].name);
-  bracketed_ = rep;
+    bracket_.notes[x] = fmt::format("no boundary case in learn's family separates the values of {} on {} under {}",
+                                    fit->intervals[x].range_text(), device_.name, space_.candidates[rep].name);
+  bracket_.done = rep;
   return false;
 }
 
@@ -311,19 +311,19 @@ bool same_prefix_placements(const model::Schedule& a, const model::Schedule& b, 
 
 std::optional<ThresholdFit> Learner::fit_after(const model::Scenario& s, size_t r, const std::vector<SeenCase>& before,
                                                int64_t* makespan, const std::vector<FitTable>* known) const {
-  const auto sch = model::try_simulate(s, hs_[r]);
+  const auto sch = model::try_simulate(s, space_.candidates[r]);
   if (!sch) return std::nullopt;
   if (makespan) *makespan = std::max(*makespan, sch->makespan());
   const model::Observation obs = oracle::observation_of(*sch, model::ObservationKind::Synthetic);
   std::vector<SeenCase> with = before;
   with.push_back({&s, &obs});
-  return known ? fit_thresholds(hs_[r], device_, with, *known) : fit_thresholds(hs_[r], device_, with);
+  return known ? fit_thresholds(space_.candidates[r], device_, with, *known) : fit_thresholds(space_.candidates[r], device_, with);
 }
 
 std::optional<std::map<int, std::vector<size_t>>> Learner::split_classes(size_t ci) {
   std::map<int, std::vector<size_t>> by_class;
-  for (size_t i : alive_) {
-    const int k = cases_[ci].classify(hs_, i, sharing());
+  for (size_t i : space_.alive) {
+    const int k = pool_.cases[ci].classify(space_.candidates, i, sharing());
     if (k < 0) return std::nullopt;
     by_class[k].push_back(i);
   }
@@ -347,26 +347,26 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
   if (!by_class) return std::nullopt;
   for (const auto& [k, members] : *by_class)
     for (size_t i : members)
-      if (uf_.find(i) != uf_.find(members.front())) return std::nullopt;
+      if (space_.groups.find(i) != space_.groups.find(members.front())) return std::nullopt;
   const std::vector<const std::vector<size_t>*> classes = largest_first(*by_class);
   const std::vector<SeenCase> before = seen();
   std::map<size_t, std::vector<FitTable>> known;  // per representative: its tables over `before`, made once
   auto known_of = [&](size_t rep) -> const std::vector<FitTable>* {
     auto it = known.find(rep);
-    if (it == known.end()) it = known.emplace(rep, fit_tables(hs_[rep], before)).first;
+    if (it == known.end()) it = known.emplace(rep, fit_tables(space_.candidates[rep], before)).first;
     return &it->second;
   };
   const auto& opts = model::threshold_options();
-  const model::Scenario& split = cases_[ci].scenario;
+  const model::Scenario& split = pool_.cases[ci].scenario;
   const size_t split_kernels = split.kernels.size();
   // Every candidate's placements of the split's own kernels must stay as they are alone, so the combined case
   // splits the consistent set at least as finely as the split.
   std::vector<model::Schedule> alone;
-  for (size_t i : alive_) alone.push_back(cases_[ci].schedule[static_cast<size_t>(cases_[ci].classify(hs_, i, sharing()))]);
+  for (size_t i : space_.alive) alone.push_back(pool_.cases[ci].schedule[static_cast<size_t>(pool_.cases[ci].classify(space_.candidates, i, sharing()))]);
   auto keeps_split = [&](const model::Scenario& c, int64_t& makespan) {
     makespan = 0;
-    for (size_t a = 0; a < alive_.size(); ++a) {
-      const auto sch = model::try_simulate(c, hs_[alive_[a]]);
+    for (size_t a = 0; a < space_.alive.size(); ++a) {
+      const auto sch = model::try_simulate(c, space_.candidates[space_.alive[a]]);
       if (!sch || !same_prefix_placements(*sch, alone[a], split_kernels)) return false;
       makespan = std::max(makespan, sch->makespan());
     }
@@ -389,7 +389,7 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
       const model::Scenario& prior = combined ? *combined : split;
       int64_t last_release = 0;
       for (const auto& k : prior.kernels) last_release = std::max(last_release, k.release);
-      const int own = model::cut_of(opts[x], model::threshold_of(hs_[rep], opts[x]), iv.values);
+      const int own = model::cut_of(opts[x], model::threshold_of(space_.candidates[rep], opts[x]), iv.values);
       // Beside the split's tail (no device time of its own when it fits in) or after it; a shape each of whose
       // sides predicts one schedule, or one whose observation narrows the fit as this representative predicts it
       // (the split's kernels ahead of it may be read differently across the intervals). The shortest is kept.
@@ -410,7 +410,7 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
         std::optional<BoundaryCase> bc;
         std::string question;
         if (own > iv.lo_cut && own < iv.hi_cut) {
-          bc = boundary_pair_case(hs_[rep], device_, fit->intervals, x, own, own + 1, prefix);
+          bc = boundary_pair_case(space_.candidates[rep], device_, fit->intervals, x, own, own + 1, prefix);
           if (bc)
             question = fmt::format("{} {} and {} {}", opts[x].key, iv.values[static_cast<size_t>(own) - 1],
                                    iv.values[static_cast<size_t>(own)], model::unit_of(opts[x].quantity));
@@ -423,7 +423,7 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
           }
           cuts.push_back((iv.lo_cut + iv.hi_cut + 1) / 2);
           for (int m : cuts)
-            if ((bc = boundary_case(hs_[rep], device_, fit->intervals, x, m, prefix))) {
+            if ((bc = boundary_case(space_.candidates[rep], device_, fit->intervals, x, m, prefix))) {
               question = fmt::format("{} {} {}", opts[x].key, iv.values[static_cast<size_t>(m) - 1],
                                      model::unit_of(opts[x].quantity));
               break;
@@ -447,15 +447,15 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
   }
   if (!combined) return std::nullopt;
   model::Case c;
-  c.id = fmt::format("{}+boundary", cases_[ci].id);
+  c.id = fmt::format("{}+boundary", pool_.cases[ci].id);
   c.scenario = std::move(*combined);
-  cases_[ci].used = true;
+  pool_.cases[ci].used = true;
   const size_t folded = add_case(c, fmt::format("{} ({}), followed by boundary kernels asking whether the device "
                                                 "ignores {}",
-                                                cases_[ci].id, cases_[ci].origin, fmt::join(asked, ", and ")));
-  folded_split_kernels_[folded] = split_kernels;
-  folded_case_.resize(opts.size());
-  for (size_t x : asked_options) folded_case_[x] = c.id;
+                                                pool_.cases[ci].id, pool_.cases[ci].origin, fmt::join(asked, ", and ")));
+  bracket_.folded_split_kernels[folded] = split_kernels;
+  bracket_.folded_case.resize(opts.size());
+  for (size_t x : asked_options) bracket_.folded_case[x] = c.id;
   return folded;
 }
 
@@ -463,7 +463,7 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
   // The split runs anyway; moving a kernel's quantity to a value bracketing would ask about keeps it the same split
   // when every consistent candidate falls into the same classes, and its observation then narrows the thresholds
   // of whichever candidate survives.
-  if (alive_.size() > kSharpenAlive) return std::nullopt;
+  if (space_.alive.size() > kSharpenAlive) return std::nullopt;
   const std::optional<std::map<int, std::vector<size_t>>> by_class = split_classes(ci);
   if (!by_class) return std::nullopt;
   // Representatives of the largest classes, largest first: a move is scored by the widths their thresholds
@@ -475,17 +475,17 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
   const std::vector<SeenCase> before = seen();
   // Each representative's tables over the cases seen, made once for the many moves below.
   std::vector<std::vector<FitTable>> known(reps.size());
-  detail::run_on_workers(reps.size(), o_.jobs, [&](size_t i) { known[i] = fit_tables(hs_[reps[i]], before); });
+  detail::run_on_workers(reps.size(), o_.jobs, [&](size_t i) { known[i] = fit_tables(space_.candidates[reps[i]], before); });
   // Per consistent candidate, the first one predicting the same placements: one simulation per machine.
   auto partition = [&](const model::Scenario& s) -> std::optional<std::vector<size_t>> {
     std::unordered_map<uint32_t, size_t> first_of_machine;
     std::vector<std::pair<size_t, model::Schedule>> firsts;
     std::vector<size_t> out;
-    for (size_t a = 0; a < alive_.size(); ++a) {
-      const uint32_t m = machines_.of[alive_[a]];
+    for (size_t a = 0; a < space_.alive.size(); ++a) {
+      const uint32_t m = space_.machines.of[space_.alive[a]];
       auto it = first_of_machine.find(m);
       if (it == first_of_machine.end()) {
-        auto sch = model::try_simulate(s, machines_.acting[m]);
+        auto sch = model::try_simulate(s, space_.machines.acting[m]);
         if (!sch) return std::nullopt;
         size_t j = 0;
         while (j < firsts.size() && !same_placements(firsts[j].second, *sch)) ++j;
@@ -510,9 +510,9 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
     }
     return w;
   };
-  const std::optional<std::vector<size_t>> same_as = partition(cases_[ci].scenario);
+  const std::optional<std::vector<size_t>> same_as = partition(pool_.cases[ci].scenario);
   if (!same_as) return std::nullopt;
-  model::Scenario best = cases_[ci].scenario;
+  model::Scenario best = pool_.cases[ci].scenario;
   std::optional<ThresholdFit> best_fit;
   int64_t best_cost = 0;
   std::optional<int> best_width = width_of(best, best_fit, best_cost);
@@ -534,7 +534,7 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
     for (size_t x = 0; x < opts.size(); ++x) {
       const auto& iv = best_fit->intervals[x];
       if (iv.cuts() <= 1) continue;
-      const int own = model::cut_of(opts[x], model::threshold_of(hs_[rep], opts[x]), iv.values);
+      const int own = model::cut_of(opts[x], model::threshold_of(space_.candidates[rep], opts[x]), iv.values);
       std::set<int> asked;
       for (int m : {own, own + 1, iv.lo_cut + 1, iv.hi_cut, (iv.lo_cut + iv.hi_cut + 1) / 2})
         if (m > iv.lo_cut && m <= iv.hi_cut) asked.insert(m);
@@ -589,11 +589,11 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
   std::vector<std::string> moved;
   for (auto& [at, text] : moves) moved.push_back(std::move(text));
   model::Case c;
-  c.id = fmt::format("{}-sharpened", cases_[ci].id);
+  c.id = fmt::format("{}-sharpened", pool_.cases[ci].id);
   c.scenario = std::move(best);
-  cases_[ci].used = true;
+  pool_.cases[ci].used = true;
   return add_case(c, fmt::format("{} ({}), with {} (the same split; the observation also brackets the thresholds)",
-                                 cases_[ci].id, cases_[ci].origin, fmt::join(moved, ", ")));
+                                 pool_.cases[ci].id, pool_.cases[ci].origin, fmt::join(moved, ", ")));
 }
 
 std::string Learner::scope_of(const std::vector<model::ThresholdInterval>& intervals) const {

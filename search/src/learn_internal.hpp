@@ -1,5 +1,5 @@
-// Internal to learn: the case pool, the candidate bookkeeping and the Learner whose steps the learn_*.cpp
-// files implement, one concept each (pool, split, step, confirm, result; learn.cpp runs the loop).
+// Internal to learn: the case pool, the version space, the confirmation, refit and bracketing state, and the
+// Learner over them whose steps the learn_*.cpp files implement (pool, split, step, confirm; learn.cpp the loop).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -160,6 +160,57 @@ struct Observed {
   model::Observation obs;
 };
 
+// The version space: every candidate, those still consistent, the groups proved to act alike (with why), and
+// the machines (candidates with one acting option set on the device) that share simulations.
+struct VersionSpace {
+  std::vector<model::Hypothesis> candidates;
+  std::vector<size_t> alive;
+  UnionFind groups{0};
+  std::map<size_t, std::string> proof;  // why a candidate joined its group
+  Machines machines;
+};
+
+// The cases learn can ask the oracle (corpus, retargeted, synthesized), each with its predicted classes, and the
+// observations made so far, in step order.
+struct CasePool {
+  std::vector<CaseEntry> cases;
+  std::vector<Observed> history;
+  int witnesses = 0;  // witnesses found by simulation, numbered for their ids
+};
+
+// Confirmation of the one group left, per representative: its neighbours, what was learned of each, which were
+// given to Z3, and whether the neighbours' thresholds are refitted to the cases seen.
+struct ConfirmationState {
+  std::optional<size_t> of;
+  std::vector<model::Hypothesis> neighbours;
+  std::vector<NeighbourCheck> checks;
+  std::set<size_t> synthesized;
+  bool refit_neighbours = false;
+  int synthesis_used = 0;
+};
+
+// Thresholds: candidates whose thresholds are refitted rather than dropped when a prediction fails (the last
+// group while bracketing, and those rescued when every candidate was refuted); when each was dropped.
+struct RefitState {
+  std::vector<char> refittable, failed;
+  std::vector<int> dropped_at;
+  int rescue_fits = 0;
+};
+
+// Bracketing the representative's thresholds (learn_numeric.hpp): whom, whom it finished, each option's cut when
+// it began, why an option is not bracketed further, the last boundary and combined cases asked per option.
+struct BracketState {
+  std::optional<size_t> of, done;
+  std::vector<int> own_cut;
+  std::vector<std::string> notes;
+  std::vector<std::string> last_case;
+  int blind = 0;  // boundary cases in a row that gave no observation
+  // Combined cases (fold_bracket): how many of their kernels are the split's. A candidate whose placements of
+  // those agree with the device is refuted only by the boundary kernels, so its thresholds are refitted.
+  std::map<size_t, size_t> folded_split_kernels;
+  std::vector<std::string> folded_case;
+};
+
 class Learner {
  public:
   // learn.cpp: refuses what cannot be learned from (InputError names the flag), sets aside candidates that
@@ -215,7 +266,7 @@ class Learner {
   std::optional<size_t> sharpen_split(size_t ci);
   // r's thresholds fitted to the cases `before` and s, as if the device did on s what r predicts.
   // `makespan`, when given, is raised to r's predicted makespan of s.
-  // `known`: fit_tables(hs_[r], before), made once for the many fits of one representative over one `before`.
+  // `known`: fit_tables(space_.candidates[r], before), made once for the many fits of one representative over one `before`.
   std::optional<ThresholdFit> fit_after(const model::Scenario& s, size_t r, const std::vector<SeenCase>& before,
                                         int64_t* makespan = nullptr, const std::vector<FitTable>* known = nullptr) const;
   std::string scope_of(const std::vector<model::ThresholdInterval>& intervals) const;
@@ -224,12 +275,8 @@ class Learner {
   model::Scenario probe_;
   LearnOptions o_;
   std::function<void(const LearnStep&)> on_step_;
-  std::vector<model::Hypothesis> hs_;
-  std::vector<size_t> alive_;
-  std::vector<CaseEntry> cases_;
-  std::vector<Observed> history_;
-  UnionFind uf_;
-  std::map<size_t, std::string> proof_;  // why a candidate joined its group
+  VersionSpace space_;
+  CasePool pool_;
   std::map<std::pair<size_t, size_t>, PairResult> tried_;
   LemmaCache lemmas_;
   std::vector<std::string> fields_;
@@ -237,38 +284,17 @@ class Learner {
   // value_names_ (candidate x field and machine x field).
   std::vector<std::vector<std::string>> value_names_;  // per field
   std::vector<uint16_t> values_, canon_values_;
-  Machines machines_;
   uint16_t value_id(size_t f, const std::string& v);
-  void set_values(size_t i);  // of candidate i and its machine, after machines_.of[i] is set
+  void set_values(size_t i);  // of candidate i and its machine, after space_.machines.of[i] is set
   // What CaseEntry::classify takes: the machines, or null when LearnOptions::share_simulations is off.
-  const Machines* sharing() const { return o_.share_simulations ? &machines_ : nullptr; }
+  const Machines* sharing() const { return o_.share_simulations ? &space_.machines : nullptr; }
   std::vector<std::string> settled_by_;
   std::vector<bool> was_settled_;
   int unstable_in_a_row_ = 0, unsupported_in_a_row_ = 0, step_ = 0;
   LearnResult res_;
-  // Confirmation state, per representative.
-  std::optional<size_t> confirming_;
-  std::vector<model::Hypothesis> nbrs_;
-  std::vector<NeighbourCheck> nchecks_;
-  std::set<size_t> nbr_synth_tried_;
-  bool refit_neighbours_ = false;
-  int confirm_synth_used_ = 0;
-  int witnesses_ = 0;
-  // Thresholds: candidates whose thresholds are refitted rather than dropped when a prediction fails (the last
-  // group while bracketing, and those rescued when every candidate was refuted); when each was dropped; the
-  // bracketing state of the representative.
-  std::vector<char> refittable_, refit_failed_;
-  std::vector<int> dropped_at_;
-  int rescue_fits_ = 0;
-  std::optional<size_t> bracketing_, bracketed_;
-  std::vector<int> own_cut_;                // per threshold option: the survivor's cut when bracketing began
-  std::vector<std::string> bracket_notes_;  // per threshold option: why it is not bracketed further
-  std::vector<std::string> bracket_case_;   // per threshold option: the last boundary case run for it
-  int bracket_blind_ = 0;                   // boundary cases in a row that gave no observation
-  // Combined cases (fold_bracket): how many of their kernels are the split's. A candidate whose placements of
-  // those agree with the device is refuted only by the boundary kernels, so its thresholds are refitted.
-  std::map<size_t, size_t> folded_split_kernels_;
-  std::vector<std::string> folded_case_;  // per threshold option: the last combined case that asked about it
+  ConfirmationState confirmation_;
+  RefitState refit_;
+  BracketState bracket_;
 };
 
 }  // namespace tbcheck::search::learn_detail

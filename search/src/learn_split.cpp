@@ -58,7 +58,7 @@ std::optional<model::Case> Learner::quick_witness(const model::Hypothesis& a, co
     }
     if (!found) continue;
     model::Case c;
-    c.id = fmt::format("simulated-witness-{}", ++witnesses_);
+    c.id = fmt::format("simulated-witness-{}", ++pool_.witnesses);
     c.source = "learn: simulator search";
     c.scenario = std::move(*found);
     c.scenario.device = device_;
@@ -73,15 +73,15 @@ std::optional<model::Case> Learner::lifted_witness(const model::Hypothesis& a, c
   // Only for thresholds off the enumerated values (found by refitting): the space's own pairs keep the
   // witnesses they always had.
   if (!thresholds_off_space(a) && !thresholds_off_space(b)) return std::nullopt;
-  const size_t n = cases_.size();
+  const size_t n = pool_.cases.size();
   for (size_t ci = 0; ci < n; ++ci) {
-    auto s = lift_above_thresholds(cases_[ci].scenario, a, b);
+    auto s = lift_above_thresholds(pool_.cases[ci].scenario, a, b);
     if (!s) continue;
     const auto sa = model::try_simulate(*s, a), sb = sa ? model::try_simulate(*s, b) : std::nullopt;
     if (!sa || !sb || same_placements(*sa, *sb)) continue;
     model::Case c;
-    c.id = fmt::format("{}-lifted", cases_[ci].id);
-    c.source = "learn: " + cases_[ci].id + " with the quantities the thresholds ignore raised above them";
+    c.id = fmt::format("{}-lifted", pool_.cases[ci].id);
+    c.source = "learn: " + pool_.cases[ci].id + " with the quantities the thresholds ignore raised above them";
     c.scenario = std::move(*s);
     return c;
   }
@@ -107,7 +107,7 @@ PairResult Learner::synthesize(const model::Hypothesis& a, const model::Hypothes
       pr.h2 = b.name;
       pr.outcome = PairOutcome::Separated;
       model::Case c;
-      c.id = fmt::format("simulated-witness-{}", ++witnesses_);
+      c.id = fmt::format("simulated-witness-{}", ++pool_.witnesses);
       c.source = "learn: PB-hole search";
       RobustWitness rw = robust_witness(w->scenario, a, b, o_.bounds.params.max_duration);  // search/ties.hpp
       c.scenario = std::move(rw.scenario);
@@ -158,40 +158,40 @@ PairResult Learner::synthesize(const model::Hypothesis& a, const model::Hypothes
 
 std::optional<size_t> Learner::best_split() {
   // Estimate on an evenly spread sample when there are many; fall back to all when the sample splits nowhere.
-  std::vector<size_t> sample = alive_;
-  if (alive_.size() > o_.split_sample) {
+  std::vector<size_t> sample = space_.alive;
+  if (space_.alive.size() > o_.split_sample) {
     sample.clear();
-    for (size_t k = 0; k < o_.split_sample; ++k) sample.push_back(alive_[k * alive_.size() / o_.split_sample]);
+    for (size_t k = 0; k < o_.split_sample; ++k) sample.push_back(space_.alive[k * space_.alive.size() / o_.split_sample]);
   }
   for (int pass = 0; pass < 2; ++pass) {
     // Each case is classed on its own (jobs at once), cut once a class outgrows the smallest largest class
     // of any case finished so far (with machines). A cut case's largest class exceeds a real split's, so it
     // cannot be chosen, whichever case set the bound: the choice below is the one a single thread makes.
-    std::vector<SplitScore> scores(cases_.size());
+    std::vector<SplitScore> scores(pool_.cases.size());
     std::atomic<size_t> bound{SIZE_MAX};
-    detail::run_on_workers(cases_.size(), sharing() ? o_.jobs : 1, [&](size_t ci) {
-      if (cases_[ci].used) return;
+    detail::run_on_workers(pool_.cases.size(), sharing() ? o_.jobs : 1, [&](size_t ci) {
+      if (pool_.cases[ci].used) return;
       SplitScore& s = scores[ci];
-      s = score_of(cases_[ci], hs_, sample, sharing(), sharing() ? bound.load() : SIZE_MAX);
+      s = score_of(pool_.cases[ci], space_.candidates, sample, sharing(), sharing() ? bound.load() : SIZE_MAX);
       if (s.cut || s.groups < 2) return;
       for (size_t b = bound.load(); s.largest < b && !bound.compare_exchange_weak(b, s.largest);) {
       }
     });
     std::optional<size_t> best;
     SplitScore bs;
-    for (size_t ci = 0; ci < cases_.size(); ++ci) {
+    for (size_t ci = 0; ci < pool_.cases.size(); ++ci) {
       const SplitScore& s = scores[ci];
-      if (cases_[ci].used || s.cut || s.groups < 2) continue;
-      const int blocks = cases_[ci].scenario.total_blocks();
+      if (pool_.cases[ci].used || s.cut || s.groups < 2) continue;
+      const int blocks = pool_.cases[ci].scenario.total_blocks();
       if (!best || s.largest < bs.largest ||
           (s.largest == bs.largest &&
-           (s.cost < bs.cost || (s.cost == bs.cost && blocks < cases_[*best].scenario.total_blocks())))) {
+           (s.cost < bs.cost || (s.cost == bs.cost && blocks < pool_.cases[*best].scenario.total_blocks())))) {
         best = ci;
         bs = s;
       }
     }
-    if (best || sample.size() == alive_.size()) return best;
-    sample = alive_;
+    if (best || sample.size() == space_.alive.size()) return best;
+    sample = space_.alive;
   }
   return std::nullopt;
 }
@@ -206,20 +206,20 @@ std::optional<size_t> Learner::split_by_synthesis() {
   for (size_t x = 0; x < gs.size(); ++x)
     for (size_t y = x + 1; y < gs.size(); ++y) {
       const size_t a = gs[x].front(), b = gs[y].front();
-      if (uf_.find(a) == uf_.find(b)) continue;  // merged by a proof found in this loop
+      if (space_.groups.find(a) == space_.groups.find(b)) continue;  // merged by a proof found in this loop
       const auto key = std::minmax(a, b);
       if (tried_.count(key)) continue;
       if (synthesis_left() <= 0) return std::nullopt;
-      PairResult pr = synthesize(hs_[a], hs_[b]);
+      PairResult pr = synthesize(space_.candidates[a], space_.candidates[b]);
       tried_[key] = pr;
       if (pr.outcome == PairOutcome::Inseparable) {
-        uf_.unite(a, b);
-        proof_[std::max(a, b)] = fmt::format("Z3: inseparable from {} ({})", hs_[std::min(a, b)].name, pr.reason);
+        space_.groups.unite(a, b);
+        space_.proof[std::max(a, b)] = fmt::format("Z3: inseparable from {} ({})", space_.candidates[std::min(a, b)].name, pr.reason);
         continue;
       }
       if (pr.outcome != PairOutcome::Separated || !pr.witness) continue;
-      const size_t ci = add_case(*pr.witness, fmt::format("synthesized ({} vs {}; {})", hs_[a].name, hs_[b].name, pr.route));
-      if (score_of(cases_[ci], hs_, alive_, sharing()).groups < 2) continue;
+      const size_t ci = add_case(*pr.witness, fmt::format("synthesized ({} vs {}; {})", space_.candidates[a].name, space_.candidates[b].name, pr.route));
+      if (score_of(pool_.cases[ci], space_.candidates, space_.alive, sharing()).groups < 2) continue;
       return ci;
     }
   return std::nullopt;

@@ -43,7 +43,7 @@ std::optional<model::Schedule> majority(const std::vector<model::Schedule>& reps
 }  // namespace
 
 Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector<std::string>& confirms) {
-  CaseEntry& cand = cases_[ci];
+  CaseEntry& cand = pool_.cases[ci];
   cand.used = true;
   LearnStep st;
   st.index = ++step_;
@@ -55,21 +55,21 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
   st.confirms = confirms;
   // Keyed by the class's number in the order an uncut classing finds them (CaseEntry::class_order).
   std::map<int, std::vector<size_t>> by_class;
-  for (size_t i : alive_) {
+  for (size_t i : space_.alive) {
     if (i % 1024 == 0) model::throw_if_stopped();
-    cand.classify(hs_, i, sharing());
+    cand.classify(space_.candidates, i, sharing());
   }
-  const std::vector<int> rank_of = cand.class_order(hs_, sharing());
+  const std::vector<int> rank_of = cand.class_order(space_.candidates, sharing());
   std::vector<int> class_at(rank_of.size());
   for (size_t c = 0; c < rank_of.size(); ++c) class_at[static_cast<size_t>(rank_of[c])] = static_cast<int>(c);
-  for (size_t i : alive_) {
-    const int c = cand.classify(hs_, i, sharing());
+  for (size_t i : space_.alive) {
+    const int c = cand.classify(space_.candidates, i, sharing());
     by_class[c < 0 ? c : rank_of[static_cast<size_t>(c)]].push_back(i);
   }
   for (const auto& [k, members] : by_class) {
     st.group_sizes.push_back(members.size());
     std::vector<std::string> names;
-    for (size_t i : first_n(members, 8)) names.push_back(hs_[i].name);
+    for (size_t i : first_n(members, 8)) names.push_back(space_.candidates[i].name);
     st.groups.push_back(std::move(names));
   }
 
@@ -82,9 +82,9 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
   res_.oracle_seconds += st.oracle_seconds;
   auto emit = [&] {
     std::vector<std::string> names;
-    for (size_t i : first_n(alive_, 20)) names.push_back(hs_[i].name);
+    for (size_t i : first_n(space_.alive, 20)) names.push_back(space_.candidates[i].name);
     st.survivors = std::move(names);
-    st.survivor_count = alive_.size();
+    st.survivor_count = space_.alive.size();
     res_.steps.push_back(st);
     if (on_step_) on_step_(st);
   };
@@ -138,7 +138,7 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
                       static_cast<double>(r.repetitions.size());
   res_.device_seconds += st.device_seconds;
   const model::Observation obs = oracle::observation_of(*observed, model::ObservationKind::Synthetic);
-  history_.push_back({ci, obs});
+  pool_.history.push_back({ci, obs});
 
   std::vector<size_t> keep, refitted;
   std::vector<std::pair<int, size_t>> refuted_now;  // blocks on the observed SM, candidate
@@ -155,20 +155,20 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
     }
     const size_t sched = k >= 0 ? static_cast<size_t>(class_at[static_cast<size_t>(k)]) : 0;
     const int m = k >= 0 ? matching_blocks(cand.schedule[sched], *observed) : 0;
-    const auto folded = folded_split_kernels_.find(ci);
-    const bool split_part_agrees = folded != folded_split_kernels_.end() && k >= 0 &&
+    const auto folded = bracket_.folded_split_kernels.find(ci);
+    const bool split_part_agrees = folded != bracket_.folded_split_kernels.end() && k >= 0 &&
                                    same_prefix_placements(cand.schedule[sched], *observed, folded->second);
     for (size_t i : members) {
       // A threshold is an interval: other values of it may still fit everything seen (learn_numeric.hpp).
-      if ((refittable_[i] || split_part_agrees) && !refit_failed_[i]) {
+      if ((refit_.refittable[i] || split_part_agrees) && !refit_.failed[i]) {
         if (refit(i)) {
           keep.push_back(i);
           refitted.push_back(i);
           continue;
         }
-        refit_failed_[i] = 1;
+        refit_.failed[i] = 1;
       }
-      dropped_at_[i] = step_;
+      refit_.dropped_at[i] = step_;
       refuted_now.emplace_back(m, i);
     }
     if (m > closest_match) {
@@ -184,23 +184,23 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
     std::vector<size_t> order;
     for (const auto& [m, i] : refuted_now) order.push_back(i);
     std::vector<size_t> earlier;
-    for (size_t i = 0; i < hs_.size(); ++i)
-      if (dropped_at_[i] > 0 && dropped_at_[i] < step_) earlier.push_back(i);
-    std::stable_sort(earlier.begin(), earlier.end(), [&](size_t a, size_t b) { return dropped_at_[a] > dropped_at_[b]; });
+    for (size_t i = 0; i < space_.candidates.size(); ++i)
+      if (refit_.dropped_at[i] > 0 && refit_.dropped_at[i] < step_) earlier.push_back(i);
+    std::stable_sort(earlier.begin(), earlier.end(), [&](size_t a, size_t b) { return refit_.dropped_at[a] > refit_.dropped_at[b]; });
     order.insert(order.end(), earlier.begin(), earlier.end());
     int rescued_from = -1;
     for (size_t i : order) {
-      if ((!keep.empty() && dropped_at_[i] != rescued_from) || rescue_fits_ >= kRescueFits) break;
-      if (refit_failed_[i]) continue;
-      ++rescue_fits_;
+      if ((!keep.empty() && refit_.dropped_at[i] != rescued_from) || refit_.rescue_fits >= kRescueFits) break;
+      if (refit_.failed[i]) continue;
+      ++refit_.rescue_fits;
       if (!refit(i)) {
-        refit_failed_[i] = 1;
+        refit_.failed[i] = 1;
         continue;
       }
       keep.push_back(i);
       refitted.push_back(i);
-      refittable_[i] = 1;
-      rescued_from = dropped_at_[i];
+      refit_.refittable[i] = 1;
+      rescued_from = refit_.dropped_at[i];
     }
     if (!keep.empty())
       st.oracle_note += fmt::format("{}every candidate was refuted at its thresholds; {} fit everything seen with "
@@ -210,18 +210,18 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
   // Refitted candidates that became the same composition are one.
   for (size_t x = 0; x < refitted.size(); ++x)
     for (size_t y = 0; y < keep.size(); ++y)
-      if (keep[y] != refitted[x] && hs_[keep[y]].same_options(hs_[refitted[x]]) &&
+      if (keep[y] != refitted[x] && space_.candidates[keep[y]].same_options(space_.candidates[refitted[x]]) &&
           (std::find(refitted.begin(), refitted.end(), keep[y]) == refitted.end() || keep[y] < refitted[x])) {
         keep.erase(std::find(keep.begin(), keep.end(), refitted[x]));
         break;
       }
   std::sort(keep.begin(), keep.end());
-  for (size_t i : alive_)
-    if (!std::binary_search(keep.begin(), keep.end(), i) && st.dropped.size() < 20) st.dropped.push_back(hs_[i].name);
-  st.dropped_count = alive_.size() - keep.size();
+  for (size_t i : space_.alive)
+    if (!std::binary_search(keep.begin(), keep.end(), i) && st.dropped.size() < 20) st.dropped.push_back(space_.candidates[i].name);
+  st.dropped_count = space_.alive.size() - keep.size();
   if (keep.empty()) {
     res_.outcome = LearnOutcome::NoneSurvives;
-    res_.closest = hs_[closest].name;
+    res_.closest = space_.candidates[closest].name;
     model::Case q;
     q.id = "open-" + cand.id;
     q.source = "learn: oracle " + oracle->name();
@@ -229,25 +229,25 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
     q.observation = obs;
     q.observation->kind = o_.oracle_spec == "cuda" ? model::ObservationKind::Hardware : model::ObservationKind::Synthetic;
     std::vector<std::string> refuted;
-    for (size_t i : first_n(alive_, 12)) refuted.push_back(hs_[i].name);
+    for (size_t i : first_n(space_.alive, 12)) refuted.push_back(space_.candidates[i].name);
     q.notes = fmt::format("refutes every candidate still consistent ({}{}); closest: {} with {} of {} blocks on the "
                           "observed SM",
-                          fmt::join(refuted, ", "), alive_.size() > refuted.size() ? ", ..." : "", res_.closest,
+                          fmt::join(refuted, ", "), space_.alive.size() > refuted.size() ? ", ..." : "", res_.closest,
                           closest_match, cand.scenario.total_blocks());
     res_.open_question = std::move(q);
     res_.reason = "none fits: " + res_.open_question->notes;
     // The nearest, over every observed case: from those refuted last (they came closest), a bounded pool.
     std::vector<size_t> pool;
-    for (size_t i = 0; i < hs_.size(); ++i)
-      if (dropped_at_[i] > 0) pool.push_back(i);
-    std::stable_sort(pool.begin(), pool.end(), [&](size_t a, size_t b) { return dropped_at_[a] > dropped_at_[b]; });
+    for (size_t i = 0; i < space_.candidates.size(); ++i)
+      if (refit_.dropped_at[i] > 0) pool.push_back(i);
+    std::stable_sort(pool.begin(), pool.end(), [&](size_t a, size_t b) { return refit_.dropped_at[a] > refit_.dropped_at[b]; });
     std::vector<model::Hypothesis> near;
-    for (size_t i : first_n(pool, kNearestPool)) near.push_back(hs_[i]);
+    for (size_t i : first_n(pool, kNearestPool)) near.push_back(space_.candidates[i]);
     std::vector<std::string> ids;
-    for (const auto& ob : history_) ids.push_back(cases_[ob.case_index].id);
+    for (const auto& ob : pool_.history) ids.push_back(pool_.cases[ob.case_index].id);
     res_.nearest = nearest_misses(near, seen(), ids, kNearestListed);
   }
-  alive_ = std::move(keep);
+  space_.alive = std::move(keep);
   for (size_t f = 0; f < fields_.size(); ++f) {
     const bool now = values_left(f).size() <= 1;
     if (now && !was_settled_[f]) settled_by_[f] = cand.id;
