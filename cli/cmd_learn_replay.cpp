@@ -44,12 +44,8 @@ std::string device_file_for(const model::Device& carried) {
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     if (e.path().extension() == ".json") files.push_back(e.path().generic_string());
   std::sort(files.begin(), files.end());
-  for (const auto& f : files) {
-    try {
-      if (model::device_from_spec(f, "--device") == carried) return f;
-    } catch (const model::InputError&) {  // not a device file (a learn result, a probe log): not this one
-    }
-  }
+  for (const auto& f : files)
+    if (const auto d = model::device_file_if_valid(f); d && *d == carried) return f;
   return "";
 }
 

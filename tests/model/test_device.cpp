@@ -307,3 +307,23 @@ TEST_CASE("device: a flag takes a built-in name or a device file, and only an un
   CHECK(test::error_of([&] { device_from_spec((dir.path / "none.json").string(), "--device"); }).where() ==
         (dir.path / "none.json").string());
 }
+
+TEST_CASE("device: a search over a folder's files tells a device file from the other JSON beside it", "[loaders][device]") {
+  test::TempDir dir("device-file-if-valid");
+  const auto write = [&](const std::string& name, const std::string& text) {
+    const std::string path = (dir.path / name).string();
+    std::ofstream(path) << text;
+    return path;
+  };
+  const Device rtx = builtin_device("rtx3090", "t", "device");
+  const auto d = device_file_if_valid(write("device.json", rtx.to_json().dump()));
+  REQUIRE(d.has_value());
+  CHECK(*d == rtx);
+  // A learn result, a device missing a field, a file that is not JSON, and no file at all: not a device.
+  CHECK_FALSE(device_file_if_valid(write("learn.json", R"({"outcome": "identified", "survivors": ["alg1"]})")));
+  json partial = rtx.to_json();
+  partial.erase("sms");
+  CHECK_FALSE(device_file_if_valid(write("partial.json", partial.dump())));
+  CHECK_FALSE(device_file_if_valid(write("log.json", "probe-gpc log, not JSON")));
+  CHECK_FALSE(device_file_if_valid((dir.path / "none.json").string()));
+}

@@ -212,6 +212,14 @@ Device device_from_spec(const std::string& spec, const std::string& flag) {
   return device_from_json(read_json_file(spec), spec, "");
 }
 
+std::optional<Device> device_file_if_valid(const std::string& path) {
+  try {
+    return device_from_json(read_json_file(path), path, "");
+  } catch (const InputError&) {  // the loader's refusal, as the answer "not a device file"
+    return std::nullopt;
+  }
+}
+
 bool is_builtin(const Device& d) {
   for (const auto& b : builtin_devices())
     if (b.name == d.name) return b.to_json() == d.to_json();
