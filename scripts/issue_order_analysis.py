@@ -119,7 +119,7 @@ def characterise(rec):
     print("Part 1. A100: where the recorded order departs from the device rule (passes of one decision)")
     onsets = {}
     for n in sorted(long):
-        dec = decisions(m, n, True)
+        dec = decisions("a100", n, True)
         pairs = sum(k == 2 for _, k in dec)
         d = first_diff(hand_out(dec, lambda j: 1), long[n])
         if d is None:
@@ -233,12 +233,12 @@ def candidates(quick):
     @functools.lru_cache(maxsize=None)
     def rule(g, n):
         pairs, w, first = DEVICE_RULE[g]
-        return hand_out(decisions(SMS[g], n, pairs), passes_from(w, first))
+        return hand_out(decisions(g, n, pairs), passes_from(w, first))
 
     def on_a100(f):
         return lambda g, n: f(n) if g == "a100" else rule(g, n)
 
-    dec = functools.lru_cache(maxsize=None)(lambda n: tuple(decisions(SMS["a100"], n, True)))
+    dec = functools.lru_cache(maxsize=None)(lambda n: tuple(decisions("a100", n, True)))
     step = 8 if quick else 1
     c = {}
     c["the device rule (issue_pass 1 on Ampere): alg1-paired today"] = (0, [()], lambda: rule)
@@ -356,7 +356,7 @@ def part3(rec, onsets, quick):
     qs = [2.4] if quick else [x / 10 for x in range(10, 31)]
     fits = {}
     for n, obs in a100.items():
-        dec = decisions(SMS["a100"], n, True)
+        dec = decisions("a100", n, True)
         for p in ps:
             for q in qs:
                 for i in range(10):

@@ -10,11 +10,12 @@ decision places two blocks (a pair) and (b) in what order the blocks of the deci
 i.e. which block index each placement gets. Test8 (three register-limited kernels of M/2 blocks) has no
 grid large enough to pair and is left to `tbcheck validate` (tests/model/test_issue_paired.cpp).
 
-Usage: scripts/turing_issue_analysis.py [--ntbs ../shared/external/ntbs] [--json]
+Usage: scripts/turing_issue_analysis.py [--ntbs ../shared/external/ntbs] [--json]   (needs build/python: the module)
 Prints, per candidate, the recordings it matches exactly and the first one it fails (with the block);
 then the forecasts of the surviving candidates for the Turing grids the artifact ran but the folder
 keeps back (the Test2 sizes of the other GPUs, scaled: 4M-2 ... 4M+2, 5M, 6M, 7M, 8M).
 """
+import functools
 import json
 import os
 import sys
@@ -26,20 +27,27 @@ CC = {"v100": 7.0, "a100": 8.0, "rtx3090": 8.6, "rtx2080ti": 7.5}
 DEVICE_RULE = {"v100": (False, 1, 0), "a100": (True, 1, 0), "rtx3090": (True, 1, 0), "rtx2080ti": (True, 2, 3)}
 
 
-def decisions(m, n, pairs):
-    """alg1-paired's decisions for one grid: list of (sm, blocks) in decision order.
+# The tbcheck Python module (built by the README's set-up command into build/python): the decisions are the engine's.
+sys.path.insert(0, os.path.join(ROOT, "build", "python"))
+import tbcheck  # noqa: E402
 
-    Pairs: a grid of N >= 2M + 5 blocks places two blocks per decision while at least 2M + 3
-    remain; then one per decision. The SM is most-room even-first over the blocks placed so far."""
-    order = list(range(0, m, 2)) + list(range(1, m, 2))
-    count = [0] * m
-    out, left = [], n
-    while left > 0:
-        sm = min(order, key=lambda s: count[s])  # min keeps the first of equals: even-first ties
-        k = 2 if pairs and n >= 2 * m + 5 and left >= 2 * m + 3 else 1
-        count[sm] += k
-        left -= k
-        out.append((sm, k))
+
+@functools.lru_cache(maxsize=None)
+def decisions(g, n, pairs):
+    """alg1's decisions on GPU g for one grid of n one-warp blocks that all fit at once, as tbcheck's engine makes
+    them (alg1, or alg1 with issue paired): list of (sm, blocks) in decision order. The engine's most-room
+    even-first places them and its pair rule (Hypothesis.leads_pair) says which blocks lead a pair; this script only
+    varies how the decisions' blocks are handed out."""
+    h = tbcheck.hypothesis("alg1+issue=paired" if pairs else "alg1")
+    d = tbcheck.device(g)
+    scenario = {"device": g, "kernels": [{"name": "K1", "blocks": n, "threads": 32, "regs": 16, "smem": 0,
+                                          "duration": 1}]}
+    sms = [r["sm"] for r in sorted(tbcheck.predict(scenario, h.name), key=lambda r: r["block"])]
+    out, b = [], 0
+    while b < n:
+        k = 2 if h.leads_pair(d, n, b) else 1
+        out.append((sms[b], k))
+        b += k
     return out
 
 
@@ -113,36 +121,35 @@ def remaining_window(dec, n, lo):
 
 def candidates():
     """name -> function(device, n) giving the SM of each block in index order."""
-    m = SMS
     c = {}
-    c["alg1 (one block per decision)"] = lambda g, n: hand_out(decisions(m[g], n, False), lambda j: 1)
+    c["alg1 (one block per decision)"] = lambda g, n: hand_out(decisions(g, n, False), lambda j: 1)
     c["paired-cc8 (pairs from CC 8.0, adjacent)"] = (
-        lambda g, n: hand_out(decisions(m[g], n, CC[g] >= 8.0), lambda j: 1))
-    c["paired on every GPU, adjacent"] = lambda g, n: hand_out(decisions(m[g], n, True), lambda j: 1)
-    c["paired from CC 7.5, adjacent"] = lambda g, n: hand_out(decisions(m[g], n, CC[g] >= 7.5), lambda j: 1)
+        lambda g, n: hand_out(decisions(g, n, CC[g] >= 8.0), lambda j: 1))
+    c["paired on every GPU, adjacent"] = lambda g, n: hand_out(decisions(g, n, True), lambda j: 1)
+    c["paired from CC 7.5, adjacent"] = lambda g, n: hand_out(decisions(g, n, CC[g] >= 7.5), lambda j: 1)
     for size, first in [(2, 0), (2, 1), (2, 2), (2, 4), (3, 3)]:
         c[f"pairs from CC 7.5, passes of {size} from decision {first} on every paired GPU"] = (
-            lambda g, n, s=size, f=first: hand_out(decisions(m[g], n, CC[g] >= 7.5), passes_from(s, f)))
+            lambda g, n, s=size, f=first: hand_out(decisions(g, n, CC[g] >= 7.5), passes_from(s, f)))
     for size, first in [(2, 0), (2, 1), (2, 2), (2, 4)]:
         c[f"device rule, but Turing passes of {size} from decision {first}"] = (
-            lambda g, n, s=size, f=first: hand_out(decisions(m[g], n, DEVICE_RULE[g][0]),
+            lambda g, n, s=size, f=first: hand_out(decisions(g, n, DEVICE_RULE[g][0]),
                                                    passes_from(s, f) if g == "rtx2080ti" else lambda j: 1))
     c["device rule, Turing follower delayed one decision (delay line)"] = (
-        lambda g, n: sliding(decisions(m[g], n, DEVICE_RULE[g][0]), 1 if g == "rtx2080ti" else 0))
+        lambda g, n: sliding(decisions(g, n, DEVICE_RULE[g][0]), 1 if g == "rtx2080ti" else 0))
     for lo in (196, 198, 200):
         c[f"device rule, Turing passes of 2 while <= {lo} blocks remain"] = (
-            lambda g, n, lo=lo: remaining_window(decisions(m[g], n, DEVICE_RULE[g][0]), n, lo if g == "rtx2080ti" else -1))
+            lambda g, n, lo=lo: remaining_window(decisions(g, n, DEVICE_RULE[g][0]), n, lo if g == "rtx2080ti" else -1))
     c["issue-14 rule (issue: device): pairs and pass from the device file"] = (
-        lambda g, n: hand_out(decisions(m[g], n, DEVICE_RULE[g][0]), passes_from(*DEVICE_RULE[g][1:])))
+        lambda g, n: hand_out(decisions(g, n, DEVICE_RULE[g][0]), passes_from(*DEVICE_RULE[g][1:])))
     # Timing models fitted to the Turing recordings (a grid search over the rates and the phase: the fits
     # form a narrow band, pair decisions every 1.94-1.99 hand-out slots). They drift, so their passes grow.
     for ps, ss, ph in [(1.97, 1.5, -1.89), (1.99, 1.0, -1.96)]:
         c[f"timing model on Turing: pair decisions every {ps} slots, singles {ss}, phase {ph}"] = (
-            lambda g, n, ps=ps, ss=ss, ph=ph: timing(decisions(m[g], n, True), ph, ps, ss) if g == "rtx2080ti"
-            else hand_out(decisions(m[g], n, DEVICE_RULE[g][0]), lambda j: 1))
+            lambda g, n, ps=ps, ss=ss, ph=ph: timing(decisions(g, n, True), ph, ps, ss) if g == "rtx2080ti"
+            else hand_out(decisions(g, n, DEVICE_RULE[g][0]), lambda j: 1))
     c["timing model on Turing without drift: decisions every 2 slots, phase -2"] = (
-        lambda g, n: timing(decisions(m[g], n, True), -2.0, 2.0, 2.0) if g == "rtx2080ti"
-        else hand_out(decisions(m[g], n, DEVICE_RULE[g][0]), lambda j: 1))
+        lambda g, n: timing(decisions(g, n, True), -2.0, 2.0, 2.0) if g == "rtx2080ti"
+        else hand_out(decisions(g, n, DEVICE_RULE[g][0]), lambda j: 1))
     return c
 
 

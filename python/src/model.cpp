@@ -187,6 +187,18 @@ void bind_model(py::module_& m) {
           },
           "mechanism -> chosen value as text ('off' for an absent threshold)")
       .def("to_dict", [](const model::Hypothesis& h) { return to_python(h.to_json()); }, "The hypothesis file's fields")
+      .def(
+          "leads_pair",
+          [](const model::Hypothesis& h, const model::Device& d, int blocks, int block) {
+            if (blocks < 1) throw model::InputError("leads_pair", "blocks", fmt::format("{} is not a block count", blocks));
+            if (block < 0 || block >= blocks)
+              throw model::InputError("leads_pair", "block",
+                                      fmt::format("{} is not a block of a kernel of {} blocks", block, blocks));
+            return h.leads_pair(d, blocks, block);
+          },
+          py::arg("device"), py::arg("blocks"), py::arg("block"),
+          "Whether block `block` (0-based) of a kernel of `blocks` blocks leads a pair on the device under the "
+          "hypothesis' issue rule: its follower, the next block, goes to its SM (docs/turing.md)")
       .def("__repr__", [](const model::Hypothesis& h) { return fmt::format("<tbcheck.Hypothesis {}>", h.name); });
 
   py::class_<model::Scenario>(m, "Scenario", "A device and its kernels, each launched at its release time")

@@ -152,3 +152,19 @@ def test_plot_example_draws_a_png(tmp_path):
     r = subprocess.run([sys.executable, script, out], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert r.returncode == 0, r.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 5000
+
+
+def test_leads_pair_is_the_engines_pair_rule():
+    d = tbcheck.device("rtx2080ti")  # 68 SMs: a grid pairs from 2 x 68 + 5 blocks while 2 x 68 + 3 remain
+    paired = tbcheck.hypothesis("alg1+issue=paired")
+    assert not any(paired.leads_pair(d, 140, b) for b in range(140))
+    assert [b for b in range(141) if paired.leads_pair(d, 141, b)] == [0, 2]  # two pairs (docs/turing.md)
+    assert not any(tbcheck.hypothesis("alg1").leads_pair(d, 141, b) for b in range(141))
+    # Every leader's follower is on its SM in the engine's schedule.
+    scenario = {"device": "rtx2080ti", "kernels": [{"name": "K1", "blocks": 206, "threads": 32, "regs": 16, "smem": 0,
+                                                    "duration": 1}]}
+    sms = [r["sm"] for r in sorted(tbcheck.predict(scenario, "alg1+issue=paired"), key=lambda r: r["block"])]
+    leaders = [b for b in range(206) if paired.leads_pair(d, 206, b)]
+    assert leaders and all(sms[b + 1] == sms[b] for b in leaders)
+    with pytest.raises(tbcheck.InputError, match="block"):
+        paired.leads_pair(d, 141, 141)
