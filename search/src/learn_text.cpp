@@ -2,6 +2,7 @@
 // (learn_result.cpp, learn_replay.cpp, learn_rules.cpp), as ContestReport::text() does; the CLI only prints.
 #include <algorithm>
 #include <numeric>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -35,6 +36,18 @@ std::string groups_text(const LearnStep& s) {
 template <class T>
 auto first(const std::vector<T>& v, size_t n) {
   return fmt::join(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size())), ", ");
+}
+
+// The first `shown` groups, each by its first `names` members, then how many more there are and where to see them.
+std::string groups_listing(const std::vector<std::vector<std::string>>& groups, size_t shown, size_t names,
+                           std::string_view more) {
+  std::string t;
+  for (size_t i = 0; i < groups.size() && i < shown; ++i) {
+    const auto& g = groups[i];
+    t += fmt::format("  {}{}\n", first(g, names), g.size() > names ? fmt::format(", ... ({} in all)", g.size()) : "");
+  }
+  if (groups.size() > shown) t += fmt::format("  ... {} more groups ({})\n", groups.size() - shown, more);
+  return t;
 }
 
 // One line per mechanism, settled or open: both learners' results list them alike.
@@ -101,13 +114,7 @@ std::string LearnResult::text(const std::string& device, size_t written, const s
     t += fmt::format("consistent set, grouped (members of a group proved equivalent on {}):\n", device);
     // A run without corpus or synthesis can leave thousands of groups: the terminal gets the first
     // few, --json and --out every one.
-    constexpr size_t kShownGroups = 20;
-    for (size_t i = 0; i < equivalence.size() && i < kShownGroups; ++i) {
-      const auto& g = equivalence[i];
-      t += fmt::format("  {}{}\n", first(g, 6), g.size() > 6 ? fmt::format(", ... ({} in all)", g.size()) : "");
-    }
-    if (equivalence.size() > kShownGroups)
-      t += fmt::format("  ... {} more groups (--json or --out lists every one)\n", equivalence.size() - kShownGroups);
+    t += groups_listing(equivalence, 20, 6, "--json or --out lists every one");
   }
   if (!open_pairs.empty()) {
     constexpr size_t kShownPairs = 20;
@@ -187,13 +194,7 @@ std::string ReplayLearnResult::text(const std::string& device, const std::string
   }
   t += fmt::format("\nconsistent with every recording: {} candidates in {} groups\n", consistent.size(),
                    consistent_groups.size());
-  constexpr size_t kShownGroups = 6;
-  for (size_t i = 0; i < consistent_groups.size() && i < kShownGroups; ++i) {
-    const auto& g = consistent_groups[i];
-    t += fmt::format("  {}{}\n", first(g, 3), g.size() > 3 ? fmt::format(", ... ({} in all)", g.size()) : "");
-  }
-  if (consistent_groups.size() > kShownGroups)
-    t += fmt::format("  ... {} more groups (--json lists every one)\n", consistent_groups.size() - kShownGroups);
+  t += groups_listing(consistent_groups, 6, 3, "--json lists every one");
   t += "mechanisms:\n" + mechanisms_text(mechanisms);
   if (!intervals.empty())
     t += fmt::format("thresholds of {} (the values every recording allows):\n", intervals_of) + intervals_text(intervals);

@@ -151,3 +151,27 @@ TEST_CASE("the rule search lists its nearest rules with their keys when none fit
   CHECK(t.find(fmt::format("  alg1.held-min ({}): 1 case(s), 2 block(s); first fails c (w)\n",
                            model::rule_text(n.hypothesis.rule))) != std::string::npos);
 }
+
+TEST_CASE("learning from recordings shows the first six consistent groups by three names and counts the rest",
+          "[learn][text]") {
+  search::ReplayLearnResult r;
+  r.recordings = 3;
+  for (int g = 0; g < 8; ++g) {
+    std::vector<std::string> names;
+    for (int k = 0; k < (g == 0 ? 5 : 1); ++k) names.push_back(fmt::format("g{}m{}", g, k));
+    r.consistent_groups.push_back(names);
+    for (const auto& n : names) {
+      model::Hypothesis h;
+      h.name = n;
+      r.consistent.push_back(h);
+    }
+  }
+  r.mechanisms = {settled_issue()};
+  const std::string t = r.text("a100");
+  CHECK(t.find("\nconsistent with every recording: 12 candidates in 8 groups\n") != std::string::npos);
+  CHECK(t.find("  g0m0, g0m1, g0m2, ... (5 in all)\n") != std::string::npos);
+  CHECK(t.find("  g5m0\n") != std::string::npos);
+  CHECK(t.find("g6m0") == std::string::npos);
+  CHECK(t.find("  ... 2 more groups (--json lists every one)\n") != std::string::npos);
+  CHECK(t.find("campaign: none (no corpus case splits the groups left)\n") != std::string::npos);
+}
