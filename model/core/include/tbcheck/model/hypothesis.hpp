@@ -1,5 +1,5 @@
 // A hypothesis is one option per scheduler mechanism (docs/design.md "Mechanisms and hypotheses").
-// Every mechanism has one descriptor (hypothesis.cpp) from which its names, table rows and JSON form come.
+// Every mechanism has one descriptor (mechanisms.cpp) from which its names, table rows and JSON form come.
 #pragma once
 #include <optional>
 #include <string>
@@ -14,7 +14,7 @@ namespace tbcheck::model {
 struct Device;
 
 // The mechanisms' options. Each value has one row, with its JSON name and the paper section it comes
-// from, in its mechanism's descriptor (hypothesis.cpp); the engines check them in exhaustive switches
+// from, in its mechanism's descriptor (mechanisms.cpp); the engines check them in exhaustive switches
 // (no default, -Werror=switch), so a value added here does not compile until both the simulator and
 // the SMT encoder handle it (docs/extending.md).
 // Rule: the selection is the hypothesis' own ranking (Hypothesis::rule, docs/rules.md), given in a file as
@@ -102,7 +102,7 @@ std::string option_key(const Hypothesis& h);
 
 // A numeric mechanism (a threshold) compares one kernel quantity with its value: a block's quantity v is
 // ignored when v <= T (AtOrBelow) or v < T (Below). Each comes from its mechanism's descriptor
-// (hypothesis.cpp), so a later threshold plugs in there.
+// (mechanisms.cpp), so a later threshold plugs in there.
 enum class ThresholdSide { AtOrBelow, Below };
 enum class ThresholdQuantity { RegsPerThread, SmemPerBlock };
 struct ThresholdOption {
@@ -120,7 +120,7 @@ enum class OptionNeeds { Nothing, GpcMap, ClustersAndGpcMap };
 std::string_view to_string(OptionNeeds);
 
 // One row per option of every mechanism (enumerated values, the skip flag's "true", a threshold's
-// "<int>"), derived from the mechanism descriptors in hypothesis.cpp: the registry of pluggable units.
+// "<int>"), derived from the mechanism descriptors in mechanisms.cpp: the registry of pluggable units.
 struct OptionInfo {
   std::string_view mechanism;  // JSON field
   std::string_view value;      // JSON value
