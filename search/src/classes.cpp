@@ -173,14 +173,16 @@ std::string not_covered(const std::vector<const model::Hypothesis*>& hs, const s
   if (!params.priorities.empty() || !params.tpcs.empty() || !params.clusters.empty())
     return "a structure with stream priorities, TPC masks or clusters";
   if (params.max_local > 0) return "local memory varies";
-  // A selection that needs a GPC map, by its registry row (a new one is covered by what it says it needs).
-  for (const auto* h : hs) {
-    if (h->selection == model::Selection::Rule) return fmt::format("{} selects by a rule (docs/rules.md)", h->name);
-    for (const auto& row : model::option_table())
-      if (row.mechanism == "selection" && row.value == model::to_string(h->selection) &&
-          row.needs != model::OptionNeeds::Nothing)
-        return fmt::format("{} selects by the GPC map ({})", h->name, row.value);
-  }
+  // Whether the argument covers a selection is decided here for each one, so a new selection says so.
+  for (const auto* h : hs)
+    switch (h->selection) {
+      case model::Selection::GpcPriority: return fmt::format("{} selects by the GPC map (gpc-priority)", h->name);
+      case model::Selection::GpcSpread: return fmt::format("{} selects by the GPC map (gpc-spread)", h->name);
+      case model::Selection::TpcPosition: return fmt::format("{} selects by the GPC map (tpc-position)", h->name);
+      case model::Selection::Rule: return fmt::format("{} selects by a rule (docs/rules.md)", h->name);
+      case model::Selection::RoundRobin:
+      case model::Selection::MostRoom: break;
+    }
   return "";
 }
 
