@@ -17,6 +17,10 @@ corpus/hw/b200/097-threadblock-allocation.json), not the file. Run:
   scripts/import_b200_threadblock.py CSV --gpcs       # the GPC map the recordings imply, with the evidence
   scripts/import_b200_threadblock.py CSV --explain    # candidate rules (SM order, GPC choice) on each launch
 
+--explain asks tbcheck's Python module (PYTHONPATH=build/python) how the shipped hypotheses and the engine's
+cluster GPC choices place each launch; only the candidate no engine option has (round-robin GPC choice) is
+placed here.
+
 Checks made on the input (exit 2 with the row named otherwise): the header; every cluster size's blocks
 are 0..N-1 once each; cluster_id = block_id // cluster_size; every cluster's blocks are on distinct SMs.
 
@@ -154,36 +158,29 @@ def gpc_map(launches):
     return gpc_of_tpc, lines
 
 
-def sm_orders(gpc_of_tpc):
-    """The SM scan orders the candidates use: natural, even-first, and GPC-major (GPC by GPC in index
-    order, TPC ids ascending within a GPC, both SMs of a TPC together)."""
-    gpc_major = [sm for g in range(max(gpc_of_tpc) + 1) for t, gt in enumerate(gpc_of_tpc) if gt == g
-                 for sm in (2 * t, 2 * t + 1)]
-    return {"natural": list(range(SMS)), "even-first": list(range(0, SMS, 2)) + list(range(1, SMS, 2)),
-            "gpc-major": gpc_major}
+# The shipped hypotheses the explanation asks the engine about: the SM orders natural (alg1-natural-order),
+# even-first (alg1) and GPC-major (hopper's numbering), and round-robin and most-room selection.
+ENGINE_BASES = ["alg1", "alg1-natural-order", "round-robin", "most-room", "hopper"]
+# The cluster GPC choices the engine has (mechanism `cluster_gpc`); the shipped hypotheses take most-room.
+ENGINE_GPC_CHOICES = ["most-room", "lowest-index"]
 
 
-def place_clusters(size, n, gpc_of_tpc, order, gpc_choice):
-    """One block per SM (all SMs free, no block finishes): clusters whole, in cluster order, on one GPC each,
-    blocks on the GPC's free SMs in `order`. gpc_choice: most-room (most free SMs, ties to the lowest
-    index), lowest-index, or round-robin (a pointer over GPC indices, the first GPC at or after it with
-    room; it moves past that GPC). Returns the SMs of the blocks placed before the first that must wait."""
+def round_robin_clusters(size, n, gpc_of_tpc):
+    """The one candidate no engine option has: one block per SM (all SMs free, no block finishes), clusters
+    whole, in cluster order; the GPC is chosen round-robin (a pointer over GPC indices, the first GPC at or
+    after it with room for the whole cluster; the pointer moves past it); the cluster's blocks take the GPC's
+    free SMs in ascending order (TPC by TPC, both SMs of a TPC together). Returns the SMs of the blocks placed
+    before the first that must wait."""
     gpcs = max(gpc_of_tpc) + 1
-    free = {sm: True for sm in range(SMS)}
-    members = [[sm for sm in order if gpc_of_tpc[sm // 2] == g] for g in range(gpcs)]
+    free = [True] * SMS
+    members = [[sm for sm in range(SMS) if gpc_of_tpc[sm // 2] == g] for g in range(gpcs)]
     out, pointer = [], 0
     for _ in range(n // size):
-        room = [sum(free[sm] for sm in members[g]) for g in range(gpcs)]
-        fits = [g for g in range(gpcs) if room[g] >= size]
+        fits = [g for g in range(gpcs) if sum(free[sm] for sm in members[g]) >= size]
         if not fits:
             break
-        if gpc_choice == "most-room":
-            g = max(fits, key=lambda x: (room[x], -x))
-        elif gpc_choice == "lowest-index":
-            g = fits[0]
-        else:
-            g = next((x for x in fits if x >= pointer), fits[0])
-            pointer = g + 1
+        g = next((x for x in fits if x >= pointer), fits[0])
+        pointer = g + 1
         sms = [sm for sm in members[g] if free[sm]][:size]
         for sm in sms:
             free[sm] = False
@@ -191,22 +188,54 @@ def place_clusters(size, n, gpc_of_tpc, order, gpc_choice):
     return out
 
 
+def engine_predictions(case, hypothesis):
+    """{block: (sm, start)} of the launch as tbcheck's engine places it under `hypothesis` (the Python module,
+    so that no rule is written here twice), or the engine's reason for not placing it."""
+    try:
+        import tbcheck
+    except ImportError:
+        fail("--explain asks tbcheck's Python module for the shipped options' placements: build it "
+             "(scripts/setup.sh) and put it on the path (PYTHONPATH=build/python)")
+    try:
+        rows = tbcheck.predict(case, hypothesis)
+    except tbcheck.InputError as e:
+        return str(e)
+    return {r["block"]: (r["sm"], r["start"]) for r in rows}
+
+
+def matched(got, sms):
+    """Blocks that match the recording before the first difference, and what follows them."""
+    same = next((i for i, (a, b) in enumerate(zip(got, sms)) if a != b), min(len(got), len(sms)))
+    if same == len(sms):
+        return "all"
+    if same < len(got):
+        return f"{same}; then predicted SM {got[same]}, recorded {sms[same]}"
+    return f"{same}; the rest wait for a block to finish (a second wave, in the order blocks finish)"
+
+
 def explain(launches, gpc_of_tpc):
-    """Each candidate's prediction against each launch: blocks matched before the first difference."""
-    orders = sm_orders(gpc_of_tpc)
+    """Each candidate's prediction against each launch: blocks matched before the first difference. Blocks
+    print and exit, so the recording orders the first wave only: the engine's blocks after it are not compared."""
     print("Candidates on each launch (blocks that match the recording before the first difference):")
-    for size, sms in launches.items():
+    for case in cases(launches)["cases"]:
+        sms = case["observation"]["sm_of_block"]["K1"]
+        size = case["kernels"][0].get("cluster", [1])[0]
         print(f"  cluster size {size} ({len(sms)} blocks; {len(set(sms))} distinct SMs)")
-        for oname, order in orders.items():
-            choices = ["-"] if size == 1 else ["most-room", "lowest-index", "round-robin"]
-            for choice in choices:
-                got = order[:len(sms)] if size == 1 else place_clusters(size, len(sms), gpc_of_tpc, order, choice)
-                same = next((i for i, (a, b) in enumerate(zip(got, sms)) if a != b), min(len(got), len(sms)))
-                what = f"SM order {oname}" + ("" if size == 1 else f", GPC choice {choice}")
-                tail = "all" if same == len(sms) else (
-                    f"{same}; then predicted SM {got[same]}, recorded {sms[same]}" if same < len(got) else
-                    f"{same}; the rest wait for a block to finish (a second wave, in the order blocks finish)")
-                print(f"    {what:48s} {tail}")
+        scenario = {k: v for k, v in case.items() if k not in ("observation", "notes", "source")}
+        # hopper refuses clusters whatever its GPC choice: asked once.
+        names = ENGINE_BASES if size == 1 else [f"{b}+cluster_gpc={g}" if g != "most-room" else b
+                                                for b in ENGINE_BASES for g in ENGINE_GPC_CHOICES
+                                                if b != "hopper" or g == "most-room"]
+        for name in names:
+            placed = engine_predictions(scenario, name)
+            if isinstance(placed, str):
+                print(f"    {name:48s} cannot place it: {placed}")
+                continue
+            got = [placed[b][0] for b in sorted(placed) if placed[b][1] == 0]
+            print(f"    {name:48s} {matched(got, sms)}")
+        if size > 1:
+            what = "round-robin GPC choice (not an engine option)"
+            print(f"    {what:48s} {matched(round_robin_clusters(size, len(sms), gpc_of_tpc), sms)}")
 
 
 def write_new(path, text):

@@ -168,3 +168,33 @@ def test_leads_pair_is_the_engines_pair_rule():
     assert leaders and all(sms[b + 1] == sms[b] for b in leaders)
     with pytest.raises(tbcheck.InputError, match="block"):
         paired.leads_pair(d, 141, 141)
+
+
+def test_b200_explanation_takes_the_shipped_options_from_the_engine(tmp_path):
+    # The stored B200 recordings back as the public CSV's rows; the script's shipped candidates are the engine's.
+    cases = json.loads((SOURCE / "corpus/hw/b200/097-threadblock-allocation.json").read_text())["cases"]
+    rows = ["cluster_size,block_id,sm_id,cluster_id"]
+    for c in cases:
+        size = c["kernels"][0].get("cluster", [1])[0]
+        rows += [f"{size},{b},{sm},{b // size}" for b, sm in enumerate(c["observation"]["sm_of_block"]["K1"])]
+    csv = tmp_path / "097.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(tbcheck.__file__).resolve().parents[1]))
+    r = subprocess.run([sys.executable, SOURCE / "scripts/import_b200_threadblock.py", csv, "--explain"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    launch = None
+    got = {}
+    for line in r.stdout.splitlines():
+        if line.startswith("  cluster size "):
+            launch = int(line.split()[2])
+        elif line.startswith("    ") and launch is not None:
+            name, _, result = line.strip().partition("  ")
+            got[launch, name] = result.strip()
+    assert got[1, "hopper"] == "all"  # the Hopper numbering, the map cut from this launch (docs/blackwell.md)
+    assert got[1, "alg1"].startswith("0; then predicted SM 0, recorded 142")
+    assert got[2, "alg1-natural-order+cluster_gpc=lowest-index"].startswith("8; then predicted SM 16, recorded 2")
+    assert got[4, "alg1+cluster_gpc=lowest-index"].startswith("1; then predicted SM 16, recorded 1")
+    assert got[2, "round-robin GPC choice (not an engine option)"] == "all"
+    assert got[4, "round-robin GPC choice (not an engine option)"].startswith("132;")
+    assert got[2, "hopper"].startswith("cannot place it")
