@@ -80,16 +80,17 @@ Learner::Learner(std::vector<model::Hypothesis> candidates, const model::Device&
     space_.proof[i] = why_one_machine(space_.candidates[first], space_.candidates[i], device);
   }
   for (auto& c : device_cases(corpus, device)) pool_.cases.emplace_back(c.id, c.origin, std::move(c.scenario));
-  fields_ = model::mechanism_fields();
-  value_names_.resize(fields_.size());
-  values_.resize(fields_.size() * space_.candidates.size());
-  for (size_t i = 0; i < space_.candidates.size(); ++i) set_values(i);
+  space_.values.fields = model::mechanism_fields();
+  const size_t fields = space_.values.fields.size();
+  space_.values.names.resize(fields);
+  space_.values.written.resize(fields * space_.candidates.size());
+  for (size_t i = 0; i < space_.candidates.size(); ++i) space_.set_values(i);
   refit_.refittable.assign(space_.candidates.size(), 0);
   refit_.failed.assign(space_.candidates.size(), 0);
   refit_.dropped_at.assign(space_.candidates.size(), 0);
-  settled_by_.assign(fields_.size(), "");
-  was_settled_.assign(fields_.size(), false);
-  for (size_t f = 0; f < fields_.size(); ++f) was_settled_[f] = values_left(f).size() == 1;
+  settled_by_.assign(fields, "");
+  was_settled_.assign(fields, false);
+  for (size_t f = 0; f < fields; ++f) was_settled_[f] = space_.values_left(f).size() == 1;
 }
 
 // Why h cannot place one small block on the device (nullopt: it can).
@@ -99,50 +100,55 @@ std::optional<std::string> Learner::not_applicable(const model::Hypothesis& h) c
   return why.reason;
 }
 
-uint16_t Learner::value_id(size_t f, const std::string& v) {
-  auto& names = value_names_[f];
-  const auto it = std::find(names.begin(), names.end(), v);  // a field has a handful of values
-  if (it != names.end()) return static_cast<uint16_t>(it - names.begin());
-  names.push_back(v);
-  return static_cast<uint16_t>(names.size() - 1);
+uint16_t FieldValues::id(size_t f, const std::string& v) {
+  auto& field = names[f];
+  const auto it = std::find(field.begin(), field.end(), v);  // a field has a handful of values
+  if (it != field.end()) return static_cast<uint16_t>(it - field.begin());
+  field.push_back(v);
+  return static_cast<uint16_t>(field.size() - 1);
 }
 
-void Learner::set_values(size_t i) {
-  const size_t fs = fields_.size();
-  const std::vector<std::string> written = field_values(space_.candidates[i], fields_);
-  for (size_t f = 0; f < fs; ++f) values_[i * fs + f] = value_id(f, written[f]);
+void VersionSpace::set_values(size_t i) {
+  const size_t fs = values.fields.size();
+  const std::vector<std::string> written = field_values(candidates[i], values.fields);
+  for (size_t f = 0; f < fs; ++f) values.written[i * fs + f] = values.id(f, written[f]);
   // Machines are numbered in the order of their first candidates, so machine m's first set_values comes after
   // those of machines below m.
-  const size_t m = space_.machines.of[i];
-  if (canon_values_.size() > m * fs) return;
-  const std::vector<std::string> acting = field_values(space_.machines.acting[m], fields_);
-  for (size_t f = 0; f < fs; ++f) canon_values_.push_back(value_id(f, acting[f]));
+  const size_t m = machines.of[i];
+  if (values.acting.size() > m * fs) return;
+  const std::vector<std::string> acting = field_values(machines.acting[m], values.fields);
+  for (size_t f = 0; f < fs; ++f) values.acting.push_back(values.id(f, acting[f]));
 }
 
-// Values of field f left among the consistent candidates, as written or as they act on the device.
-std::set<std::string> Learner::values_left(size_t f, bool as_acting) const {
-  std::vector<char> seen(value_names_[f].size(), 0);
-  const size_t fs = fields_.size();
-  for (size_t i : space_.alive) seen[as_acting ? canon_values_[space_.machines.of[i] * fs + f] : values_[i * fs + f]] = 1;
+std::set<std::string> VersionSpace::values_left(size_t f, bool as_acting) const {
+  std::vector<char> seen(values.names[f].size(), 0);
+  const size_t fs = values.fields.size();
+  for (size_t i : alive) seen[as_acting ? values.acting[machines.of[i] * fs + f] : values.written[i * fs + f]] = 1;
   std::set<std::string> v;
   for (size_t x = 0; x < seen.size(); ++x)
-    if (seen[x]) v.insert(value_names_[f][x]);
+    if (seen[x]) v.insert(values.names[f][x]);
   return v;
 }
 
-size_t Learner::add_case(const model::Case& w, std::string origin) {
-  pool_.cases.emplace_back(w.id, std::move(origin), w.scenario);
-  return pool_.cases.size() - 1;
-}
-
-std::map<size_t, std::vector<size_t>> Learner::groups_of_alive() {
+std::map<size_t, std::vector<size_t>> VersionSpace::groups_of_alive() {
   std::map<size_t, std::vector<size_t>> g;
-  for (size_t i : space_.alive) g[space_.groups.find(i)].push_back(i);
+  for (size_t i : alive) g[groups.find(i)].push_back(i);
   return g;
 }
 
+size_t CasePool::add(const model::Case& w, std::string origin) {
+  cases.emplace_back(w.id, std::move(origin), w.scenario);
+  return cases.size() - 1;
+}
+
+std::vector<SeenCase> CasePool::seen() const {
+  std::vector<SeenCase> out;
+  for (const auto& ob : history) out.push_back({&cases[ob.case_index].scenario, &ob.obs});
+  return out;
+}
+
 void Learner::finish_undecided() {
-  auto groups = groups_of_alive();
+  auto groups = space_.groups_of_alive();
   std::vector<std::string> why;
   res_.open_pairs.clear();
   std::vector<size_t> reps;
@@ -179,12 +185,12 @@ LearnResult Learner::run() {
   while (!space_.alive.empty()) {
     model::throw_if_stopped();
     if (step_ >= o_.max_steps) {
-      res_.outcome = groups_of_alive().size() == 1 ? LearnOutcome::Unconfirmed : LearnOutcome::Undecided;
+      res_.outcome = space_.groups_of_alive().size() == 1 ? LearnOutcome::Unconfirmed : LearnOutcome::Undecided;
       res_.reason = fmt::format("stopped after {} steps", o_.max_steps);
       break;
     }
     std::optional<size_t> ci = best_split();
-    if (!ci && groups_of_alive().size() > 1) ci = split_by_synthesis();
+    if (!ci && space_.groups_of_alive().size() > 1) ci = split_by_synthesis();
     if (ci) {
       if (o_.confirm) {
         if (auto sharpened = sharpen_split(*ci)) ci = sharpened;
@@ -193,11 +199,11 @@ LearnResult Learner::run() {
       if (run_case(*ci, StepPurpose::Split, {}) == Ran::NoDevice) break;
       continue;
     }
-    if (groups_of_alive().size() > 1) {
+    if (space_.groups_of_alive().size() > 1) {
       finish_undecided();
       break;
     }
-    if (o_.confirm && bracket()) continue;
+    if (o_.confirm && bracket() == BracketStep::Asked) continue;
     if (confirm() == ConfirmStep::Finished) break;
   }
   for (const auto& ob : pool_.history) {
@@ -212,17 +218,17 @@ LearnResult Learner::run() {
     res_.survivors.push_back(space_.candidates[i].name);
     res_.consistent.push_back(space_.candidates[i]);
   }
-  for (const auto& [r, m] : groups_of_alive()) {
+  for (const auto& [r, m] : space_.groups_of_alive()) {
     std::vector<std::string> names;
     for (size_t i : m) names.push_back(space_.candidates[i].name);
     res_.equivalence.push_back(std::move(names));
   }
-  for (size_t f = 0; f < fields_.size() && !space_.alive.empty(); ++f) {
+  for (size_t f = 0; f < space_.values.fields.size() && !space_.alive.empty(); ++f) {
     MechanismStatus m;
-    m.mechanism = fields_[f];
-    auto left = values_left(f, false);
+    m.mechanism = space_.values.fields[f];
+    auto left = space_.values_left(f, false);
     m.values.assign(left.begin(), left.end());
-    m.state = values_left(f).size() == 1 ? Settledness::Settled : Settledness::Open;
+    m.state = space_.values_left(f).size() == 1 ? Settledness::Settled : Settledness::Open;
     m.settled_by = m.state == Settledness::Settled ? settled_by_[f] : "";
     // A threshold of the confirmed survivor: the interval, settled once it is one step of the granularity.
     const auto& opts = model::threshold_options();

@@ -18,7 +18,7 @@
 namespace tbcheck::search::learn_detail {
 
 Learner::ConfirmStep Learner::confirm() {
-  auto groups = groups_of_alive();
+  auto groups = space_.groups_of_alive();
   const std::vector<size_t>& group = groups.begin()->second;
   const size_t rep = group.front();
   const model::Hypothesis& h = space_.candidates[rep];
@@ -79,7 +79,7 @@ Learner::ConfirmStep Learner::confirm() {
   for (size_t k = 0; k < confirmation_.neighbours.size(); ++k) {
     if (confirmation_.checks[k].verdict != NeighbourVerdict::NotSeparated) continue;
     if (confirmation_.refit_neighbours) {
-      if (auto fit = fit_thresholds(confirmation_.neighbours[k], device_, seen())) {
+      if (auto fit = fit_thresholds(confirmation_.neighbours[k], device_, pool_.seen())) {
         confirmation_.neighbours[k] = std::move(fit->fitted);  // the confirming cases are chosen against thresholds that fit
         continue;
       }
@@ -104,7 +104,7 @@ Learner::ConfirmStep Learner::confirm() {
     cf.neighbours = confirmation_.checks;
     // A threshold's neighbouring values are neighbours too: one not separated leaves the answer unconfirmed.
     std::vector<std::string> numeric_open;
-    if (auto fit = fit_thresholds(h, device_, seen())) {
+    if (auto fit = fit_thresholds(h, device_, pool_.seen())) {
       res_.intervals = fit->intervals;
       for (size_t x = 0; x < res_.intervals.size(); ++x)
         if (res_.intervals[x].cuts() > 1)
@@ -175,7 +175,7 @@ Learner::ConfirmStep Learner::confirm() {
         confirmation_.checks[k].detail = fmt::format("Z3: {}{}", to_string(pr.outcome), pr.reason.empty() ? "" : " (" + pr.reason + ")");
         continue;
       }
-      best = add_case(*pr.witness, fmt::format("synthesized ({} vs {}; {})", h.name, confirmation_.neighbours[k].name, pr.route));
+      best = pool_.add(*pr.witness, fmt::format("synthesized ({} vs {}; {})", h.name, confirmation_.neighbours[k].name, pr.route));
       best_cover = {k};
       break;
     }
@@ -198,15 +198,9 @@ Learner::ConfirmStep Learner::confirm() {
   return ConfirmStep::Stepped;
 }
 
-std::vector<SeenCase> Learner::seen() const {
-  std::vector<SeenCase> out;
-  for (const auto& ob : pool_.history) out.push_back({&pool_.cases[ob.case_index].scenario, &ob.obs});
-  return out;
-}
-
-bool Learner::refit(size_t i) {
-  auto fit = fit_thresholds(space_.candidates[i], device_, seen());
-  if (!fit) return false;
+Learner::Refit Learner::refit(size_t i) {
+  auto fit = fit_thresholds(space_.candidates[i], device_, pool_.seen());
+  if (!fit) return Refit::NoneFits;
   if (!fit->fitted.same_options(space_.candidates[i])) {
     space_.candidates[i] = std::move(fit->fitted);
     space_.candidates[i].name = model::composition_name(space_.candidates[i]);
@@ -215,18 +209,18 @@ bool Learner::refit(size_t i) {
     if (!sharing())
       for (auto& c : pool_.cases)
         if (!c.cls.empty()) c.cls.set(i, kNotSimulated);
-    set_values(i);
+    space_.set_values(i);
   }
-  return true;
+  return Refit::Fitted;
 }
 
-bool Learner::bracket() {
-  auto groups = groups_of_alive();
-  if (groups.size() != 1) return false;
+Learner::BracketStep Learner::bracket() {
+  auto groups = space_.groups_of_alive();
+  if (groups.size() != 1) return BracketStep::Settled;
   const std::vector<size_t>& group = groups.begin()->second;
   const size_t rep = group.front();
   for (size_t i : group) refit_.refittable[i] = 1;
-  if (bracket_.done == rep) return false;
+  if (bracket_.done == rep) return BracketStep::Settled;
   const auto& opts = model::threshold_options();
   if (bracket_.of != rep) {
     bracket_.of = rep;
@@ -235,13 +229,13 @@ bool Learner::bracket() {
     bracket_.last_case.assign(opts.size(), "");
     bracket_.blind = 0;
   }
-  auto fit = fit_thresholds(space_.candidates[rep], device_, seen());
+  auto fit = fit_thresholds(space_.candidates[rep], device_, pool_.seen());
   if (!fit || bracket_.blind >= kBracketBlind || step_ >= o_.max_steps) {
     if (fit && bracket_.blind >= kBracketBlind)
       for (size_t x = 0; x < opts.size(); ++x)
         if (fit->intervals[x].cuts() > 1) bracket_.notes[x] = "the boundary cases gave no observation";
     bracket_.done = rep;
-    return false;
+    return BracketStep::Settled;
   }
   // An option with no boundary case now may get one once another is narrower (a case must be read the same
   // whatever the other thresholds are), so an option is given up only when no option has a case.
@@ -266,13 +260,13 @@ bool Learner::bracket() {
         model::Case c;
         c.id = fmt::format("boundary-{}-{}-{}", opts[x].key, v1, v2);
         c.scenario = std::move(bc->scenario);
-        const size_t ci = add_case(c, fmt::format("boundary case: does {} ignore {} {}, and {}? (now {}; {} shapes tried)",
-                                                  opts[x].key, v1, model::unit_of(opts[x].quantity), v2,
-                                                  iv.range_text(), bc->tries));
+        const size_t ci = pool_.add(c, fmt::format("boundary case: does {} ignore {} {}, and {}? (now {}; {} shapes tried)",
+                                                   opts[x].key, v1, model::unit_of(opts[x].quantity), v2,
+                                                   iv.range_text(), bc->tries));
         bracket_.last_case[x] = c.id;
         const Ran ran = run_case(ci, StepPurpose::Bracket, {});
         bracket_.blind = ran == Ran::NoObservation ? bracket_.blind + 1 : 0;
-        return ran != Ran::NoDevice;
+        return ran == Ran::NoDevice ? BracketStep::Settled : BracketStep::Asked;
       }
     for (int m : cuts) {
       auto bc = boundary_case(space_.candidates[rep], device_, fit->intervals, x, m);
@@ -281,13 +275,13 @@ bool Learner::bracket() {
       model::Case c;
       c.id = fmt::format("boundary-{}-{}", opts[x].key, value);
       c.scenario = std::move(bc->scenario);
-      const size_t ci = add_case(c, fmt::format("boundary case: does {} ignore {} {}? (now {}; {} shapes tried)",
-                                                opts[x].key, value, model::unit_of(opts[x].quantity),
-                                                iv.range_text(), bc->tries));
+      const size_t ci = pool_.add(c, fmt::format("boundary case: does {} ignore {} {}? (now {}; {} shapes tried)",
+                                                 opts[x].key, value, model::unit_of(opts[x].quantity),
+                                                 iv.range_text(), bc->tries));
       bracket_.last_case[x] = c.id;
       const Ran ran = run_case(ci, StepPurpose::Bracket, {});
       bracket_.blind = ran == Ran::NoObservation || ran == Ran::Skipped ? bracket_.blind + 1 : 0;
-      return ran != Ran::NoDevice;
+      return ran == Ran::NoDevice ? BracketStep::Settled : BracketStep::Asked;
     }
     stuck.push_back(x);
   }
@@ -295,7 +289,7 @@ bool Learner::bracket() {
     bracket_.notes[x] = fmt::format("no boundary case in learn's family separates the values of {} on {} under {}",
                                     fit->intervals[x].range_text(), device_.name, space_.candidates[rep].name);
   bracket_.done = rep;
-  return false;
+  return BracketStep::Settled;
 }
 
 bool same_prefix_placements(const model::Schedule& a, const model::Schedule& b, size_t kernels) {
@@ -349,7 +343,7 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
     for (size_t i : members)
       if (space_.groups.find(i) != space_.groups.find(members.front())) return std::nullopt;
   const std::vector<const std::vector<size_t>*> classes = largest_first(*by_class);
-  const std::vector<SeenCase> before = seen();
+  const std::vector<SeenCase> before = pool_.seen();
   std::map<size_t, std::vector<FitTable>> known;  // per representative: its tables over `before`, made once
   auto known_of = [&](size_t rep) -> const std::vector<FitTable>* {
     auto it = known.find(rep);
@@ -450,9 +444,9 @@ std::optional<size_t> Learner::fold_bracket(size_t ci) {
   c.id = fmt::format("{}+boundary", pool_.cases[ci].id);
   c.scenario = std::move(*combined);
   pool_.cases[ci].used = true;
-  const size_t folded = add_case(c, fmt::format("{} ({}), followed by boundary kernels asking whether the device "
-                                                "ignores {}",
-                                                pool_.cases[ci].id, pool_.cases[ci].origin, fmt::join(asked, ", and ")));
+  const size_t folded = pool_.add(c, fmt::format("{} ({}), followed by boundary kernels asking whether the device "
+                                                 "ignores {}",
+                                                 pool_.cases[ci].id, pool_.cases[ci].origin, fmt::join(asked, ", and ")));
   bracket_.folded_split_kernels[folded] = split_kernels;
   bracket_.folded_case.resize(opts.size());
   for (size_t x : asked_options) bracket_.folded_case[x] = c.id;
@@ -472,7 +466,7 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
   std::vector<size_t> reps;
   for (const auto* members : first_n(classes, kSharpenReps)) reps.push_back(members->front());
   const size_t rep = reps.front();
-  const std::vector<SeenCase> before = seen();
+  const std::vector<SeenCase> before = pool_.seen();
   // Each representative's tables over the cases seen, made once for the many moves below.
   std::vector<std::vector<FitTable>> known(reps.size());
   detail::run_on_workers(reps.size(), o_.jobs, [&](size_t i) { known[i] = fit_tables(space_.candidates[reps[i]], before); });
@@ -592,8 +586,8 @@ std::optional<size_t> Learner::sharpen_split(size_t ci) {
   c.id = fmt::format("{}-sharpened", pool_.cases[ci].id);
   c.scenario = std::move(best);
   pool_.cases[ci].used = true;
-  return add_case(c, fmt::format("{} ({}), with {} (the same split; the observation also brackets the thresholds)",
-                                 pool_.cases[ci].id, pool_.cases[ci].origin, fmt::join(moved, ", ")));
+  return pool_.add(c, fmt::format("{} ({}), with {} (the same split; the observation also brackets the thresholds)",
+                                  pool_.cases[ci].id, pool_.cases[ci].origin, fmt::join(moved, ", ")));
 }
 
 std::string Learner::scope_of(const std::vector<model::ThresholdInterval>& intervals) const {

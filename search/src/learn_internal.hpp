@@ -160,14 +160,32 @@ struct Observed {
   model::Observation obs;
 };
 
-// The version space: every candidate, those still consistent, the groups proved to act alike (with why), and
-// the machines (candidates with one acting option set on the device) that share simulations.
+// Each mechanism field's values as written, per candidate, and as they act on the device, per machine: indices
+// into the field's value names, so that the values left among thousands of candidates are counted, not compared.
+struct FieldValues {
+  std::vector<std::string> fields;                    // model::mechanism_fields()
+  std::vector<std::vector<std::string>> names;        // per field
+  std::vector<uint16_t> written, acting;              // candidate x field, machine x field
+  uint16_t id(size_t f, const std::string& v);
+};
+
+// The version space: every candidate, those still consistent, the groups proved to act alike (with why), the
+// machines (candidates with one acting option set on the device) that share simulations, and each candidate's
+// field values.
 struct VersionSpace {
   std::vector<model::Hypothesis> candidates;
   std::vector<size_t> alive;
   UnionFind groups{0};
   std::map<size_t, std::string> proof;  // why a candidate joined its group
   Machines machines;
+  FieldValues values;
+
+  // The consistent candidates by group, keyed by each group's leader.
+  std::map<size_t, std::vector<size_t>> groups_of_alive();
+  // Candidate i's field values, and its machine's when new; after machines.of[i] is set.
+  void set_values(size_t i);
+  // Values of field f left among the consistent candidates, as they act on the device or as written.
+  std::set<std::string> values_left(size_t f, bool as_acting = true) const;
 };
 
 // The cases learn can ask the oracle (corpus, retargeted, synthesized), each with its predicted classes, and the
@@ -176,6 +194,9 @@ struct CasePool {
   std::vector<CaseEntry> cases;
   std::vector<Observed> history;
   int witnesses = 0;  // witnesses found by simulation, numbered for their ids
+
+  size_t add(const model::Case& w, std::string origin);  // its index
+  std::vector<SeenCase> seen() const;                     // the observed cases, in step order
 };
 
 // Confirmation of the one group left, per representative: its neighbours, what was learned of each, which were
@@ -227,13 +248,16 @@ class Learner {
   // cannot run the case, which is set aside and counted, not a step. NoDevice: the oracle cannot run at all.
   enum class Ran { Observed, NoObservation, Skipped, NoDevice };
   enum class ConfirmStep { Finished, Stepped };
+  // A candidate's thresholds against the cases seen: Fitted (some values fit them all; the candidate holds
+  // them now), or NoneFits.
+  enum class Refit { Fitted, NoneFits };
+  // Bracketing the last group's representative: Asked (a boundary case ran; the set may have changed), or
+  // Settled (no group of one, its thresholds as narrow as learn's cases make them, or the oracle is gone).
+  enum class BracketStep { Asked, Settled };
 
   // learn.cpp
   std::optional<std::string> not_applicable(const model::Hypothesis& h) const;  // why h cannot place one block
-  std::set<std::string> values_left(size_t f, bool as_acting = true) const;
   double synthesis_left() const { return o_.synthesis_budget_s - res_.synthesis_seconds; }
-  size_t add_case(const model::Case& w, std::string origin);
-  std::map<size_t, std::vector<size_t>> groups_of_alive();
   void finish_undecided();
   // learn_split.cpp: the case that splits the consistent set best, from the pool or synthesized.
   std::optional<model::Case> quick_witness(const model::Hypothesis& a, const model::Hypothesis& b);
@@ -246,14 +270,11 @@ class Learner {
   std::optional<size_t> split_by_synthesis();
   // learn_step.cpp: one case on the oracle, and who it drops.
   Ran run_case(size_t ci, StepPurpose purpose, const std::vector<std::string>& confirms);
-  // learn_confirm.cpp. Confirmation of the one group left: Finished (outcome set, or the oracle is gone), or
-  // Stepped (a confirming case ran; the set may have changed). Thresholds (learn_numeric.hpp): the cases seen so far; h's thresholds refitted to them
-  // (false: none fit); one boundary case for the last group's representative (false: its thresholds are as
-  // bracketed as they get).
+  // learn_confirm.cpp. Confirmation of the one group left. Thresholds (learn_numeric.hpp): the cases seen so
+  // far; candidate i's thresholds refitted to them; one boundary case for the last group's representative.
   ConfirmStep confirm();
-  std::vector<SeenCase> seen() const;
-  bool refit(size_t i);
-  bool bracket();
+  Refit refit(size_t i);
+  BracketStep bracket();
   // The consistent candidates by the class case ci puts them in; none when some candidate cannot run it or all
   // fall into one class (the case would not split them).
   std::optional<std::map<int, std::vector<size_t>>> split_classes(size_t ci);
@@ -279,13 +300,6 @@ class Learner {
   CasePool pool_;
   std::map<std::pair<size_t, size_t>, PairResult> tried_;
   LemmaCache lemmas_;
-  std::vector<std::string> fields_;
-  // Each field's values as written, per candidate, and as they act on the device, per machine: indices into
-  // value_names_ (candidate x field and machine x field).
-  std::vector<std::vector<std::string>> value_names_;  // per field
-  std::vector<uint16_t> values_, canon_values_;
-  uint16_t value_id(size_t f, const std::string& v);
-  void set_values(size_t i);  // of candidate i and its machine, after space_.machines.of[i] is set
   // What CaseEntry::classify takes: the machines, or null when LearnOptions::share_simulations is off.
   const Machines* sharing() const { return o_.share_simulations ? &space_.machines : nullptr; }
   std::vector<std::string> settled_by_;

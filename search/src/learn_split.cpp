@@ -198,7 +198,7 @@ std::optional<size_t> Learner::best_split() {
 
 std::optional<size_t> Learner::split_by_synthesis() {
   if (!o_.synthesize) return std::nullopt;
-  auto groups = groups_of_alive();
+  auto groups = space_.groups_of_alive();
   std::vector<std::vector<size_t>> gs;
   for (auto& [r, m] : groups) gs.push_back(m);
   // Representatives of the largest groups first: a witness between them splits the most.
@@ -218,7 +218,7 @@ std::optional<size_t> Learner::split_by_synthesis() {
         continue;
       }
       if (pr.outcome != PairOutcome::Separated || !pr.witness) continue;
-      const size_t ci = add_case(*pr.witness, fmt::format("synthesized ({} vs {}; {})", space_.candidates[a].name, space_.candidates[b].name, pr.route));
+      const size_t ci = pool_.add(*pr.witness, fmt::format("synthesized ({} vs {}; {})", space_.candidates[a].name, space_.candidates[b].name, pr.route));
       if (score_of(pool_.cases[ci], space_.candidates, space_.alive, sharing()).groups < 2) continue;
       return ci;
     }

@@ -161,7 +161,7 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
     for (size_t i : members) {
       // A threshold is an interval: other values of it may still fit everything seen (learn_numeric.hpp).
       if ((refit_.refittable[i] || split_part_agrees) && !refit_.failed[i]) {
-        if (refit(i)) {
+        if (refit(i) == Refit::Fitted) {
           keep.push_back(i);
           refitted.push_back(i);
           continue;
@@ -193,7 +193,7 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
       if ((!keep.empty() && refit_.dropped_at[i] != rescued_from) || refit_.rescue_fits >= kRescueFits) break;
       if (refit_.failed[i]) continue;
       ++refit_.rescue_fits;
-      if (!refit(i)) {
+      if (refit(i) == Refit::NoneFits) {
         refit_.failed[i] = 1;
         continue;
       }
@@ -245,11 +245,11 @@ Learner::Ran Learner::run_case(size_t ci, StepPurpose purpose, const std::vector
     for (size_t i : first_n(pool, kNearestPool)) near.push_back(space_.candidates[i]);
     std::vector<std::string> ids;
     for (const auto& ob : pool_.history) ids.push_back(pool_.cases[ob.case_index].id);
-    res_.nearest = nearest_misses(near, seen(), ids, kNearestListed);
+    res_.nearest = nearest_misses(near, pool_.seen(), ids, kNearestListed);
   }
   space_.alive = std::move(keep);
-  for (size_t f = 0; f < fields_.size(); ++f) {
-    const bool now = values_left(f).size() <= 1;
+  for (size_t f = 0; f < space_.values.fields.size(); ++f) {
+    const bool now = space_.values_left(f).size() <= 1;
     if (now && !was_settled_[f]) settled_by_[f] = cand.id;
     was_settled_[f] = now;
   }
