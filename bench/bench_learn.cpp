@@ -96,12 +96,7 @@ bool runs_on(const model::Device& d, const model::Hypothesis& h) {
       {{"device", d.to_json()},
        {"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32}, {"smem", 0}, {"duration", 1}}}}},
       "probe");
-  try {
-    (void)model::simulate(probe, h);
-    return true;
-  } catch (const model::InputError&) {
-    return false;
-  }
+  return model::try_simulate(probe, h).has_value();
 }
 
 // One seeded acceptance draw: the composition playing the device and its hypothesis file (for the sim: oracle).

@@ -39,12 +39,8 @@ Observed run_oracle(oracle::Oracle& o, const model::Scenario& s) {
 // H cannot run refutes nothing here (it would say "never placed", which no recording shows, but the
 // suite and random testing are compared on schedules).
 bool refutes(const Observed& o, const model::Scenario& s, const model::Hypothesis& h) {
-  try {
-    model::Schedule p = model::simulate(s, h);
-    return model::compare_recording(o.obs, s, p, model::Level::Exact).verdict == model::Verdict::Fail;
-  } catch (const model::InputError&) {
-    return false;
-  }
+  const auto p = model::try_simulate(s, h);
+  return p && model::compare_recording(o.obs, s, *p, model::Level::Exact).verdict == model::Verdict::Fail;
 }
 
 }  // namespace
@@ -69,12 +65,11 @@ static int bench(int argc, char** argv) {
   std::vector<std::string> skipped;
   for (const auto& h : model::builtin_hypotheses()) {
     if (h.name == truth.name) continue;
-    try {
-      model::simulate(model::Scenario{device, true, {model::Kernel{}}}, h);
+    model::FeasibilityCheck why;
+    if (model::try_simulate(model::Scenario{device, true, {model::Kernel{}}}, h, &why))
       wrong.push_back(h);
-    } catch (const model::InputError& e) {
-      skipped.push_back(fmt::format("{} ({})", h.name, e.reason()));
-    }
+    else
+      skipped.push_back(fmt::format("{} ({})", h.name, why.reason));
   }
 
   // Random testing: per seed, cases 0, 1, 2, ... of the generator until each H is refuted or the cap.

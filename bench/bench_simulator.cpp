@@ -132,12 +132,11 @@ const Hypothesis& hypothesis(const std::string& name) {
 }
 
 void print_hash_line(const std::string& label, const Scenario& s, const Hypothesis& h) {
-  try {
-    Schedule sch = simulate(s, h);
-    fmt::print("{:<34} {:<22} {:016x} makespan {}\n", label, h.name, schedule_hash(sch), sch.makespan());
-  } catch (const InputError& e) {
-    fmt::print("{:<34} {:<22} input error: {}\n", label, h.name, e.what());
-  }
+  FeasibilityCheck why;
+  if (const auto sch = try_simulate(s, h, &why))
+    fmt::print("{:<34} {:<22} {:016x} makespan {}\n", label, h.name, schedule_hash(*sch), sch->makespan());
+  else
+    fmt::print("{:<34} {:<22} input error: {}\n", label, h.name, why.message("scenario"));
 }
 
 // The differential check: a digest of every schedule of the benchmark scenario, three smaller
@@ -508,11 +507,9 @@ int main(int argc, char** argv) try {
     std::string refused;
     for (int i = 0; i < reps && refused.empty(); ++i) {
       auto t0 = std::chrono::steady_clock::now();
-      try {
-        makespan = simulate(*c.scenario, h).makespan();
-      } catch (const InputError& e) {
-        refused = e.reason();
-      }
+      FeasibilityCheck why;
+      if (const auto sch = try_simulate(*c.scenario, h, &why)) makespan = sch->makespan();
+      else refused = why.reason;
       best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     if (!refused.empty()) {
