@@ -40,8 +40,10 @@ struct Validate : Command {
     if (cases.empty()) throw model::InputError(fmt::format("{}", fmt::join(paths, " ")), "", "no corpus cases found");
 
     report::Progress progress("validate", cases.size());
-    model::ValidationRun run = model::run_validation(std::move(cases), std::move(hs), [&] { progress.tick(); },
-                                                     judging.options());
+    model::JudgeOptions judge = judging.options();
+    // --level exact reads Exact alone: the orders are not searched for the coarser levels.
+    if (levels.size() == 1 && levels[0] == model::Level::Exact) judge.levels = model::JudgedLevels::Exact;
+    model::ValidationRun run = model::run_validation(std::move(cases), std::move(hs), [&] { progress.tick(); }, judge);
     auto mismatches = run.mismatches(expect_level);
     if (!report_path.empty()) {
       report::HtmlOptions ho;

@@ -218,7 +218,9 @@ class ReplayLearner {
     signed char& v = verdict_[r][g];
     if (v != kUnjudged) return v;
     ++res_.evaluations;
-    const model::CaseResult cr = model::evaluate(*recs_[r], hs_[groups_[g].front()], o_.judging);
+    model::JudgeOptions exact = o_.judging;
+    exact.levels = model::JudgedLevels::Exact;  // the verdict is Exact's; counts are asked only for a near miss's words
+    const model::CaseResult cr = model::evaluate(*recs_[r], hs_[groups_[g].front()], exact);
     switch (cr.at(model::Level::Exact)) {
       case model::Verdict::Pass: return v = kPass;
       case model::Verdict::Fail: return v = kRefuted;

@@ -260,3 +260,23 @@ TEST_CASE("timings have names and an unknown one is an error naming the flag") {
   const auto e = test::error_of([] { model::timing_from_string("exact", "--timing"); });
   CHECK_THAT(std::string(e.what()), Catch::Contains("--timing") && Catch::Contains("model, trace"));
 }
+
+TEST_CASE("judging exact alone gives exact's verdict and order and searches no coarser level") {
+  // The case of the test above: exact fails after both launch orders, counts and sms would search again.
+  model::Case c = raced_launch();
+  c.observation->resolution = model::Resolution{1, 1};
+  c.observation->start_of_block = {{"A", {0}}, {"B", {3}}};
+  c.observation->end_of_block = {{"A", {5}}, {"B", {8}}};
+  const model::CaseResult all = model::evaluate(c, hyp("alg1"), trace_timing());
+  model::JudgeOptions o = trace_timing();
+  o.levels = model::JudgedLevels::Exact;
+  const model::CaseResult exact = model::evaluate(c, hyp("alg1"), o);
+  CHECK(exact.at(model::Level::Exact) == all.at(model::Level::Exact));
+  CHECK(exact.first_failure(model::Level::Exact) == all.first_failure(model::Level::Exact));
+  CHECK(exact.order(model::Level::Exact) == all.order(model::Level::Exact));
+  CHECK(exact.orders_tried == 2);  // both launch orders, nothing for counts and sms
+  CHECK_FALSE(exact.counts.has_value());
+  CHECK_FALSE(exact.sms.has_value());
+  CHECK(model::judges(model::JudgedLevels::All, model::Level::Sms));
+  CHECK_FALSE(model::judges(model::JudgedLevels::Exact, model::Level::Counts));
+}

@@ -110,6 +110,25 @@ TEST_CASE("every_order_separates proves a lifted witness whose blocks end togeth
   CHECK_THAT(bounded.detail, Catch::Contains("bound reached"));
 }
 
+TEST_CASE("a reproduction within a few orders ends the check where another judgement would search to the bound", "[ties]") {
+  // alg1 / alg1-contiguous-regs' smallest witness, [2,3] on one TPC, lifted x66 to the H200: each kernel's blocks
+  // end together on many SMs. One side's recording is searched to the bound without a reproduction, another is
+  // reproduced within a few orders; asked in loop order alone, the check took two bounds of simulations.
+  const model::Scenario s = test::scenario(R"({"device": "h200", "kernels": [
+    {"name": "k1", "blocks": 132, "threads": 128, "regs": 136, "smem": 20693, "duration": 1},
+    {"name": "k2", "blocks": 198, "threads": 480, "regs": 64, "smem": 8192, "duration": 2}]})");
+  const model::Hypothesis& a = test::hyp("alg1");
+  const model::Hypothesis& b = test::hyp("alg1-contiguous-regs");
+  const search::OrderCheck o = search::every_order_separates(s, a, b);
+  CHECK(o.result == search::OrderSeparation::Reproduced);
+  CHECK(o.orders_tried < model::kDefaultMaxOrders);
+  // The bound decides nothing here: a larger one finds the same reproduction after as many simulations.
+  const search::OrderCheck far = search::every_order_separates(s, a, b, 10 * model::kDefaultMaxOrders);
+  CHECK(far.result == search::OrderSeparation::Reproduced);
+  CHECK(far.orders_tried == o.orders_tried);
+  CHECK(far.detail == o.detail);
+}
+
 TEST_CASE("a pair only the readings of tied retirements separate is reproduced under some order", "[ties]") {
   const model::Scenario s = test::tied_retirements_scenario();
   const model::Hypothesis& a = test::hyp("alg1");

@@ -208,6 +208,19 @@ const std::optional<Check>& CaseResult::level(Level l) const {
   return exact;
 }
 
+bool judges(JudgedLevels levels, Level l) {
+  switch (levels) {
+    case JudgedLevels::All: return true;
+    case JudgedLevels::Exact:
+      switch (l) {
+        case Level::Exact: return true;
+        case Level::Counts:
+        case Level::Sms: return false;
+      }
+  }
+  return true;
+}
+
 Verdict CaseResult::at(Level l) const {
   if (!ran) return Verdict::Unsupported;
   bool any_pass = facts == Verdict::Pass;

@@ -624,6 +624,7 @@ CaseResult evaluate(const Case& c, const Hypothesis& h, const JudgeOptions& opts
   // dispatch order it reproduces them outright (instead of searching every order from the listed one).
   std::optional<OrderSearch::Order> closest;
   for (Level l : kAllLevels) {
+    if (!judges(opts.levels, l)) continue;
     // Every block on its recorded SM under some order: the coarser levels agree under that order.
     if (l != Level::Exact && r.exact->verdict == Verdict::Pass && !o.sm_of_block.empty()) {
       r.orders[static_cast<size_t>(l)] = r.orders[static_cast<size_t>(Level::Exact)];

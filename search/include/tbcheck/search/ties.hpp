@@ -52,7 +52,9 @@ struct OrderCheck {
 };
 
 // The recordings are the simulated schedules with every block's SM, start and end, `resolution`
-// {tick: 1, launch_window: 0}: equal ends unordered. `max_orders` bounds each judgement.
+// {tick: 1, launch_window: 0}: equal ends unordered. `max_orders` bounds each judgement; every judgement is asked
+// within kQuickOrders first, which decides alike where it decides (a reproduction, or no bound reached).
+constexpr int64_t kQuickOrders = 50;
 OrderCheck every_order_separates(const model::Scenario& s, const model::Hypothesis& a, const model::Hypothesis& b,
                                  int64_t max_orders = model::kDefaultMaxOrders);
 

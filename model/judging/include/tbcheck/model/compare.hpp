@@ -31,11 +31,19 @@ inline constexpr Timing kAllTimings[] = {Timing::Model, Timing::Trace};
 // Simulations one case may take over the orders its recording did not observe before it is `unknown`.
 inline constexpr int64_t kDefaultMaxOrders = 2000;
 
+// Which levels a judgement searches the admissible orders for: every level, or Exact alone, for callers that read
+// only Exact (validate --level exact, the order search over a separating witness, learning from recordings). Exact
+// is searched first either way and the coarser levels start from its closest order, so Exact's verdict and order
+// are the same under both; a level not searched is absent from the result.
+enum class JudgedLevels { All, Exact };
+bool judges(JudgedLevels levels, Level l);
+
 struct JudgeOptions {
   // Trace judges the cases whose recordings have block times (the others on model durations); the
   // result names the timing that judged each.
   Timing timing = Timing::Model;
   int64_t max_orders = kDefaultMaxOrders;
+  JudgedLevels levels = JudgedLevels::All;
 };
 
 // How far apart the first timer reads of blocks dispatched together lie on this recording
