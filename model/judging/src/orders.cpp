@@ -434,10 +434,12 @@ class OrderSearch {
       return std::tie(x.rec_start, x.case_k, x.b) < std::tie(y.rec_start, y.case_k, y.b);
     });
     auto name_of = [&](const B& x) { return scen_.kernels[x.kp].name; };
-    auto found = [&](int64_t t, std::string detail) {
+    // The words are made only for a difference earlier than the one found so far: most blocks of a wrong order
+    // differ, and this runs once per simulation of the order search.
+    auto found = [&](int64_t t, const auto& detail) {
       if (t < j.t_star) {
         j.t_star = t;
-        j.check = {Verdict::Fail, std::move(detail)};
+        j.check = {Verdict::Fail, detail()};
       }
     };
     // Dispatch order, where the recording resolves it: starts a tick or more apart on one recorded SM,
@@ -447,18 +449,20 @@ class OrderSearch {
     const int64_t cross_gap = std::max(tick_, skew_.units + 1);
     std::optional<Key> latest;  // over every SM, recorded cross_gap or more earlier
     size_t latest_i = 0, seen = 0;
-    std::map<int, std::vector<size_t>> on_sm;  // recorded SM -> indices into bs, by recorded start
-    for (size_t i = 0; i < bs.size(); ++i) on_sm[bs[i].rec_sm].push_back(i);
+    int sms = 0;
+    for (const B& x : bs) sms = std::max(sms, x.rec_sm + 1);
+    std::vector<std::vector<size_t>> on_sm(static_cast<size_t>(sms));  // recorded SM -> indices into bs, by recorded start
+    for (size_t i = 0; i < bs.size(); ++i) on_sm[static_cast<size_t>(bs[i].rec_sm)].push_back(i);
     struct SmSweep {
       size_t seen = 0;
       std::optional<Key> latest;
       size_t latest_i = 0;
     };
-    std::map<int, SmSweep> sweep;
+    std::vector<SmSweep> sweep(static_cast<size_t>(sms));
     for (size_t i = 0; i < bs.size(); ++i) {
       const B& x = bs[i];
       if (x.pred_sm != x.rec_sm)
-        found(x.pred_start, fmt::format("{} block {}: predicted SM {}, observed SM {}", name_of(x), x.b, x.pred_sm, x.rec_sm));
+        found(x.pred_start, [&] { return fmt::format("{} block {}: predicted SM {}, observed SM {}", name_of(x), x.b, x.pred_sm, x.rec_sm); });
       while (seen < i && bs[seen].rec_start <= x.rec_start - cross_gap) {
         if (!latest || bs[seen].key > *latest) {
           latest = bs[seen].key;
@@ -466,8 +470,8 @@ class OrderSearch {
         }
         ++seen;
       }
-      SmSweep& own = sweep[x.rec_sm];
-      const std::vector<size_t>& mine = on_sm[x.rec_sm];
+      SmSweep& own = sweep[static_cast<size_t>(x.rec_sm)];
+      const std::vector<size_t>& mine = on_sm[static_cast<size_t>(x.rec_sm)];
       while (own.seen < mine.size() && mine[own.seen] < i && bs[mine[own.seen]].rec_start <= x.rec_start - tick_) {
         if (!own.latest || bs[mine[own.seen]].key > *own.latest) {
           own.latest = bs[mine[own.seen]].key;
@@ -478,15 +482,16 @@ class OrderSearch {
       const bool by_sm = own.latest && x.key < *own.latest;
       if (by_sm || (latest && x.key < *latest)) {
         const B& y = bs[by_sm ? own.latest_i : latest_i];
-        found(x.pred_start,
-              y.rec_sm == x.rec_sm
-                  ? fmt::format("{} block {} is dispatched before {} block {}, which the recording shows starting a "
-                                "tick or more earlier on the same SM {} ({} vs {})",
-                                name_of(x), x.b, name_of(y), y.b, x.rec_sm, y.rec_start, x.rec_start)
-                  : fmt::format("{} block {} is dispatched before {} block {}, which the recording shows starting "
-                                "more than the dispatch skew ({}) earlier ({} on SM {} vs {} on SM {})",
-                                name_of(x), x.b, name_of(y), y.b, skew_.describe(), y.rec_start, y.rec_sm,
-                                x.rec_start, x.rec_sm));
+        found(x.pred_start, [&] {
+          return y.rec_sm == x.rec_sm
+                     ? fmt::format("{} block {} is dispatched before {} block {}, which the recording shows starting a "
+                                   "tick or more earlier on the same SM {} ({} vs {})",
+                                   name_of(x), x.b, name_of(y), y.b, x.rec_sm, y.rec_start, x.rec_start)
+                     : fmt::format("{} block {} is dispatched before {} block {}, which the recording shows starting "
+                                   "more than the dispatch skew ({}) earlier ({} on SM {} vs {} on SM {})",
+                                   name_of(x), x.b, name_of(y), y.b, skew_.describe(), y.rec_start, y.rec_sm,
+                                   x.rec_start, x.rec_sm);
+        });
       }
       // Not later than the hardware: a block the recording shows starting a tick or more before some
       // block's end must be dispatched before that retirement (a dispatch latency only delays the
@@ -494,10 +499,11 @@ class OrderSearch {
       auto after = std::lower_bound(ends_.begin(), ends_.end(), std::make_tuple(x.rec_start + tick_, -1, -1));
       if (after != ends_.end() && x.pred_start >= scale_ * std::get<0>(*after)) {
         const auto [e, ek, eb] = *after;
-        found(scale_ * e - 1, fmt::format("{} block {} is dispatched only after {} block {} retired (recorded end {}); "
-                                          "the recording has it starting at {}, a tick or more before",
-                                          name_of(x), x.b, c_.scenario.kernels[static_cast<size_t>(ek)].name, eb, e,
-                                          x.rec_start));
+        found(scale_ * e - 1, [&] {
+          return fmt::format("{} block {} is dispatched only after {} block {} retired (recorded end {}); the "
+                             "recording has it starting at {}, a tick or more before",
+                             name_of(x), x.b, c_.scenario.kernels[static_cast<size_t>(ek)].name, eb, e, x.rec_start);
+        });
       }
     }
     return j;
