@@ -71,32 +71,38 @@ model::Hypothesis other_reading(const model::Hypothesis& h) {
 
 namespace {
 
-// What the other reading does to h's schedule of s.
-TieEffect effect_on(const model::Scenario& s, const model::Hypothesis& h, std::string* detail) {
+// What the other reading does to h's schedule `mine` of s.
+TieEffect effect_on(const model::Scenario& s, const model::Hypothesis& h, const model::Schedule& mine,
+                    std::string* detail) {
   const model::Hypothesis o = other_reading(h);
   if (model::combination_error(o)) return TieEffect::None;  // gpc-priority: one reading only
-  auto mine = model::try_simulate(s, h);
-  auto other = mine ? model::try_simulate(s, o) : std::nullopt;
-  if (!mine || !other) return TieEffect::None;
+  const auto other = model::try_simulate(s, o);
+  if (!other) return TieEffect::None;
   TieEffect e = TieEffect::None;
-  for (size_t k = 0; k < mine->kernels.size(); ++k)
-    for (size_t b = 0; b < mine->kernels[k].blocks.size(); ++b) {
-      const auto& x = mine->kernels[k].blocks[b];
+  for (size_t k = 0; k < mine.kernels.size(); ++k)
+    for (size_t b = 0; b < mine.kernels[k].blocks.size(); ++b) {
+      const auto& x = mine.kernels[k].blocks[b];
       const auto& y = other->kernels[k].blocks[b];
       if (x.sm != y.sm) {
         if (detail)
-          *detail = fmt::format("{} block {}: SM {} at {} ({}), SM {} at {} ({})", mine->kernels[k].name, b, x.sm, x.start,
+          *detail = fmt::format("{} block {}: SM {} at {} ({}), SM {} at {} ({})", mine.kernels[k].name, b, x.sm, x.start,
                                 to_string(h.retirement), y.sm, y.start, to_string(o.retirement));
         return TieEffect::SmsMove;
       }
       if (x.start != y.start && e == TieEffect::None) {
         e = TieEffect::StartsMove;
         if (detail)
-          *detail = fmt::format("{} block {}: starts at {} ({}), at {} ({})", mine->kernels[k].name, b, x.start,
+          *detail = fmt::format("{} block {}: starts at {} ({}), at {} ({})", mine.kernels[k].name, b, x.start,
                                 to_string(h.retirement), y.start, to_string(o.retirement));
       }
     }
   return e;
+}
+
+// What the other reading does to h's schedule of s.
+TieEffect effect_on(const model::Scenario& s, const model::Hypothesis& h, std::string* detail) {
+  const auto mine = model::try_simulate(s, h);
+  return mine ? effect_on(s, h, *mine, detail) : TieEffect::None;
 }
 
 // Whether s separates a and b (detail::separates) with both readings of the retirement mechanism giving each side
@@ -105,21 +111,8 @@ TieEffect effect_on(const model::Scenario& s, const model::Hypothesis& h, std::s
 bool separates_robustly(const model::Scenario& s, const model::Hypothesis& a, const model::Hypothesis& b) {
   const auto x = model::try_simulate(s, a);
   const auto y = x ? model::try_simulate(s, b) : std::nullopt;
-  if (!x || !y || first_difference(*x, *y).empty() || !detail::realizable(s, *x) || !detail::realizable(s, *y))
-    return false;
-  for (const auto& [h, mine] : {std::pair{&a, &*x}, std::pair{&b, &*y}}) {
-    const model::Hypothesis o = other_reading(*h);
-    if (model::combination_error(o)) continue;  // gpc-priority: one reading only
-    const auto other = model::try_simulate(s, o);
-    if (!other) continue;
-    for (size_t k = 0; k < mine->kernels.size(); ++k)
-      for (size_t i = 0; i < mine->kernels[k].blocks.size(); ++i) {
-        const auto& p = mine->kernels[k].blocks[i];
-        const auto& q = other->kernels[k].blocks[i];
-        if (p.sm != q.sm || p.start != q.start) return false;
-      }
-  }
-  return true;
+  if (!x || !y || !detail::schedules_separate(s, *x, *y)) return false;
+  return effect_on(s, a, *x, nullptr) == TieEffect::None && effect_on(s, b, *y, nullptr) == TieEffect::None;
 }
 
 // A schedule as a recording of every block's SM, start and end, equal times unordered.

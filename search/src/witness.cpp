@@ -39,11 +39,15 @@ bool realizable(const model::Scenario& s, const model::Schedule& sch) {
   return true;
 }
 
+bool schedules_separate(const model::Scenario& s, const model::Schedule& x, const model::Schedule& y) {
+  return !first_difference(x, y).empty() && realizable(s, x) && realizable(s, y);
+}
+
 bool separates(const model::Scenario& s, const model::Hypothesis& a, const model::Hypothesis& b) {
   auto x = model::try_simulate(s, a);
   auto y = x ? model::try_simulate(s, b) : std::nullopt;
   if (!x || !y) return false;  // infeasible under one of them: not a usable witness
-  return !first_difference(*x, *y).empty() && realizable(s, *x) && realizable(s, *y);
+  return schedules_separate(s, *x, *y);
 }
 
 model::Scenario shorten(model::Scenario s, const model::Hypothesis& a, const model::Hypothesis& b) {

@@ -18,6 +18,9 @@ model::Scenario lift(const model::Scenario& s, const model::Device& full, int fa
 // a duration (the same rule the Z3 query states): otherwise hardware order of completion is a race.
 bool realizable(const model::Scenario& s, const model::Schedule& sch);
 
+// Their schedules of s differ, and both are realizable: what separates asks of two schedules.
+bool schedules_separate(const model::Scenario& s, const model::Schedule& x, const model::Schedule& y);
+
 // Both simulators accept it, their schedules differ, and both are realizable.
 bool separates(const model::Scenario& s, const model::Hypothesis& a, const model::Hypothesis& b);
 
