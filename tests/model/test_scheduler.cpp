@@ -310,3 +310,28 @@ TEST_CASE("scheduler: the docs' stepping example builds runs and matches simulat
   CHECK(WEXITSTATUS(status) == 0);
   CHECK_THAT(out, Catch::Contains("matches simulate(): yes"));
 }
+
+TEST_CASE("a copied scheduler steps on alone from the state it was copied in") {
+  // Two SMs of one 1024-thread block each: which block retires first decides where the third goes.
+  const model::Scenario s = test::scenario(R"({"device": )" + test::mini_device(2) + R"(, "kernels": [
+    {"name": "k1", "blocks": 3, "threads": 1024, "regs": 32, "smem": 0, "duration": 1}]})");
+  Scheduler sch(s.device, *model::find_builtin_hypothesis("alg1"));
+  REQUIRE(sch.launch(s.kernels[0], 0).accepted());
+  const model::PlaceResult first = sch.place(0);
+  REQUIRE(first.placements.size() == 2);
+  Scheduler copy = sch;
+  // The copy retires the block on the first wave's second SM, the original the one on its first.
+  copy.retire(0, first.placements[1].block, 1);
+  sch.retire(0, first.placements[0].block, 1);
+  const model::PlaceResult from_copy = copy.place(1), from_original = sch.place(1);
+  REQUIRE(from_copy.placements.size() == 1);
+  REQUIRE(from_original.placements.size() == 1);
+  CHECK(from_copy.placements[0].sm == first.placements[1].sm);
+  CHECK(from_original.placements[0].sm == first.placements[0].sm);
+  CHECK(copy.in_flight() == 2);
+  CHECK(sch.in_flight() == 2);
+  // The copy outlives the original: the device and hypothesis they share stay.
+  sch = Scheduler(s.device, *model::find_builtin_hypothesis("round-robin"));
+  CHECK(copy.hypothesis().name == "alg1");
+  CHECK(copy.room(first.placements[0].sm, 0) == 0);
+}

@@ -3,6 +3,7 @@
 #include "tbcheck/model/scheduler.hpp"
 
 #include <map>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -90,10 +91,19 @@ json Launch::to_json() const {
 }
 
 struct Scheduler::Impl {
-  Impl(Device dev, Hypothesis hyp) : d(std::move(dev)), h(std::move(hyp)), disp(d, h) {}
-  Device d;
-  Hypothesis h;
-  Dispatcher disp;  // holds references to d and h: Impl never moves
+  Impl(Device dev, Hypothesis hyp)
+      : dp(std::make_shared<const Device>(std::move(dev))),
+        hp(std::make_shared<const Hypothesis>(std::move(hyp))),
+        d(*dp),
+        h(*hp),
+        disp(d, h) {}
+  // Shared, never changed: a copy's dispatcher refers to the same device and hypothesis, which live as long as
+  // any copy does (the stepwise order search copies a Scheduler at every branch).
+  std::shared_ptr<const Device> dp;
+  std::shared_ptr<const Hypothesis> hp;
+  const Device& d;
+  const Hypothesis& h;
+  Dispatcher disp;  // holds references to *dp and *hp
   // Per kernel and block: its slot, kNotPlaced or kRetired. One array per kernel: a flat one for all kernels
   // costs as many loads per retire() and copies itself as it grows.
   std::vector<std::vector<int>> slot_of;
@@ -149,6 +159,11 @@ Scheduler::Scheduler(Device d, Hypothesis h) {
 Scheduler::~Scheduler() = default;
 Scheduler::Scheduler(Scheduler&&) noexcept = default;
 Scheduler& Scheduler::operator=(Scheduler&&) noexcept = default;
+Scheduler::Scheduler(const Scheduler& o) : impl_(std::make_unique<Impl>(*o.impl_)) {}
+Scheduler& Scheduler::operator=(const Scheduler& o) {
+  if (this != &o) impl_ = std::make_unique<Impl>(*o.impl_);
+  return *this;
+}
 
 Launch Scheduler::launch(const Kernel& k, int64_t now) {
   Impl& m = *impl_;

@@ -61,6 +61,10 @@ class Scheduler {
   ~Scheduler();
   Scheduler(Scheduler&&) noexcept;
   Scheduler& operator=(Scheduler&&) noexcept;
+  // A copy steps on from the same state, apart from the original: a search tries one choice on a copy and
+  // keeps the original for the next.
+  Scheduler(const Scheduler&);
+  Scheduler& operator=(const Scheduler&);
 
   // Kernel k is launched at `now`: eligible at once, or when the last block of the kernel launched
   // before it on the same `stream` retires. Its `release` and `duration` are not read (the caller owns time).
