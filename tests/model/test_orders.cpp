@@ -143,6 +143,7 @@ TEST_CASE("orders of a tie group that keep the retirements a first difference wa
   model::JudgeOptions trace;
   trace.timing = model::Timing::Trace;
   trace.max_orders = 100;
+  trace.tie_search = model::TieSearch::Enumerate;  // the enumeration's pruning (the stepwise search: test_order_steps)
   const model::CaseResult r = model::evaluate(case_of(s, o), hyp("alg1"), trace);
   CHECK(r.at(model::Level::Exact) == model::Verdict::Fail);
   CHECK_THAT(r.first_failure(model::Level::Exact), Catch::Contains("k2 block 0: predicted SM") && Catch::Contains("pruned"));

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "tbcheck/model/controls.hpp"
 #include "tbcheck/model/options.hpp"
 #include "tbcheck/model/simulator.hpp"
+#include "order_steps.hpp"
 
 namespace tbcheck::model {
 namespace {
@@ -60,12 +62,11 @@ bool is_identity(const std::vector<int>& p) {
   return true;
 }
 
-// Recorded ends less than a tick apart, chained: their blocks may have retired in any order that keeps
-// ends a tick or more apart in their recorded order.
-struct TieGroup {
-  std::vector<std::pair<int, int>> members;  // (case kernel, block), by recorded end
-  std::vector<int64_t> ends;                 // recorded, ascending
-};
+using detail::TieGroup;
+
+// Simulations the whole-simulation enumeration is given before the stepwise search takes over the exact level
+// under trace timing: the smallest searches keep the enumeration's words, and a failing one its closest order.
+constexpr int64_t kQuickSimulations = 8;
 
 // One judgement of one simulated order.
 struct Judged {
@@ -83,7 +84,7 @@ class OrderSearch {
   };
 
   OrderSearch(const Case& c, const Hypothesis& h, const JudgeOptions& o, Timing t)
-      : c_(c), h_(h), o_(*c.observation), max_(o.max_orders), timing_(t) {
+      : c_(c), h_(h), o_(*c.observation), max_(o.max_orders), tie_search_(o.tie_search), wording_(o.wording), timing_(t) {
     const Scenario& s = c.scenario;
     tick_ = o_.resolution ? o_.resolution->tick : 1;
     const int64_t window = o_.resolution ? o_.resolution->launch_window : 0;
@@ -118,6 +119,89 @@ class OrderSearch {
   // level's closest) is simulated before the enumeration: where it reproduces the recording at l the
   // search ends there; otherwise every admissible order is still tried.
   std::pair<Check, std::string> run(Level l, int64_t& sims, const std::optional<Order>& first = std::nullopt) {
+    if (tie_search_ == TieSearch::Enumerate || timing_ != Timing::Trace || l != Level::Exact || first ||
+        max_ <= kQuickSimulations)
+      return enumerate(l, sims, first, max_);
+    if (wording_ == Wording::Words) {
+      auto quick = enumerate(l, sims, first, kQuickSimulations);
+      if (passed_ || !stopped_ || refusal_) return quick;
+    } else {
+      level_ = l;
+      sims_ = 0;
+      best_ = {};
+      best_.score = -1;
+      best_order_.clear();
+      passed_ = stopped_ = pruned_ = false;
+    }
+    // The enumeration's bound came first: the stepwise search decides, from the first retirement on.
+    const detail::StepResult step = stepwise();
+    switch (step.outcome) {
+      case detail::StepOutcome::Reproduced: {
+        bound_ = sims_ + 1;
+        best_ = {};
+        best_.score = -1;
+        visit_order({launch_, step.choice});
+        sims += 1;
+        if (!passed_)
+          throw std::logic_error(fmt::format("{} on case {}: the stepwise order search reproduced the recording under "
+                                             "an order the simulation does not pass ({}: {})",
+                                             h_.name, c_.id, best_order_, best_.check.detail));
+        return {pass_, pass_order_};
+      }
+      case detail::StepOutcome::NoOrder: {
+        Check out = best_.check;
+        out.verdict = Verdict::Fail;
+        out.detail = best_.score < 0
+                         ? fmt::format("under every admissible order (searched retirement by retirement in {} step(s))",
+                                       step.steps)
+                         : fmt::format("under every admissible order (searched retirement by retirement in {} step(s), "
+                                       "after {} simulation(s)); closest simulated ({} blocks on their recorded SM, {}): {}",
+                                       step.steps, sims_, best_.score,
+                                       best_order_.empty() ? "the listed order" : best_order_, best_.check.detail);
+        return {out, best_order_};
+      }
+      case detail::StepOutcome::BoundReached:
+      case detail::StepOutcome::NotApplicable: break;
+    }
+    return enumerate(l, sims, first, max_);
+  }
+
+ private:
+  // Every launch order's tie orders, stepwise (order_steps.hpp), within the enumeration's bound in steps: one
+  // simulation takes about a step per block. On Reproduced launch_ holds the launch order.
+  detail::StepResult stepwise() {
+    detail::StepResult out;
+    out.outcome = detail::StepOutcome::NoOrder;
+    const int64_t budget = max_ * (static_cast<int64_t>(c_.scenario.total_blocks()) + 1);
+    const int nk = static_cast<int>(c_.scenario.kernels.size());
+    for_each_extension(nk, [&](int a, int b) { return a < b && before_[static_cast<size_t>(a)][static_cast<size_t>(b)]; },
+                       [&](const std::vector<int>& perm) {
+                         launch_ = perm;
+                         arrange_launches();
+                         detail::StepProblem p;
+                         p.arranged = &scen_;
+                         p.h = &h_;
+                         p.o = &o_;
+                         p.case_index = case_index_;
+                         p.groups = &groups_;
+                         p.by_start = &by_start_;
+                         p.scale = scale_;
+                         p.tick = tick_;
+                         p.cross_gap = std::max(tick_, skew_.units + 1);
+                         detail::StepResult r = detail::search_orders_stepwise(p, budget - out.steps);
+                         r.steps += out.steps;
+                         if (r.outcome != detail::StepOutcome::NoOrder) {
+                           out = std::move(r);
+                           return false;
+                         }
+                         out.steps = r.steps;
+                         return true;
+                       });
+    return out;
+  }
+
+  std::pair<Check, std::string> enumerate(Level l, int64_t& sims, const std::optional<Order>& first, int64_t bound) {
+    bound_ = bound;
     level_ = l;
     sims_ = 0;
     best_ = {};
@@ -141,7 +225,7 @@ class OrderSearch {
       out.verdict = Verdict::Unknown;
       out.detail = fmt::format("bound reached: {} simulation(s) over the admissible orders (--max-orders {}) and none "
                                "reproduces the recording; closest ({} blocks on their recorded SM): {}",
-                               sims_, max_, best_.score, best_.check.detail);
+                               sims_, bound_, best_.score, best_.check.detail);
       return {out, best_order_};
     }
     if (sims_ > 1 || pruned_)
@@ -273,7 +357,7 @@ class OrderSearch {
   }
 
   bool budget() {
-    if (sims_ >= max_) {
+    if (sims_ >= bound_) {
       stopped_ = true;
       return false;
     }
@@ -513,6 +597,9 @@ class OrderSearch {
   const Hypothesis& h_;
   const Observation& o_;
   int64_t max_;
+  TieSearch tie_search_;
+  Wording wording_;
+  int64_t bound_ = 0;  // the current enumeration's bound: max_, or kQuickSimulations before the stepwise search
   Timing timing_;
   int64_t tick_ = 1;
   DispatchSkew skew_;  // under trace timing: how far apart cross-SM starts must lie to order dispatches

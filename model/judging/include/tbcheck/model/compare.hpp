@@ -38,12 +38,27 @@ inline constexpr int64_t kDefaultMaxOrders = 2000;
 enum class JudgedLevels { All, Exact };
 bool judges(JudgedLevels levels, Level l);
 
+// How the exact level searches the orders of tied retirements under trace timing (docs/recordings.md). Stepwise:
+// whole simulations over the orders for a few dozen, then, when they decide nothing, a search that chooses each
+// tied retirement as the clock reaches it and drops a choice at the first block it dispatches against the recording
+// (its bound: max_orders simulations' worth of steps). Enumerate: whole simulations alone, as before the stepwise
+// search; kept to check one against the other. Both answer the same question; Stepwise decides far more within a bound.
+enum class TieSearch { Stepwise, Enumerate };
+
+// What a judgement's failures say. Words (the default): each failure under the closest order whole simulations
+// found, which the stepwise search is preceded by a few of. VerdictOnly, for callers that read verdicts alone
+// (learning from recordings, the tie judgement of a witness): the stepwise search starts at once and a failure it
+// decides names no closest order. The verdicts are the same either way; a pass names its order either way.
+enum class Wording { Words, VerdictOnly };
+
 struct JudgeOptions {
   // Trace judges the cases whose recordings have block times (the others on model durations); the
   // result names the timing that judged each.
   Timing timing = Timing::Model;
   int64_t max_orders = kDefaultMaxOrders;
   JudgedLevels levels = JudgedLevels::All;
+  TieSearch tie_search = TieSearch::Stepwise;
+  Wording wording = Wording::Words;
 };
 
 // How far apart the first timer reads of blocks dispatched together lie on this recording
