@@ -220,6 +220,7 @@ class ReplayLearner {
     ++res_.evaluations;
     model::JudgeOptions exact = o_.judging;
     exact.levels = model::JudgedLevels::Exact;  // the verdict is Exact's; counts are asked only for a near miss's words
+    exact.wording = model::Wording::VerdictOnly;  // the words of the listed near misses are asked again (nearest())
     const model::CaseResult cr = model::evaluate(*recs_[r], hs_[groups_[g].front()], exact);
     switch (cr.at(model::Level::Exact)) {
       case model::Verdict::Pass: return v = kPass;
@@ -330,6 +331,7 @@ ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
         best = r;
         best_refuted = refuted;
       }
+      if (best_refuted == sample.size()) break;  // refutes the whole sample: no later recording is chosen over it
     }
     used[best] = 1;
     applied_.push_back(best);
@@ -406,6 +408,7 @@ void ReplayLearner::nearest() {
   // The groups refuted last came closest: a bounded pool of them, judged on every recording (the judgements
   // are cached), so the ranking does not depend on the order the recordings were applied in.
   constexpr size_t kPool = 24, kListed = 5, kPanel = 8;
+  constexpr int64_t kCountsOrders = 16;
   const model::Hypothesis* alg1 = model::find_builtin_hypothesis("alg1");
   // Among candidates the recordings cannot tell apart, the one that assumes least first: a shipped
   // hypothesis, then the fewest option changes from alg1, then the fewest rule keys.
@@ -518,14 +521,27 @@ void ReplayLearner::nearest() {
     ReplayNearMiss cannot_run;
     for (const size_t rec : order) {
       if (judge(rec, r.g) != kRefuted) continue;
-      // Judged again for its words: the cached verdict keeps no text. Only the listed few, once each.
-      const model::CaseResult cr = model::evaluate(*recs_[rec], h, o_.judging);
+      // Judged again for its words and per-SM counts: the cached verdict keeps no text. Only the listed few, once
+      // each. The counts verdict only ranks near misses: under trace timing it is searched within kCountsOrders
+      // simulations (the stepwise search is the exact level's), a recording it leaves unknown not counted.
+      model::JudgeOptions counts = o_.judging;
+      counts.levels = model::JudgedLevels::All;
+      if (counts.timing == model::Timing::Trace) counts.max_orders = std::min<int64_t>(counts.max_orders, kCountsOrders);
+      const model::CaseResult cr = model::evaluate(*recs_[rec], h, counts);
       if (cr.at(model::Level::Counts) == model::Verdict::Fail || !cr.ran) ++n.counts_refuted;
       ReplayNearMiss& into = cr.ran ? n : cannot_run;
       if (into.first_case.empty()) {
         into.first_case = recs_[rec]->id;
         into.first_file = file_of(*recs_[rec]);
-        into.where = cr.ran ? cr.first_failure(model::Level::Exact) : "cannot run it: " + cr.reason;
+        if (!cr.ran) {
+          into.where = "cannot run it: " + cr.reason;
+        } else if (cr.at(model::Level::Exact) == model::Verdict::Fail) {
+          into.where = cr.first_failure(model::Level::Exact);
+        } else {  // the smaller bound left the exact level open: its words under the judgement's own bound
+          model::JudgeOptions exact = o_.judging;
+          exact.levels = model::JudgedLevels::Exact;
+          into.where = model::evaluate(*recs_[rec], h, exact).first_failure(model::Level::Exact);
+        }
       }
     }
     if (n.first_case.empty()) {

@@ -139,6 +139,7 @@ OrderCheck separation_within(const model::Scenario& s, const model::Hypothesis& 
   opts.timing = model::Timing::Trace;
   opts.max_orders = max_orders;
   opts.levels = model::JudgedLevels::Exact;  // the separation is judged at Exact alone
+  opts.wording = model::Wording::VerdictOnly;  // a failure's words are never read; a pass names its order either way
   auto unknown = [&](std::string why) {
     r.result = OrderSeparation::Unknown;
     r.detail = std::move(why);

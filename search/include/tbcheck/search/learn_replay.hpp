@@ -52,7 +52,8 @@ struct CampaignCase {
 };
 
 // When no group fits every recording: a group near the device, judged against every recording it was not yet
-// judged on. Ranked by recordings refuted (exact), then those refuted even in per-SM counts.
+// judged on. Ranked by recordings refuted (exact), then those refuted even in per-SM counts (under trace timing,
+// counts searched within a short bound a recording: one the search leaves unknown is not counted).
 struct ReplayNearMiss {
   std::vector<std::string> names;  // the group's members (the first few) and how many in all
   size_t members = 0;
