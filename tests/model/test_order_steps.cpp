@@ -173,3 +173,19 @@ TEST_CASE("the stepwise order search gives the enumeration's verdict on random r
   CHECK(compared > 500);
   CHECK(engaged >= 15);
 }
+
+TEST_CASE("a long recording of tied waves is judged within the bound without a pass it does not have") {
+  // 2,100 one-per-SM blocks in waves of 48 that each retire at one instant: every retirement but the last
+  // wave's dispatches a block, so a branch chooses some 2,000 retirements in a row (the search's recursion
+  // bound); the step bound or that bound hands it to the enumeration, whose own bound ends it.
+  model::Case c;
+  c.id = "long";
+  c.scenario = test::scenario(R"({"device": )" + test::mini_device(kSms) + R"(, "kernels": [{"name": "k1", "blocks": 2100, "threads": 1024, "regs": 32, "smem": 0, "duration": 1}]})");
+  model::Observation o = oracle::observation_of(model::simulate(c.scenario, hyp("alg1")), model::ObservationKind::Hardware);
+  // Blocks recorded one SM over from where the listed order puts them after the first wave.
+  for (size_t b = kSms; b < o.sm_of_block["k1"].size(); ++b) o.sm_of_block["k1"][b] = (o.sm_of_block["k1"][b] + 1) % kSms;
+  o.resolution = model::Resolution{1, 0};
+  c.observation = std::move(o);
+  const model::CaseResult r = model::evaluate(c, hyp("alg1"), trace(20, model::TieSearch::Stepwise));
+  CHECK(r.at(model::Level::Exact) != model::Verdict::Pass);
+}

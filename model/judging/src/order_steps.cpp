@@ -15,6 +15,7 @@ namespace tbcheck::model::detail {
 namespace {
 
 constexpr int64_t kNever = INT64_MAX;
+constexpr int kMaxDepth = 2000;
 
 class StepSearch {
  public:
@@ -391,6 +392,14 @@ class StepSearch {
   }
 
   Found explore(State st) {
+    // One level of recursion per tied retirement chosen: a recording with more than this many before its last
+    // dispatch is left to the enumeration rather than risk the stack.
+    if (depth_ >= kMaxDepth) return Found::Outside;
+    struct Level {
+      int& d;
+      explicit Level(int& x) : d(++x) {}
+      ~Level() { --d; }
+    } level(depth_);
     switch (advance(st)) {
       case Step::Pass:
         found_choice_ = completed(st);
@@ -426,6 +435,7 @@ class StepSearch {
   const StepProblem& p_;
   int64_t max_;
   int64_t steps_ = 0;
+  int depth_ = 0;
   std::vector<size_t> offset_;  // arranged kernel -> its first flat block
   std::vector<Block> blocks_;
   std::vector<int> rank_;        // per arranged kernel
