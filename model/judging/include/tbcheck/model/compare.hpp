@@ -47,7 +47,7 @@ enum class TieSearch { Stepwise, Enumerate };
 
 // What a judgement's failures say. Words (the default): each failure under the closest order whole simulations
 // found, which the stepwise search is preceded by a few of. VerdictOnly, for callers that read verdicts alone
-// (learning from recordings, the tie judgement of a witness): the stepwise search starts at once and a failure it
+// (learning from recordings): the stepwise search starts at once and a failure it
 // decides names no closest order. The verdicts are the same either way; a pass names its order either way.
 enum class Wording { Words, VerdictOnly };
 
