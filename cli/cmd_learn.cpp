@@ -65,6 +65,7 @@ struct Learn : Command {
       ro.judging = judging.options();
       ro.space = opt.space;
       ro.split_sample = opt.split_sample;
+      ro.jobs = opt.jobs;
       return learn_from_recordings_command(dev, hs, corpus, opt.oracle_spec, ro, out_dir, json, rules);
     }
     if (judging.options().timing != model::Timing::Model)
@@ -202,7 +203,8 @@ std::unique_ptr<Command> make_learn(CLI::App& app) {
   c->app->add_flag("--no-synthesis", c->no_synthesis, "Use corpus cases only");
   c->opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c->app->add_option("--jobs,-j", c->opt.jobs,
-                     "Worker threads for a step's simulations (cases classed for a split, a sharpened split's moves); "
+                     "Worker threads for a step's simulations (cases classed for a split, a sharpened split's moves; "
+                     "with --oracle replay:, candidates judged against recordings); "
                      "the answer does not depend on it (default: hardware threads)")
       ->check(integer_in(1, 64));
   add_judging_options(c->app, c->judging, "replay:<recordings> only: ");

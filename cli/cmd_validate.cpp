@@ -1,5 +1,6 @@
 // `tbcheck validate`: every case of a corpus (files, collections, directories) under every chosen
 // hypothesis; a case x hypothesis table, a summary per hypothesis, failures with the first difference.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -41,8 +42,11 @@ struct Validate : Command {
 
     report::Progress progress("validate", cases.size());
     model::JudgeOptions judge = judging.options();
-    // --level exact reads Exact alone: the orders are not searched for the coarser levels.
-    if (levels.size() == 1 && levels[0] == model::Level::Exact) judge.levels = model::JudgedLevels::Exact;
+    // Only the levels read are searched over the orders (--level exact: Exact alone; counts: Exact, from whose
+    // closest order it starts, and counts).
+    const auto reads = [&](model::Level l) { return std::find(levels.begin(), levels.end(), l) != levels.end(); };
+    if (!reads(model::Level::Sms))
+      judge.levels = reads(model::Level::Counts) ? model::JudgedLevels::ExactAndCounts : model::JudgedLevels::Exact;
     model::ValidationRun run = model::run_validation(std::move(cases), std::move(hs), [&] { progress.tick(); }, judge);
     auto mismatches = run.mismatches(expect_level);
     if (!report_path.empty()) {

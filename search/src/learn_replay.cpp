@@ -3,6 +3,8 @@
 #include "tbcheck/search/learn_replay.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <climits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -16,6 +18,7 @@
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/learn_numeric.hpp"
 #include "control_variants.hpp"
+#include "worker_pool.hpp"
 
 namespace tbcheck::search {
 
@@ -180,25 +183,44 @@ class ReplayLearner {
     const model::json probe_j = {{"kernels", {{{"name", "probe"}, {"blocks", 1}, {"threads", 32}, {"regs", 32},
                                                {"smem", 0}, {"duration", 1}}}}};
     const model::Scenario probe = model::scenario_from_json(probe_j, d, false, "learn probe");
-    std::map<std::string, size_t> by_key;
-    for (const auto& h : candidates) {
+    // Each candidate's probe and acting key on workers (a simulation each), grouped in the candidates' order after.
+    enum class Kept : char { Skipped, NotApplicable, Kept };
+    std::vector<Kept> kept(candidates.size(), Kept::Skipped);
+    std::vector<std::string> key_or_why(candidates.size());
+    detail::run_on_workers(candidates.size(), o.jobs, [&](size_t i) {
+      const model::Hypothesis& h = candidates[i];
       if (o.space == LearnSpace::Compositions && h.priority != model::Priority::Ignore &&
           !detail::priority_exercised(d, h.priority, model::Priority::Ignore))
-        continue;
+        return;
       model::FeasibilityCheck why;
       if (!model::try_simulate(probe, h, &why)) {
-        res_.not_applicable.push_back(fmt::format("{}: {}", h.name, why.reason));
-        continue;
+        kept[i] = Kept::NotApplicable;
+        key_or_why[i] = why.reason;
+        return;
       }
-      hs_.push_back(h);
-      const std::string key = acting_key(h, d);
-      auto [it, fresh] = by_key.emplace(key, groups_.size());
+      kept[i] = Kept::Kept;
+      key_or_why[i] = acting_key(h, d);
+    });
+    std::map<std::string, size_t> by_key;
+    std::vector<const std::string*> group_key;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      switch (kept[i]) {
+        case Kept::Skipped: continue;
+        case Kept::NotApplicable:
+          res_.not_applicable.push_back(fmt::format("{}: {}", candidates[i].name, key_or_why[i]));
+          continue;
+        case Kept::Kept: break;
+      }
+      hs_.push_back(candidates[i]);
+      auto [it, fresh] = by_key.emplace(key_or_why[i], groups_.size());
       if (fresh) {
         groups_.push_back({});
-        acting_.push_back(nlohmann::json::parse(key));
+        group_key.push_back(&it->first);
       }
       groups_[it->second].push_back(hs_.size() - 1);
     }
+    acting_.resize(groups_.size());
+    detail::run_on_workers(groups_.size(), o.jobs, [&](size_t g) { acting_[g] = nlohmann::json::parse(*group_key[g]); });
     if (hs_.empty()) throw model::InputError("--hypotheses", "", "none of the hypotheses applies to " + d.name);
     res_.candidates = hs_.size();
     res_.recordings = recs_.size();
@@ -213,11 +235,11 @@ class ReplayLearner {
   static constexpr signed char kUnjudged = -1, kPass = 0, kRefuted = 1, kUndecided = 2;
 
   // The group's verdict on a recording: its representative judged at Exact, as validate does. A group whose
-  // members act alike on the device shares one verdict.
+  // members act alike on the device shares one verdict. Safe on workers: each pair has a cell of its own.
   signed char judge(size_t r, size_t g) {
     signed char& v = verdict_[r][g];
     if (v != kUnjudged) return v;
-    ++res_.evaluations;
+    std::atomic_ref<int>(res_.evaluations).fetch_add(1, std::memory_order_relaxed);
     model::JudgeOptions exact = o_.judging;
     exact.levels = model::JudgedLevels::Exact;  // the verdict is Exact's; counts are asked only for a near miss's words
     exact.wording = model::Wording::VerdictOnly;  // the words of the listed near misses are asked again (nearest())
@@ -230,6 +252,26 @@ class ReplayLearner {
         return v = cr.ran ? kUndecided : kRefuted;
     }
     return v = kUndecided;
+  }
+
+  // The verdicts of every pair, those not judged yet on o_.jobs threads, a chunk at a time so that progress
+  // (counted on the calling thread, as on_unit asks) moves while they run.
+  void judge_all(const std::vector<std::pair<size_t, size_t>>& pairs) {
+    constexpr size_t kChunk = 128;
+    std::vector<std::pair<size_t, size_t>> open;
+    for (size_t at = 0; at < pairs.size(); at += kChunk) {
+      const size_t end = std::min(pairs.size(), at + kChunk);
+      open.clear();
+      for (size_t k = at; k < end; ++k)
+        if (verdict_[pairs[k].first][pairs[k].second] == kUnjudged) open.push_back(pairs[k]);
+      detail::run_on_workers(open.size(), o_.jobs, [&](size_t k) { judge(open[k].first, open[k].second); });
+      for (size_t k = at; k < end; ++k) unit();
+    }
+  }
+  static std::vector<std::pair<size_t, size_t>> pairs_of(size_t r, const std::vector<size_t>& gs) {
+    std::vector<std::pair<size_t, size_t>> out;
+    for (size_t g : gs) out.emplace_back(r, g);
+    return out;
   }
 
   std::set<std::string> values_left(size_t f, bool acting) const {
@@ -322,11 +364,9 @@ ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
     size_t best = recs_.size(), best_refuted = 0;
     for (size_t r = 0; r < recs_.size(); ++r) {
       if (used[r]) continue;
+      judge_all(pairs_of(r, sample));
       size_t refuted = 0;
-      for (size_t g : sample) {
-        refuted += judge(r, g) == kRefuted ? 1 : 0;
-        unit();
-      }
+      for (size_t g : sample) refuted += judge(r, g) == kRefuted ? 1 : 0;
       if (best == recs_.size() || refuted > best_refuted) {
         best = r;
         best_refuted = refuted;
@@ -341,9 +381,9 @@ ReplayLearnResult ReplayLearner::run(const std::vector<model::Case>& corpus) {
     st.file = file_of(*recs_[best]);
     st.groups_before = alive_.size();
     std::vector<size_t> keep;
+    judge_all(pairs_of(best, alive_));
     for (size_t g : alive_) {
       const signed char v = judge(best, g);
-      unit();
       if (v == kRefuted) {
         dropped_at_[g] = static_cast<int>(step) + 1;
         continue;
@@ -457,15 +497,18 @@ void ReplayLearner::nearest() {
     }
     stage("ranking the candidates for the nearest", pre.size() * (panel.size() + 1));
     std::vector<size_t> panel_refuted(groups_.size(), 0), off(groups_.size(), 0);
-    for (size_t g : pre) {
-      for (size_t rec : panel) {
-        panel_refuted[g] += judge(rec, g) == kRefuted ? 1 : 0;
-        unit();
-      }
+    std::vector<std::pair<size_t, size_t>> pairs;
+    for (size_t g : pre)
+      for (size_t rec : panel) pairs.emplace_back(rec, g);
+    judge_all(pairs);
+    for (size_t g : pre)
+      for (size_t rec : panel) panel_refuted[g] += judge(rec, g) == kRefuted ? 1 : 0;
+    detail::run_on_workers(pre.size(), o_.jobs, [&](size_t k) {
+      const size_t g = pre[k];
       off[g] = dropped_at_[g] > 0 ? misplaced(*recs_[applied_[static_cast<size_t>(dropped_at_[g]) - 1]], hs_[groups_[g].front()])
                                   : 0;
-      unit();
-    }
+    });
+    for (size_t k = 0; k < pre.size(); ++k) unit();
     std::stable_sort(pre.begin(), pre.end(), [&](size_t a, size_t b) {
       if (panel_refuted[a] != panel_refuted[b]) return panel_refuted[a] < panel_refuted[b];
       if (dropped_at_[a] != dropped_at_[b]) return dropped_at_[a] > dropped_at_[b];
@@ -475,9 +518,9 @@ void ReplayLearner::nearest() {
   }
   if (pool.size() > kPool) pool.resize(kPool);
   struct Ranked {
-    size_t g;
+    size_t g = 0;
     int refuted = 0;
-    size_t first = 0;  // position in applied_ of the first recording it fails
+    bool cut = false;  // refuted by more recordings than kListed groups judged before it: cannot be listed
   };
   std::vector<Ranked> ranked;
   // The applied recordings first, in their order, then every one not applied (the run stopped when no candidate
@@ -490,67 +533,91 @@ void ReplayLearner::nearest() {
       if (!seen[rec]) order.push_back(rec);
   }
   stage("the nearest candidates", pool.size() * recs_.size());
-  for (size_t g : pool) {
-    Ranked r{g, 0, applied_.size()};
-    for (size_t i = 0; i < order.size(); ++i) {
-      const size_t rec = order[i];
-      const signed char v = judge(rec, g);
-      unit();
-      if (v != kRefuted) continue;
-      ++r.refuted;
-      if (r.first == applied_.size()) r.first = i;
+  // A few groups at a time, on workers: once kListed groups are judged on every recording, a group refuted by
+  // more recordings than the kListed-th of them cannot be listed and is judged no further. The batch does not
+  // depend on jobs, so neither do the judgements made.
+  constexpr size_t kBatch = 6;
+  for (size_t at = 0; at < pool.size(); at += kBatch) {
+    int bound = INT_MAX;
+    if (ranked.size() >= kListed) {
+      std::vector<int> counts;
+      for (const auto& r : ranked) counts.push_back(r.refuted);
+      std::nth_element(counts.begin(), counts.begin() + (kListed - 1), counts.end());
+      bound = counts[kListed - 1];
     }
-    ranked.push_back(r);
+    std::vector<Ranked> batch(std::min(kBatch, pool.size() - at));
+    detail::run_on_workers(batch.size(), o_.jobs, [&](size_t k) {
+      Ranked& r = batch[k];
+      r.g = pool[at + k];
+      for (size_t rec : order)
+        if (judge(rec, r.g) == kRefuted && ++r.refuted > bound) {
+          r.cut = true;
+          return;
+        }
+    });
+    for (const auto& r : batch) {
+      for (size_t i = 0; i < recs_.size(); ++i) unit();
+      if (!r.cut) ranked.push_back(r);
+    }
   }
   std::stable_sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
     return a.refuted != b.refuted ? a.refuted < b.refuted : simplicity(a.g) < simplicity(b.g);
   });
   if (ranked.size() > kListed) ranked.resize(kListed);
-  for (const auto& r : ranked) {
-    ReplayNearMiss n;
-    const auto& members = groups_[r.g];
+  // Judged again for their words and per-SM counts (the cached verdict keeps no text): each listed group on each
+  // recording that refutes it, on workers, each into its own slot. The counts verdict only ranks near misses:
+  // under trace timing it is searched within kCountsOrders simulations (the stepwise search is the exact
+  // level's), a recording it leaves unknown not counted.
+  model::JudgeOptions counts = o_.judging;
+  counts.levels = model::JudgedLevels::ExactAndCounts;
+  if (counts.timing == model::Timing::Trace) counts.max_orders = std::min<int64_t>(counts.max_orders, kCountsOrders);
+  std::vector<std::pair<size_t, size_t>> work;  // (listed, recording), each group's in `order`
+  for (size_t k = 0; k < ranked.size(); ++k)
+    for (size_t rec : order)
+      if (judge(rec, ranked[k].g) == kRefuted) work.emplace_back(k, rec);
+  std::vector<model::CaseResult> judged(work.size());
+  detail::run_on_workers(work.size(), o_.jobs, [&](size_t i) {
+    judged[i] = model::evaluate(*recs_[work[i].second], hs_[representative(ranked[work[i].first].g)], counts);
+  });
+  std::vector<ReplayNearMiss> listed(ranked.size()), cannot_run(ranked.size());
+  for (size_t k = 0; k < ranked.size(); ++k) {
+    ReplayNearMiss& n = listed[k];
+    const auto& members = groups_[ranked[k].g];
     n.members = members.size();
-    const size_t rep = representative(r.g);
+    const size_t rep = representative(ranked[k].g);
     n.names.push_back(hs_[rep].name);
     for (size_t i = 0; i < members.size() && n.names.size() < 3; ++i)
       if (members[i] != rep) n.names.push_back(hs_[members[i]].name);
-    n.recordings_refuted = r.refuted;
-    const model::Hypothesis& h = hs_[rep];
-    n.hypothesis = h;
-    // The first recording it places a block of wrongly; one it cannot run only when there is no such one.
-    ReplayNearMiss cannot_run;
-    for (const size_t rec : order) {
-      if (judge(rec, r.g) != kRefuted) continue;
-      // Judged again for its words and per-SM counts: the cached verdict keeps no text. Only the listed few, once
-      // each. The counts verdict only ranks near misses: under trace timing it is searched within kCountsOrders
-      // simulations (the stepwise search is the exact level's), a recording it leaves unknown not counted.
-      model::JudgeOptions counts = o_.judging;
-      counts.levels = model::JudgedLevels::All;
-      if (counts.timing == model::Timing::Trace) counts.max_orders = std::min<int64_t>(counts.max_orders, kCountsOrders);
-      const model::CaseResult cr = model::evaluate(*recs_[rec], h, counts);
-      if (cr.at(model::Level::Counts) == model::Verdict::Fail || !cr.ran) ++n.counts_refuted;
-      ReplayNearMiss& into = cr.ran ? n : cannot_run;
-      if (into.first_case.empty()) {
-        into.first_case = recs_[rec]->id;
-        into.first_file = file_of(*recs_[rec]);
-        if (!cr.ran) {
-          into.where = "cannot run it: " + cr.reason;
-        } else if (cr.at(model::Level::Exact) == model::Verdict::Fail) {
-          into.where = cr.first_failure(model::Level::Exact);
-        } else {  // the smaller bound left the exact level open: its words under the judgement's own bound
-          model::JudgeOptions exact = o_.judging;
-          exact.levels = model::JudgedLevels::Exact;
-          into.where = model::evaluate(*recs_[rec], h, exact).first_failure(model::Level::Exact);
-        }
-      }
-    }
-    if (n.first_case.empty()) {
-      n.first_case = cannot_run.first_case;
-      n.first_file = cannot_run.first_file;
-      n.where = cannot_run.where;
-    }
-    res_.nearest.push_back(std::move(n));
+    n.recordings_refuted = ranked[k].refuted;
+    n.hypothesis = hs_[rep];
   }
+  // The first recording it places a block of wrongly; one it cannot run only when there is no such one.
+  for (size_t i = 0; i < work.size(); ++i) {
+    const auto [k, rec] = work[i];
+    const model::CaseResult& cr = judged[i];
+    ReplayNearMiss& n = listed[k];
+    if (cr.at(model::Level::Counts) == model::Verdict::Fail || !cr.ran) ++n.counts_refuted;
+    ReplayNearMiss& into = cr.ran ? n : cannot_run[k];
+    if (!into.first_case.empty()) continue;
+    into.first_case = recs_[rec]->id;
+    into.first_file = file_of(*recs_[rec]);
+    if (!cr.ran) {
+      into.where = "cannot run it: " + cr.reason;
+    } else if (cr.at(model::Level::Exact) == model::Verdict::Fail) {
+      into.where = cr.first_failure(model::Level::Exact);
+    } else {  // the smaller bound left the exact level open: its words under the judgement's own bound
+      model::JudgeOptions exact = o_.judging;
+      exact.levels = model::JudgedLevels::Exact;
+      into.where = model::evaluate(*recs_[rec], n.hypothesis, exact).first_failure(model::Level::Exact);
+    }
+  }
+  for (size_t k = 0; k < ranked.size(); ++k)
+    if (listed[k].first_case.empty()) {
+      listed[k].first_case = cannot_run[k].first_case;
+      listed[k].first_file = cannot_run[k].first_file;
+      listed[k].where = cannot_run[k].where;
+    }
+  for (auto& n : listed) res_.nearest.push_back(std::move(n));
   // Nearest first: fewest recordings refuted, then fewest refuted even in per-SM counts, then the simplest.
   std::stable_sort(res_.nearest.begin(), res_.nearest.end(), [&](const ReplayNearMiss& a, const ReplayNearMiss& b) {
     if (a.recordings_refuted != b.recordings_refuted) return a.recordings_refuted < b.recordings_refuted;

@@ -281,3 +281,22 @@ TEST_CASE("judging exact alone gives exact's verdict and order and searches no c
   CHECK(model::judges(model::JudgedLevels::All, model::Level::Sms));
   CHECK_FALSE(model::judges(model::JudgedLevels::Exact, model::Level::Counts));
 }
+
+TEST_CASE("judging exact and counts gives their verdicts and orders of judging all and searches no sms") {
+  model::Case c = raced_launch();
+  c.observation->resolution = model::Resolution{1, 1};
+  c.observation->start_of_block = {{"A", {0}}, {"B", {3}}};
+  c.observation->end_of_block = {{"A", {5}}, {"B", {8}}};
+  const model::CaseResult all = model::evaluate(c, hyp("alg1"), trace_timing());
+  model::JudgeOptions o = trace_timing();
+  o.levels = model::JudgedLevels::ExactAndCounts;
+  const model::CaseResult two = model::evaluate(c, hyp("alg1"), o);
+  for (model::Level l : {model::Level::Exact, model::Level::Counts}) {
+    CHECK(two.at(l) == all.at(l));
+    CHECK(two.order(l) == all.order(l));
+  }
+  REQUIRE(all.sms.has_value());
+  CHECK_FALSE(two.sms.has_value());
+  CHECK(model::judges(model::JudgedLevels::ExactAndCounts, model::Level::Counts));
+  CHECK_FALSE(model::judges(model::JudgedLevels::ExactAndCounts, model::Level::Sms));
+}

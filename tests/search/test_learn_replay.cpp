@@ -255,3 +255,72 @@ TEST_CASE("learning from recordings names the simplest of equally near candidate
   CHECK(r.nearest[0].recordings_refuted == r.nearest[1].recordings_refuted);
   CHECK(r.nearest.front().hypothesis.name == "alg1");
 }
+
+namespace {
+
+// Recordings of a composition no shipped hypothesis is (alg1 picking by round robin) on rtx3090, and the shipped
+// hypotheses that can run them: none fits them all, so learning ranks its nearest.
+struct NoneFits {
+  const model::Device& d = model::builtin_device("rtx3090", "--device", "");
+  std::vector<model::Case> recordings;
+  std::vector<model::Hypothesis> candidates;
+  NoneFits() {
+    const model::Hypothesis truth = with_selection_round_robin(test::hyp("alg1"));
+    for (auto& c : search::device_cases(model::load_cases(test::source_path("corpus/synth")), d)) {
+      if (c.scenario.total_blocks() > 400) continue;
+      recordings.push_back(recorded("rec-" + c.id, c.scenario, truth));
+      if (recordings.size() == 10) break;
+    }
+    for (const auto& h : model::builtin_hypotheses())
+      if (!h.same_options(truth) &&
+          std::all_of(recordings.begin(), recordings.end(), [&](const model::Case& c) { return model::try_simulate(c.scenario, h).has_value(); }))
+        candidates.push_back(h);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("learning from recordings lists the nearest the recordings refute least and cuts the others short",
+          "[learn][replay]") {
+  // The nearest are judged a few groups at a time and a group refuted more often than the fifth best so far is
+  // judged no further: the listed counts must still be the smallest of every candidate judged on every recording.
+  NoneFits f;
+  REQUIRE(f.candidates.size() > 8);
+  std::vector<std::pair<int, size_t>> refuted;  // (recordings refuting it, candidate)
+  for (size_t i = 0; i < f.candidates.size(); ++i) {
+    int n = 0;
+    for (const auto& c : f.recordings) {
+      const model::CaseResult cr = model::evaluate(c, f.candidates[i]);
+      n += cr.at(model::Level::Exact) == model::Verdict::Fail || !cr.ran ? 1 : 0;
+    }
+    refuted.emplace_back(n, i);
+  }
+  // The nearest first, so the later groups meet a bound and are cut short.
+  std::stable_sort(refuted.begin(), refuted.end());
+  std::vector<model::Hypothesis> nearest_first;
+  for (const auto& [n, i] : refuted) nearest_first.push_back(f.candidates[i]);
+  REQUIRE(refuted.front().first > 0);
+  REQUIRE(refuted[4].first < refuted.back().first);
+  search::ReplayLearnOptions o;
+  o.split_sample = 2;  // the steps judge little beyond the groups they drop: the nearest stage judges the rest
+  const auto r = search::learn_from_recordings(nearest_first, f.d, f.recordings, {}, o);
+  REQUIRE(r.consistent.empty());
+  REQUIRE(r.nearest.size() == 5);
+  for (size_t i = 0; i < r.nearest.size(); ++i) {
+    INFO(r.nearest[i].names.front());
+    CHECK(r.nearest[i].recordings_refuted == refuted[i].first);
+  }
+  CHECK(r.evaluations < static_cast<int>(r.groups * f.recordings.size()));
+}
+
+TEST_CASE("learning from recordings gives the same answer and judgements on any number of threads", "[learn][replay]") {
+  NoneFits f;
+  search::ReplayLearnOptions one, two;
+  one.jobs = 1;
+  two.jobs = 2;
+  const auto a = search::learn_from_recordings(f.candidates, f.d, f.recordings, {}, one);
+  const auto b = search::learn_from_recordings(f.candidates, f.d, f.recordings, {}, two);
+  REQUIRE_FALSE(a.nearest.empty());
+  CHECK(a.to_json().dump() == b.to_json().dump());
+  CHECK(a.evaluations == b.evaluations);
+}

@@ -217,6 +217,14 @@ bool judges(JudgedLevels levels, Level l) {
         case Level::Counts:
         case Level::Sms: return false;
       }
+      return false;
+    case JudgedLevels::ExactAndCounts:
+      switch (l) {
+        case Level::Exact:
+        case Level::Counts: return true;
+        case Level::Sms: return false;
+      }
+      return false;
   }
   return true;
 }

@@ -20,6 +20,7 @@ struct ReplayLearnOptions {
   LearnSpace space = LearnSpace::List;
   size_t split_sample = 96;     // consistent groups a case's split is estimated on (as LearnOptions::split_sample)
   int campaign_cases = 12;      // at most this many cases in the proposed campaign
+  int jobs = 1;                 // threads judging candidates against recordings; the answer does not depend on it
   // For progress: on_stage(what, units) as a stage of the work begins (units: judgements or cases it will
   // take, 0 when unknown), on_unit() as each unit ends. Called from the calling thread only.
   std::function<void(const std::string&, size_t)> on_stage;

@@ -31,11 +31,12 @@ inline constexpr Timing kAllTimings[] = {Timing::Model, Timing::Trace};
 // Simulations one case may take over the orders its recording did not observe before it is `unknown`.
 inline constexpr int64_t kDefaultMaxOrders = 2000;
 
-// Which levels a judgement searches the admissible orders for: every level, or Exact alone, for callers that read
-// only Exact (validate --level exact, the order search over a separating witness, learning from recordings). Exact
-// is searched first either way and the coarser levels start from its closest order, so Exact's verdict and order
-// are the same under both; a level not searched is absent from the result.
-enum class JudgedLevels { All, Exact };
+// Which levels a judgement searches the admissible orders for: every level; Exact alone, for callers that read
+// only Exact (validate --level exact, the order search over a separating witness, learning from recordings); or
+// Exact and per-SM counts (validate --level exact,counts, the words of learning's near misses). Exact is searched
+// first in each and the coarser levels start from its closest order, so a level's verdict and order are the same
+// under every choice that searches it; a level not searched is absent from the result.
+enum class JudgedLevels { All, Exact, ExactAndCounts };
 bool judges(JudgedLevels levels, Level l);
 
 // How the exact level searches the orders of tied retirements under trace timing (docs/recordings.md). Stepwise:
