@@ -126,20 +126,13 @@ class OrderSearch {
       auto quick = enumerate(l, sims, first, kQuickSimulations);
       if (passed_ || !stopped_ || refusal_) return quick;
     } else {
-      level_ = l;
-      sims_ = 0;
-      best_ = {};
-      best_.score = -1;
-      best_order_.clear();
-      passed_ = stopped_ = pruned_ = false;
+      reset(l, max_);
     }
     // The enumeration's bound came first: the stepwise search decides, from the first retirement on.
     const detail::StepResult step = stepwise();
     switch (step.outcome) {
       case detail::StepOutcome::Reproduced: {
-        bound_ = sims_ + 1;
-        best_ = {};
-        best_.score = -1;
+        reset(l, 1);  // the one confirming simulation
         visit_order({launch_, step.choice});
         sims += 1;
         if (!passed_)
@@ -200,15 +193,19 @@ class OrderSearch {
     return out;
   }
 
-  std::pair<Check, std::string> enumerate(Level l, int64_t& sims, const std::optional<Order>& first, int64_t bound) {
+  // A fresh search at l within `bound` simulations: nothing simulated, passed or closest yet.
+  void reset(Level l, int64_t bound) {
     bound_ = bound;
     level_ = l;
     sims_ = 0;
     best_ = {};
     best_.score = -1;
-    passed_ = false;
-    stopped_ = false;
-    pruned_ = false;
+    best_order_.clear();
+    passed_ = stopped_ = pruned_ = false;
+  }
+
+  std::pair<Check, std::string> enumerate(Level l, int64_t& sims, const std::optional<Order>& first, int64_t bound) {
+    reset(l, bound);
     if (first) visit_order(*first);
     const int nk = static_cast<int>(c_.scenario.kernels.size());
     if (!passed_ && !stopped_)
