@@ -322,6 +322,7 @@ class PairSearch {
     const model::Scenario& witness = robust.scenario;
     r_.ties = robust.ties;
     r_.ties_beyond_max_duration = robust.beyond_max_duration;
+    r_.ties_orders = robust.orders;
     model::Case c;
     c.scenario = witness;
     c.id = fmt::format("synth-{}-{}-vs-{}", full_.name, h1_.name, h2_.name);
@@ -857,7 +858,8 @@ model::json case_json(const PairResult& r, const DistinguishBounds& b, const mod
                  {"undecided_smaller_structures", r.unknown_structures}};
   j["predictions"] = {{h1.name, s1.to_json()}, {h2.name, s2.to_json()}};
   // Whether the predictions hold when blocks ending together retire one at a time (search/ties.hpp).
-  j["tied_retirements"] = tied_retirements_json(r.witness->scenario, h1, h2, r.ties, r.ties_beyond_max_duration);
+  j["tied_retirements"] = tied_retirements_json(r.witness->scenario, h1, h2, r.ties, r.ties_beyond_max_duration,
+                                                r.ties_orders);
   if (!r.smaller_tie_dependent.empty()) {
     j["tied_retirements"]["minimality"] = "smallest robust";
     j["tied_retirements"]["smaller_tie_dependent"] = r.smaller_tie_dependent;

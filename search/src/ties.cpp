@@ -272,11 +272,11 @@ RobustWitness robust_witness(const model::Scenario& witness, const model::Hypoth
 }
 
 model::json tied_retirements_json(const model::Scenario& witness, const model::Hypothesis& a, const model::Hypothesis& b,
-                                  WitnessTies ties, bool beyond_max_duration) {
+                                  WitnessTies ties, bool beyond_max_duration, const OrderCheck& orders) {
   model::json j = {{"witness", to_string(ties)}, {"check", tie_robust(witness, {a, b}).to_json()}};
   if (beyond_max_duration) j["beyond_max_duration"] = true;
   if (ties == WitnessTies::EveryOrder || ties == WitnessTies::Dependent)
-    j["every_order"] = every_order_separates(witness, a, b).to_json();
+    j["every_order"] = orders.to_json();
   if (ties == WitnessTies::EveryOrder) {    // What a recording must be judged with for the proof to apply: retirements whose recorded ends are
     // less than a tick apart searched (trace timing), the tick the check assumed (equal ends).
     j["judge"] = {{"timing", to_string(model::Timing::Trace)}, {"resolution", model::Resolution{1, 0}.to_json()}};

@@ -100,10 +100,11 @@ TEST_CASE("every_order_separates proves a lifted witness whose blocks end togeth
   CHECK(o.result == search::OrderSeparation::Separated);
   CHECK(o.orders_tried >= 4);  // at least each side's two recordings judged against the other
   CHECK(o.to_json().at("result") == "separated");
-  const model::json j = search::tied_retirements_json(w.scenario, a, b, search::WitnessTies::EveryOrder, false);
+  const model::json j = search::tied_retirements_json(w.scenario, a, b, search::WitnessTies::EveryOrder, false, o);
   CHECK(j.at("witness") == "separated-under-every-order");
   CHECK(j.at("judge").at("timing") == "trace");
   CHECK(j.at("judge").at("resolution").at("tick") == 1);
+  CHECK(j.at("every_order") == o.to_json());  // the proof as given, not searched again
   // A bound of one simulation per judgement cannot decide it: unknown, never separated.
   const search::OrderCheck bounded = search::every_order_separates(w.scenario, a, b, 1);
   CHECK(bounded.result == search::OrderSeparation::Unknown);

@@ -96,6 +96,7 @@ struct PairResult {
   // The witness against tied retirements (robust_witness): as found, staggered, or still dependent.
   WitnessTies ties = WitnessTies::Robust;
   bool ties_beyond_max_duration = false;  // staggered to a duration above the bounds' max_duration
+  OrderCheck ties_orders;                 // every_order_separates on the witness, where staggering failed
   // A robust witness taken over a smaller one that separates only through tied retirements: that one's
   // structure ("[2,3] on rtx3090-1tpc"); the witness is then the smallest robust one, not the smallest.
   std::string smaller_tie_dependent;

@@ -85,9 +85,10 @@ RobustWitness robust_witness(const model::Scenario& witness, const model::Hypoth
                              int max_duration);
 
 // A case file's "tied_retirements": the witness' status, tie_robust's check, and for `EveryOrder` the
-// proof and the judging it holds under (`--timing trace`, ties searched within the recording's tick).
+// proof and the judging it holds under (`--timing trace`, ties searched within the recording's tick). `orders`
+// is every_order_separates on the witness (RobustWitness::orders), written for EveryOrder and Dependent.
 model::json tied_retirements_json(const model::Scenario& witness, const model::Hypothesis& a, const model::Hypothesis& b,
-                                  WitnessTies ties, bool beyond_max_duration);
+                                  WitnessTies ties, bool beyond_max_duration, const OrderCheck& orders);
 
 // A case to check: its scenario and the hypotheses its predictions are made under.
 struct TieSubject {
