@@ -187,7 +187,8 @@ class ReplayLearner {
     enum class Kept : char { Skipped, NotApplicable, Kept };
     std::vector<Kept> kept(candidates.size(), Kept::Skipped);
     std::vector<std::string> key_or_why(candidates.size());
-    detail::run_on_workers(candidates.size(), o.jobs, [&](size_t i) {
+    stage("the candidates that act alike on the device", candidates.size());
+    on_workers(candidates.size(), 4096, [&](size_t i) {
       const model::Hypothesis& h = candidates[i];
       if (o.space == LearnSpace::Compositions && h.priority != model::Priority::Ignore &&
           !detail::priority_exercised(d, h.priority, model::Priority::Ignore))
@@ -254,19 +255,22 @@ class ReplayLearner {
     return v = kUndecided;
   }
 
-  // The verdicts of every pair, those not judged yet on o_.jobs threads, a chunk at a time so that progress
-  // (counted on the calling thread, as on_unit asks) moves while they run.
-  void judge_all(const std::vector<std::pair<size_t, size_t>>& pairs) {
-    constexpr size_t kChunk = 128;
-    std::vector<std::pair<size_t, size_t>> open;
-    for (size_t at = 0; at < pairs.size(); at += kChunk) {
-      const size_t end = std::min(pairs.size(), at + kChunk);
-      open.clear();
-      for (size_t k = at; k < end; ++k)
-        if (verdict_[pairs[k].first][pairs[k].second] == kUnjudged) open.push_back(pairs[k]);
-      detail::run_on_workers(open.size(), o_.jobs, [&](size_t k) { judge(open[k].first, open[k].second); });
+  // task(0 .. n-1) on o_.jobs threads, `chunk` tasks at a time so that progress (a unit per task, counted on the
+  // calling thread, as on_unit asks) moves while they run.
+  void on_workers(size_t n, size_t chunk, const std::function<void(size_t)>& task) {
+    for (size_t at = 0; at < n; at += chunk) {
+      const size_t end = std::min(n, at + chunk);
+      detail::run_on_workers(end - at, o_.jobs, [&](size_t k) { task(at + k); });
       for (size_t k = at; k < end; ++k) unit();
     }
+  }
+  // The verdicts of every pair, those not judged yet on workers.
+  void judge_all(const std::vector<std::pair<size_t, size_t>>& pairs) {
+    std::vector<std::pair<size_t, size_t>> open;
+    for (const auto& [r, g] : pairs)
+      if (verdict_[r][g] == kUnjudged) open.emplace_back(r, g);
+    for (size_t k = open.size(); k < pairs.size(); ++k) unit();  // the cached ones are done at once
+    on_workers(open.size(), 128, [&](size_t k) { judge(open[k].first, open[k].second); });
   }
   static std::vector<std::pair<size_t, size_t>> pairs_of(size_t r, const std::vector<size_t>& gs) {
     std::vector<std::pair<size_t, size_t>> out;
@@ -503,12 +507,11 @@ void ReplayLearner::nearest() {
     judge_all(pairs);
     for (size_t g : pre)
       for (size_t rec : panel) panel_refuted[g] += judge(rec, g) == kRefuted ? 1 : 0;
-    detail::run_on_workers(pre.size(), o_.jobs, [&](size_t k) {
+    on_workers(pre.size(), 128, [&](size_t k) {
       const size_t g = pre[k];
       off[g] = dropped_at_[g] > 0 ? misplaced(*recs_[applied_[static_cast<size_t>(dropped_at_[g]) - 1]], hs_[groups_[g].front()])
                                   : 0;
     });
-    for (size_t k = 0; k < pre.size(); ++k) unit();
     std::stable_sort(pre.begin(), pre.end(), [&](size_t a, size_t b) {
       if (panel_refuted[a] != panel_refuted[b]) return panel_refuted[a] < panel_refuted[b];
       if (dropped_at_[a] != dropped_at_[b]) return dropped_at_[a] > dropped_at_[b];
@@ -576,7 +579,8 @@ void ReplayLearner::nearest() {
     for (size_t rec : order)
       if (judge(rec, ranked[k].g) == kRefuted) work.emplace_back(k, rec);
   std::vector<model::CaseResult> judged(work.size());
-  detail::run_on_workers(work.size(), o_.jobs, [&](size_t i) {
+  stage("the nearest candidates' first failures and per-SM counts", work.size());
+  on_workers(work.size(), 8, [&](size_t i) {
     judged[i] = model::evaluate(*recs_[work[i].second], hs_[representative(ranked[work[i].first].g)], counts);
   });
   std::vector<ReplayNearMiss> listed(ranked.size()), cannot_run(ranked.size());
