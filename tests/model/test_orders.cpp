@@ -262,16 +262,25 @@ TEST_CASE("timings have names and an unknown one is an error naming the flag") {
   CHECK_THAT(std::string(e.what()), Catch::Contains("--timing") && Catch::Contains("model, trace"));
 }
 
-TEST_CASE("judging exact alone gives exact's verdict and order and searches no coarser level") {
-  // The case of the test above: exact fails after both launch orders, counts and sms would search again.
+namespace {
+
+// The raced launch with every block's times, judged under trace timing at the given levels: exact fails after both
+// launch orders, so counts and sms search again where they are judged.
+model::CaseResult timed_race_judged(model::JudgedLevels levels) {
   model::Case c = raced_launch();
   c.observation->resolution = model::Resolution{1, 1};
   c.observation->start_of_block = {{"A", {0}}, {"B", {3}}};
   c.observation->end_of_block = {{"A", {5}}, {"B", {8}}};
-  const model::CaseResult all = model::evaluate(c, hyp("alg1"), trace_timing());
   model::JudgeOptions o = trace_timing();
-  o.levels = model::JudgedLevels::Exact;
-  const model::CaseResult exact = model::evaluate(c, hyp("alg1"), o);
+  o.levels = levels;
+  return model::evaluate(c, hyp("alg1"), o);
+}
+
+}  // namespace
+
+TEST_CASE("judging exact alone gives exact's verdict and order and searches no coarser level") {
+  const model::CaseResult all = timed_race_judged(model::JudgedLevels::All);
+  const model::CaseResult exact = timed_race_judged(model::JudgedLevels::Exact);
   CHECK(exact.at(model::Level::Exact) == all.at(model::Level::Exact));
   CHECK(exact.first_failure(model::Level::Exact) == all.first_failure(model::Level::Exact));
   CHECK(exact.order(model::Level::Exact) == all.order(model::Level::Exact));
@@ -283,14 +292,8 @@ TEST_CASE("judging exact alone gives exact's verdict and order and searches no c
 }
 
 TEST_CASE("judging exact and counts gives their verdicts and orders of judging all and searches no sms") {
-  model::Case c = raced_launch();
-  c.observation->resolution = model::Resolution{1, 1};
-  c.observation->start_of_block = {{"A", {0}}, {"B", {3}}};
-  c.observation->end_of_block = {{"A", {5}}, {"B", {8}}};
-  const model::CaseResult all = model::evaluate(c, hyp("alg1"), trace_timing());
-  model::JudgeOptions o = trace_timing();
-  o.levels = model::JudgedLevels::ExactAndCounts;
-  const model::CaseResult two = model::evaluate(c, hyp("alg1"), o);
+  const model::CaseResult all = timed_race_judged(model::JudgedLevels::All);
+  const model::CaseResult two = timed_race_judged(model::JudgedLevels::ExactAndCounts);
   for (model::Level l : {model::Level::Exact, model::Level::Counts}) {
     CHECK(two.at(l) == all.at(l));
     CHECK(two.order(l) == all.order(l));
