@@ -77,6 +77,15 @@ class StepSearch {
   };
 
   int flat(int kp, int b) const { return static_cast<int>(offset_[static_cast<size_t>(kp)]) + b; }
+  // The flat block of a tie group's member m.
+  int member_flat(const TieGroup& g, int m) const {
+    const auto [k, b] = g.members[static_cast<size_t>(m)];
+    return flat(kp_of_case_[static_cast<size_t>(k)], b);
+  }
+  // The judge's sort of recorded starts: start, case kernel, block.
+  std::tuple<int64_t, int, int> rec_key(const Block& x) const {
+    return {x.rec_start, p_.case_index[static_cast<size_t>(x.kp)], x.b};
+  }
 
   bool prepare() {
     const Scenario& s = *p_.arranged;
@@ -114,8 +123,7 @@ class StepSearch {
     for (size_t g = 0; g < p_.groups->size(); ++g) {
       const TieGroup& tg = (*p_.groups)[g];
       for (size_t m = 0; m < tg.members.size(); ++m) {
-        const auto [k, b] = tg.members[m];
-        Block& x = blocks_[static_cast<size_t>(flat(kp_of_case_[static_cast<size_t>(k)], b))];
+        Block& x = blocks_[static_cast<size_t>(member_flat(tg, static_cast<int>(m)))];
         x.group = static_cast<int>(g);
         x.member = static_cast<int>(m);
       }
@@ -130,14 +138,12 @@ class StepSearch {
       auto after = std::lower_bound(all_ends.begin(), all_ends.end(), x.rec_start + p_.tick);
       x.late = after == all_ends.end() ? kNever : p_.scale * *after;
     }
-    // The recorded start order (the judge's sort: start, case kernel, block) and each SM's share of it.
+    // The recorded start order and each SM's share of it.
     by_rec_.resize(blocks_.size());
     std::iota(by_rec_.begin(), by_rec_.end(), 0);
-    auto rec_key = [&](int i) {
-      const Block& x = blocks_[static_cast<size_t>(i)];
-      return std::make_tuple(x.rec_start, p_.case_index[static_cast<size_t>(x.kp)], x.b);
-    };
-    std::sort(by_rec_.begin(), by_rec_.end(), [&](int a, int b) { return rec_key(a) < rec_key(b); });
+    std::sort(by_rec_.begin(), by_rec_.end(), [&](int a, int b) {
+      return rec_key(blocks_[static_cast<size_t>(a)]) < rec_key(blocks_[static_cast<size_t>(b)]);
+    });
     on_sm_.assign(static_cast<size_t>(s.device.sms), {});
     for (int i : by_rec_) on_sm_[static_cast<size_t>(blocks_[static_cast<size_t>(i)].rec_sm)].push_back(i);
     std::vector<int64_t> starts;
@@ -192,14 +198,20 @@ class StepSearch {
     st.sch.retire(x.kp, x.b, st.now);
   }
 
+  // Retires the earliest block outside tie groups whose end has come, if one has.
+  bool retire_earliest_due(State& st) const {
+    if (st.ends.empty() || st.ends.front().first > st.now) return false;
+    std::pop_heap(st.ends.begin(), st.ends.end(), std::greater<>());
+    retire(st, st.ends.back().second);
+    st.ends.pop_back();
+    return true;
+  }
+
   // Retires the tie group's member due now: the chosen one, or under `together` every member (start-order
   // hypotheses one at a time, in dispatch order, each followed by a dispatch).
   void retire_slot(State& st) const {
     const TieGroup& g = (*p_.groups)[st.gi];
-    auto member_block = [&](int m) {
-      const auto [k, b] = g.members[static_cast<size_t>(m)];
-      return flat(kp_of_case_[static_cast<size_t>(k)], b);
-    };
+    auto member_block = [&](int m) { return member_flat(g, m); };
     if (!st.together[st.gi]) {
       retire(st, member_block(st.choice[st.gi][static_cast<size_t>(st.slot)]));
       ++st.slot;
@@ -267,25 +279,18 @@ class StepSearch {
       for (const int j : st.at_now) {
         if (j == i) continue;
         const Block& y = blocks_[static_cast<size_t>(j)];
-        const bool required = rpos_less(y, x.need_cross) || (y.rec_sm == x.rec_sm && sm_pos_less(y, x.need_sm));
+        const bool required =
+            among_first(y, by_rec_, x.need_cross) ||
+            (y.rec_sm == x.rec_sm && among_first(y, on_sm_[static_cast<size_t>(y.rec_sm)], x.need_sm));
         if (required && same_instant_key(j) > same_instant_key(i)) return false;
       }
     }
     return true;
   }
 
-  // Whether y lies among the first n entries of the recorded start order (of all SMs, or of its own SM).
-  bool rpos_less(const Block& y, size_t n) const {
-    if (n == 0) return false;
-    const Block& last = blocks_[static_cast<size_t>(by_rec_[n - 1])];
-    return std::make_tuple(y.rec_start, p_.case_index[static_cast<size_t>(y.kp)], y.b) <=
-           std::make_tuple(last.rec_start, p_.case_index[static_cast<size_t>(last.kp)], last.b);
-  }
-  bool sm_pos_less(const Block& y, size_t n) const {
-    if (n == 0) return false;
-    const Block& last = blocks_[static_cast<size_t>(on_sm_[static_cast<size_t>(y.rec_sm)][n - 1])];
-    return std::make_tuple(y.rec_start, p_.case_index[static_cast<size_t>(y.kp)], y.b) <=
-           std::make_tuple(last.rec_start, p_.case_index[static_cast<size_t>(last.kp)], last.b);
+  // Whether y lies among the first n entries of a list in recorded start order (by_rec_, or an SM's on_sm_).
+  bool among_first(const Block& y, const std::vector<int>& in_start_order, size_t n) const {
+    return n > 0 && rec_key(y) <= rec_key(blocks_[static_cast<size_t>(in_start_order[n - 1])]);
   }
 
   // Runs st's clock until a tied retirement needs choosing, every block is dispatched as recorded, or one is not.
@@ -307,20 +312,12 @@ class StepSearch {
       }
       switch (p_.h->retirement) {
         case Retirement::AllThenDispatch:
-          while (!st.ends.empty() && st.ends.front().first <= st.now) {
-            std::pop_heap(st.ends.begin(), st.ends.end(), std::greater<>());
-            retire(st, st.ends.back().second);
-            st.ends.pop_back();
-          }
+          while (retire_earliest_due(st)) continue;
           if (slot_due) retire_slot(st);
           break;
         case Retirement::StartOrder:
           // Ends outside tie groups and a tie group's slots never share an instant; one block at a time.
-          if (!st.ends.empty() && st.ends.front().first <= st.now) {
-            std::pop_heap(st.ends.begin(), st.ends.end(), std::greater<>());
-            retire(st, st.ends.back().second);
-            st.ends.pop_back();
-          } else if (slot_due) {
+          if (!retire_earliest_due(st) && slot_due) {
             retire_slot(st);
           }
           break;
@@ -366,10 +363,8 @@ class StepSearch {
     }
     if (st.front < by_rec_.size()) {
       const int want = blocks_[static_cast<size_t>(by_rec_[st.front])].rec_sm;
-      std::stable_partition(out.begin(), out.end(), [&](int m) {
-        const auto [k, b] = g.members[static_cast<size_t>(m)];
-        return blocks_[static_cast<size_t>(flat(kp_of_case_[static_cast<size_t>(k)], b))].rec_sm == want;
-      });
+      std::stable_partition(out.begin(), out.end(),
+                            [&](int m) { return blocks_[static_cast<size_t>(member_flat(g, m))].rec_sm == want; });
     }
     return out;
   }

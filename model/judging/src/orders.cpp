@@ -166,31 +166,39 @@ class OrderSearch {
     detail::StepResult out;
     out.outcome = detail::StepOutcome::NoOrder;
     const int64_t budget = max_ * (static_cast<int64_t>(c_.scenario.total_blocks()) + 1);
+    for_each_launch_order([&] {
+      arrange_launches();
+      detail::StepProblem p;
+      p.arranged = &scen_;
+      p.h = &h_;
+      p.o = &o_;
+      p.case_index = case_index_;
+      p.groups = &groups_;
+      p.by_start = &by_start_;
+      p.scale = scale_;
+      p.tick = tick_;
+      p.cross_gap = std::max(tick_, skew_.units + 1);
+      detail::StepResult r = detail::search_orders_stepwise(p, budget - out.steps);
+      r.steps += out.steps;
+      if (r.outcome != detail::StepOutcome::NoOrder) {
+        out = std::move(r);
+        return false;
+      }
+      out.steps = r.steps;
+      return true;
+    });
+    return out;
+  }
+
+  // Each launch order the recording admits (kernels launched further apart than its window keep their order) in
+  // launch_, until `visit` returns false.
+  void for_each_launch_order(const std::function<bool()>& visit) {
     const int nk = static_cast<int>(c_.scenario.kernels.size());
     for_each_extension(nk, [&](int a, int b) { return a < b && before_[static_cast<size_t>(a)][static_cast<size_t>(b)]; },
                        [&](const std::vector<int>& perm) {
                          launch_ = perm;
-                         arrange_launches();
-                         detail::StepProblem p;
-                         p.arranged = &scen_;
-                         p.h = &h_;
-                         p.o = &o_;
-                         p.case_index = case_index_;
-                         p.groups = &groups_;
-                         p.by_start = &by_start_;
-                         p.scale = scale_;
-                         p.tick = tick_;
-                         p.cross_gap = std::max(tick_, skew_.units + 1);
-                         detail::StepResult r = detail::search_orders_stepwise(p, budget - out.steps);
-                         r.steps += out.steps;
-                         if (r.outcome != detail::StepOutcome::NoOrder) {
-                           out = std::move(r);
-                           return false;
-                         }
-                         out.steps = r.steps;
-                         return true;
+                         return visit();
                        });
-    return out;
   }
 
   // A fresh search at l within `bound` simulations: nothing simulated, passed or closest yet.
@@ -207,14 +215,11 @@ class OrderSearch {
   std::pair<Check, std::string> enumerate(Level l, int64_t& sims, const std::optional<Order>& first, int64_t bound) {
     reset(l, bound);
     if (first) visit_order(*first);
-    const int nk = static_cast<int>(c_.scenario.kernels.size());
     if (!passed_ && !stopped_)
-    for_each_extension(nk, [&](int a, int b) { return a < b && before_[static_cast<size_t>(a)][static_cast<size_t>(b)]; },
-                       [&](const std::vector<int>& perm) {
-                         launch_ = perm;
-                         visit_launch_order();
-                         return !passed_ && !stopped_;
-                       });
+      for_each_launch_order([&] {
+        visit_launch_order();
+        return !passed_ && !stopped_;
+      });
     sims += sims_;
     if (passed_) return {pass_, pass_order_};
     Check out = best_.check;
