@@ -2,6 +2,8 @@
 // building blocks (ContiguousSpace, strict round-robin capacity, config_s, thresholds) on their own.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -287,6 +289,57 @@ TEST_CASE("smem contiguous: limit_s sums floor(hole / S) over the free holes, no
   CHECK(sm1.fits(S, limit) == 3);
   CHECK(largest_hole_blocks(sm0) == 2);
   CHECK(largest_hole_blocks(sm1) == 3);
+}
+
+TEST_CASE("ContiguousSpace: a run of chunks lands where one allocation per chunk puts it and leaves the same holes",
+          "[resources][registers]") {
+  // A block's warps in one PB take their register chunks as one run, chunks next to each other kept as one interval
+  // and freed together: on random runs and releases, the same holes as allocating and freeing chunk by chunk.
+  const int limit = 64;
+  std::mt19937 rng(7);
+  ContiguousSpace by_run, by_chunk;
+  std::vector<std::vector<int>> run_offsets, chunk_offsets;  // per live block
+  auto holes = [&](const ContiguousSpace& c) {
+    std::vector<std::pair<int, int>> out;
+    for (const auto& h : c.holes(limit)) out.emplace_back(h.offset, h.size);
+    return out;
+  };
+  int merged = 0, refused = 0;
+  for (int step = 0; step < 3000; ++step) {
+    if (!run_offsets.empty() && rng() % 3 == 0) {
+      const size_t b = rng() % run_offsets.size();
+      for (int off : run_offsets[b]) by_run.release(off);
+      for (int off : chunk_offsets[b]) by_chunk.release(off);
+      run_offsets.erase(run_offsets.begin() + static_cast<long>(b));
+      chunk_offsets.erase(chunk_offsets.begin() + static_cast<long>(b));
+    } else {
+      const int size = 1 + static_cast<int>(rng() % 6), count = 1 + static_cast<int>(rng() % 5);
+      std::vector<std::pair<int, int>> pieces;
+      if (by_chunk.fits(size, limit) < count) {  // equal chunks fill each hole in turn: fits() is how many go
+        ContiguousSpace trial = by_run;
+        CHECK_FALSE(trial.allocate_run(size, count, limit, 3, pieces));
+        ++refused;
+        continue;
+      }
+      REQUIRE(by_run.allocate_run(size, count, limit, 3, pieces));
+      std::vector<int> chunks, runs;
+      for (int c = 0; c < count; ++c) chunks.push_back(by_chunk.allocate(size, limit));
+      for (const auto& [tag, off] : pieces) {
+        CHECK(tag == 3);
+        runs.push_back(off);
+      }
+      // Every interval starts at a chunk, and the first chunk starts the first interval.
+      CHECK(runs.front() == chunks.front());
+      for (int off : runs) CHECK(std::find(chunks.begin(), chunks.end(), off) != chunks.end());
+      if (runs.size() < chunks.size()) ++merged;
+      run_offsets.push_back(runs);
+      chunk_offsets.push_back(chunks);
+    }
+    REQUIRE(holes(by_run) == holes(by_chunk));
+    REQUIRE(by_run.used() == by_chunk.used());
+  }
+  CHECK(merged > 100);  // neighbouring chunks were kept as one interval
+  CHECK(refused > 10);  // and runs that did not fit were refused
 }
 
 TEST_CASE("smem_ignore_below 3072: small blocks run beside an SM whose shared memory is full", "[resources][smem]") {

@@ -101,6 +101,36 @@ int ContiguousSpace::allocate(int size, int limit) {
   return at;
 }
 
+bool ContiguousSpace::allocate_run(int size, int count, int limit, int tag, std::vector<std::pair<int, int>>& out) {
+  if (allocs_.capacity() == 0) allocs_.reserve(kReservedIntervals);
+  // First fit of each chunk resumes where the last one ended: every hole below it was too small for `size` (or the
+  // last chunk would have gone there) and allocating never widens a hole.
+  size_t i = 0;  // the first interval at or after `at`
+  int at = 0;
+  if (compact(allocs_, used_) && !allocs_.empty()) {
+    i = allocs_.size();
+    at = allocs_.back().offset + allocs_.back().size;
+  }
+  size_t run = allocs_.size() + 1;  // the interval this call last started or extended (none yet)
+  for (int c = 0; c < count; ++c) {
+    while (i < allocs_.size() && allocs_[i].offset - at < size) {
+      at = std::max(at, allocs_[i].offset + allocs_[i].size);
+      ++i;
+    }
+    if (i == allocs_.size() && limit - at < size) return false;
+    if (run + 1 == i && allocs_[run].offset + allocs_[run].size == at) {
+      allocs_[run].size += size;  // next to this call's last chunk: one interval, released together
+    } else {
+      allocs_.insert(allocs_.begin() + static_cast<long>(i), Interval{at, size});
+      out.emplace_back(tag, at);
+      run = i++;
+    }
+    at += size;
+    used_ += size;
+  }
+  return true;
+}
+
 void ContiguousSpace::release(int offset) {
   auto it = std::lower_bound(allocs_.begin(), allocs_.end(), offset,
                              [](const Interval& a, int off) { return a.offset < off; });
@@ -395,8 +425,8 @@ void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
   }
   bool per_warp = false;  // warps dealt one by one (else in one step, or to the SM pool)
   switch (kW) {
-    case Warps::Sm: break;
-    case Warps::PbStrictRR: per_warp = contiguous_regs; break;
+    case Warps::Sm:
+    case Warps::PbStrictRR: break;
     case Warps::PbAny: per_warp = true; break;
   }
 
@@ -404,14 +434,19 @@ void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
   if constexpr (kW == Warps::Sm) {
     s.warps += n.warps;
   } else if (!per_warp) {
-    // Mechanism 2.1 without per-warp allocation: warp w goes to PB (p + w) mod PBs, so the PB j
-    // steps after the pointer gets W / PBs warps, one more when j < W mod PBs.
+    // Mechanism 2.1: warp w goes to PB (p + w) mod PBs, so the PB j steps after the pointer gets W / PBs warps, one
+    // more when j < W mod PBs.
+    // Contiguous registers: the PB's warps take their chunks one after another (PBs' spaces are apart, so the
+    // order among PBs does not matter), as allocate_run places them.
     const int base = n.warps / pbs, extra = n.warps % pbs;
     for (int j = 0, q = s.pb_pointer; j < pbs; ++j, q = q + 1 == pbs ? 0 : q + 1) {
       const int count = base + (j < extra ? 1 : 0);
       a.pb_warps[q] += count;
       s.pb_warps[q] += count;
       if (pb_regs) s.pb_regs[q] += count * n.regs_per_warp;
+      if (contiguous_regs && count > 0 &&
+          !s.pb_reg_space[static_cast<size_t>(q)].allocate_run(n.regs_per_warp, count, lim_.regs_per_pb, q, a.reg_pieces))
+        throw std::logic_error("pb-contiguous commit found no register hole");
     }
   } else {
     if (contiguous_regs) a.reg_pieces.reserve(static_cast<size_t>(n.warps));

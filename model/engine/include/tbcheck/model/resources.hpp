@@ -43,6 +43,10 @@ class ContiguousSpace {
  public:
   int64_t fits(int size, int limit) const;   // how many `size` chunks fit in the holes
   int allocate(int size, int limit);         // offset; -1 if no hole fits
+  // `count` chunks of `size`, each where allocate() would put it, with the chunks that land next to each other kept
+  // as one interval (released at once, by its first offset): appends (tag, offset) for each interval kept to `out`.
+  // False if a chunk fits no hole. The holes are those of `count` allocate() calls; the intervals are fewer.
+  bool allocate_run(int size, int count, int limit, int tag, std::vector<std::pair<int, int>>& out);
   void release(int offset);
   int used() const { return used_; }
   bool empty() const { return allocs_.empty(); }
@@ -74,8 +78,9 @@ struct Allocation {
   int smem = 0;
   std::array<int, kMaxPbs> pb_warps{};
   int smem_offset = -1;
-  // Per warp, registers: pb-contiguous only: the PB its registers went to and their offset there. One vector,
-  // kept by the slot it lives in (Dispatcher), so a reused slot allocates nothing.
+  // Registers, pb-contiguous only: the PB each interval of the block's warps' registers went to and its offset there
+  // (a PB's warps next to each other are one interval). One vector, kept by the slot it lives in (Dispatcher), so a
+  // reused slot allocates nothing.
   std::vector<std::pair<int, int>> reg_pieces;  // (pb, offset)
 };
 
