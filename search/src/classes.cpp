@@ -312,15 +312,18 @@ NeedsRepresentatives needs_representatives(const model::Hypothesis& h1, const mo
   return out;
 }
 
+int common_divisor(const std::vector<int>& durations) {
+  int g = 0;
+  for (int x : durations) g = std::gcd(g, x);
+  return g;
+}
+
 std::vector<std::vector<int>> duration_tuples(int kernels, int max_duration) {
-  // Every instant of the model is a sum of durations (releases are 0), so scaling every duration by g
-  // scales every schedule by g: a tuple with gcd g > 1 separates exactly when the tuple divided by g does.
+  // A tuple with gcd g > 1 separates exactly when the tuple divided by g does (common_divisor).
   std::vector<std::vector<int>> out;
   std::vector<int> t(static_cast<size_t>(kernels), 1);
   for (;;) {
-    int g = 0;
-    for (int x : t) g = std::gcd(g, x);
-    if (g == 1) out.push_back(t);
+    if (common_divisor(t) == 1) out.push_back(t);
     size_t i = 0;
     while (i < t.size() && t[i] == max_duration) t[i++] = 1;
     if (i == t.size()) break;

@@ -99,6 +99,10 @@ NeedsRepresentatives needs_representatives(const model::Hypothesis& h1, const mo
                                            const model::Device& d, const smt::ParamBounds& params);
 // The duration tuples of `kernels` kernels the enumeration runs (gcd 1, smallest total first).
 std::vector<std::vector<int>> duration_tuples(int kernels, int max_duration);
+// The greatest common divisor of a tuple of durations. Every instant of a scenario released at 0 is a sum of
+// durations, so scaling every duration by g scales every schedule by g: a tuple with gcd g > 1 acts as the tuple
+// divided by g, in separation and in which retirements tie.
+int common_divisor(const std::vector<int>& durations);
 
 // Whether some scenario of the domain of `params` with the structure `blocks` (one entry per kernel, each
 // in its own stream, released at 0) separates h1 from h2 on d (detail::separates), by simulating every

@@ -14,6 +14,7 @@
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/oracle/oracle.hpp"
 #include "tbcheck/search/distinguish.hpp"
+#include "classes.hpp"
 #include "witness.hpp"
 
 namespace tbcheck::search {
@@ -257,7 +258,12 @@ RobustWitness robust_witness(const model::Scenario& witness, const model::Hypoth
   };
   std::stable_sort(candidates.begin(), candidates.end(), [&](const auto& x, const auto& y) { return key(x) < key(y); });
   if (candidates.size() > static_cast<size_t>(kStaggerTries)) candidates.resize(static_cast<size_t>(kStaggerTries));
+  // A vector with a common divisor g acts as its quotient (detail::common_divisor) when every kernel is released at 0;
+  // the quotient has the smaller total, so it was tried before and failed.
+  const bool scales = std::all_of(witness.kernels.begin(), witness.kernels.end(),
+                                  [](const model::Kernel& k) { return k.release == 0; });
   for (const auto& v : candidates) {
+    if (scales && detail::common_divisor(v) > 1) continue;
     model::Scenario s = witness;
     for (size_t k = 0; k < nk; ++k) s.kernels[k].duration = v[k];
     if (!separates_robustly(s, a, b)) continue;

@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <vector>
 
 #include "helpers.hpp"
+#include "tbcheck/model/hypothesis.hpp"
 #include "tbcheck/model/simulator.hpp"
 #include "tbcheck/search/distinguish.hpp"
 #include "tbcheck/search/ties.hpp"
@@ -46,6 +48,40 @@ TEST_CASE("robust_witness staggers a tie-dependent witness and keeps the pair se
   const search::RobustWitness c = search::robust_witness(p, test::hyp("alg1"), search::other_reading(test::hyp("alg1")), 3);
   CHECK(c.ties == search::WitnessTies::Compared);
   CHECK(c.scenario.kernels[2].duration == 2);
+}
+
+TEST_CASE("durations scaled by a common factor scale every schedule and keep which retirements tie", "[ties]") {
+  // The staggering skips a duration vector with a common divisor because it acts as its quotient, tried before it:
+  // true while every instant is a sum of durations, which this protects for both readings of every hypothesis.
+  const std::vector<model::Scenario> scenarios = {test::tied_retirements_scenario(), test::scenario(R"({"device": "rtx3090",
+    "kernels": [{"name": "k1", "blocks": 82, "threads": 32, "regs": 255, "smem": 19456, "duration": 1},
+                {"name": "k2", "blocks": 123, "threads": 128, "regs": 40, "smem": 47232, "duration": 2}]})")};
+  int compared = 0;
+  for (const model::Scenario& s : scenarios)
+    for (const model::Hypothesis& h : model::builtin_hypotheses())
+      for (const model::Hypothesis& r : {h, search::other_reading(h)}) {
+        if (model::combination_error(r)) continue;  // gpc-priority has one reading
+        const auto base = model::try_simulate(s, r);
+        if (!base) continue;
+        for (int g : {2, 3}) {
+          model::Scenario scaled = s;
+          for (auto& k : scaled.kernels) k.duration *= g;
+          const auto sch = model::try_simulate(scaled, r);
+          REQUIRE(sch);
+          for (size_t k = 0; k < sch->kernels.size(); ++k)
+            for (size_t b = 0; b < sch->kernels[k].blocks.size(); ++b) {
+              const auto& x = base->kernels[k].blocks[b];
+              const auto& y = sch->kernels[k].blocks[b];
+              REQUIRE(y.sm == x.sm);
+              REQUIRE(y.start == g * x.start);
+              REQUIRE(y.end == g * x.end);
+            }
+          CHECK(search::tie_robust(scaled, {r}).effect == search::tie_robust(s, {r}).effect);
+          ++compared;
+        }
+      }
+  CHECK(compared >= 40);
+  CHECK_FALSE(search::tie_robust(scenarios[0], {test::hyp("alg1")}).robust());  // a tie that matters, scaled alike
 }
 
 TEST_CASE("distinguish's witness of a small pair holds under both readings of tied retirements", "[ties][distinguish]") {
