@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "helpers.hpp"
@@ -53,10 +55,15 @@ TEST_CASE("robust_witness staggers a tie-dependent witness and keeps the pair se
 TEST_CASE("durations scaled by a common factor scale every schedule and keep which retirements tie", "[ties]") {
   // The staggering skips a duration vector with a common divisor because it acts as its quotient, tried before it:
   // true while every instant is a sum of durations, which this protects for both readings of every hypothesis.
+  // quadro6000 has a GPC map, where the gpc-priority dispatcher (fermi) runs.
   const std::vector<model::Scenario> scenarios = {test::tied_retirements_scenario(), test::scenario(R"({"device": "rtx3090",
     "kernels": [{"name": "k1", "blocks": 82, "threads": 32, "regs": 255, "smem": 19456, "duration": 1},
-                {"name": "k2", "blocks": 123, "threads": 128, "regs": 40, "smem": 47232, "duration": 2}]})")};
+                {"name": "k2", "blocks": 123, "threads": 128, "regs": 40, "smem": 47232, "duration": 2}]})"),
+    test::scenario(R"({"device": "quadro6000", "kernels": [
+      {"name": "k1", "blocks": 40, "threads": 256, "regs": 32, "smem": 0, "duration": 1},
+      {"name": "k2", "blocks": 30, "threads": 128, "regs": 20, "smem": 1024, "duration": 2}]})")};
   int compared = 0;
+  std::set<std::string> ran;  // hypotheses compared
   for (const model::Scenario& s : scenarios)
     for (const model::Hypothesis& h : model::builtin_hypotheses())
       for (const model::Hypothesis& r : {h, search::other_reading(h)}) {
@@ -78,9 +85,11 @@ TEST_CASE("durations scaled by a common factor scale every schedule and keep whi
             }
           CHECK(search::tie_robust(scaled, {r}).effect == search::tie_robust(s, {r}).effect);
           ++compared;
+          ran.insert(h.name);
         }
       }
   CHECK(compared >= 40);
+  CHECK(ran.count("fermi") == 1);  // the gpc-priority dispatcher as well as the generic one
   CHECK_FALSE(search::tie_robust(scenarios[0], {test::hyp("alg1")}).robust());  // a tie that matters, scaled alike
 }
 
