@@ -417,23 +417,17 @@ void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
   }
   const int pbs = kPbs > 0 ? kPbs : lim_.pbs;
   bool pb_regs = false;          // registers counted per PB
-  bool contiguous_regs = false;  // registers allocated warp by warp at addresses
+  bool contiguous_regs = false;  // registers allocated at addresses in each PB
   switch (kR) {
     case Registers::Sm: break;
     case Registers::Pb: pb_regs = n.regs_per_warp > 0; break;
     case Registers::PbContiguous: contiguous_regs = n.regs_per_warp > 0; break;
   }
-  bool per_warp = false;  // warps dealt one by one (else in one step, or to the SM pool)
-  switch (kW) {
-    case Warps::Sm:
-    case Warps::PbStrictRR: break;
-    case Warps::PbAny: per_warp = true; break;
-  }
 
   s.blocks += 1;
   if constexpr (kW == Warps::Sm) {
     s.warps += n.warps;
-  } else if (!per_warp) {
+  } else if constexpr (kW == Warps::PbStrictRR) {
     // Mechanism 2.1: warp w goes to PB (p + w) mod PBs, so the PB j steps after the pointer gets W / PBs warps, one
     // more when j < W mod PBs.
     // Contiguous registers: the PB's warps take their chunks one after another (PBs' spaces are apart, so the
@@ -449,23 +443,18 @@ void GpuState::commit_as(int sm, const BlockNeeds& n, Allocation& a) {
         throw std::logic_error("pb-contiguous commit found no register hole");
     }
   } else {
+    // pb-any: warp by warp, each to the first PB at or after the pointer with room.
+    static_assert(kW == Warps::PbAny);
     if (contiguous_regs) a.reg_pieces.reserve(static_cast<size_t>(n.warps));
     for (int w = 0; w < n.warps; ++w) {
-      int q = 0;
-      if constexpr (kW == Warps::PbStrictRR) {
-        q = (s.pb_pointer + w) % pbs;  // Mechanism 2.1: no redirect
-      } else {                          // pb-any (per_warp is false for the other options)
-        static_assert(kW == Warps::PbAny);
-        // first PB at or after the pointer with room
-        int64_t room[kMaxPbs] = {};
-        pb_warp_rooms<kR, kPbs>(lim_, s, n, room);
-        int j = 0;
-        for (; j < pbs; ++j)
-          if (room[(s.pb_pointer + j) % pbs] > 0) break;
-        if (j == pbs) throw std::logic_error("pb-any commit found no PB with room");
-        q = (s.pb_pointer + j) % pbs;
-        s.pb_pointer = (q + 1) % pbs;
-      }
+      int64_t room[kMaxPbs] = {};
+      pb_warp_rooms<kR, kPbs>(lim_, s, n, room);
+      int j = 0;
+      for (; j < pbs; ++j)
+        if (room[(s.pb_pointer + j) % pbs] > 0) break;
+      if (j == pbs) throw std::logic_error("pb-any commit found no PB with room");
+      const int q = (s.pb_pointer + j) % pbs;
+      s.pb_pointer = (q + 1) % pbs;
       a.pb_warps[q] += 1;
       s.pb_warps[q] += 1;
       if (pb_regs) s.pb_regs[q] += n.regs_per_warp;

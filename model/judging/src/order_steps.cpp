@@ -211,12 +211,11 @@ class StepSearch {
   // hypotheses one at a time, in dispatch order, each followed by a dispatch).
   void retire_slot(State& st) const {
     const TieGroup& g = (*p_.groups)[st.gi];
-    auto member_block = [&](int m) { return member_flat(g, m); };
     if (!st.together[st.gi]) {
-      retire(st, member_block(st.choice[st.gi][static_cast<size_t>(st.slot)]));
+      retire(st, member_flat(g, st.choice[st.gi][static_cast<size_t>(st.slot)]));
       ++st.slot;
     } else if (p_.h->retirement == Retirement::AllThenDispatch) {
-      for (size_t m = 0; m < g.members.size(); ++m) retire(st, member_block(static_cast<int>(m)));
+      for (size_t m = 0; m < g.members.size(); ++m) retire(st, member_flat(g, static_cast<int>(m)));
       st.slot = static_cast<int>(g.members.size());
     } else {
       // The not yet retired member dispatched first; st.choice holds the retired ones.
@@ -224,12 +223,12 @@ class StepSearch {
       for (size_t m = 0; m < g.members.size(); ++m) {
         const auto& done = st.choice[st.gi];
         if (std::find(done.begin(), done.end(), static_cast<int>(m)) != done.end()) continue;
-        if (best < 0 || st.seq[static_cast<size_t>(member_block(static_cast<int>(m)))] <
-                            st.seq[static_cast<size_t>(member_block(best))])
+        if (best < 0 || st.seq[static_cast<size_t>(member_flat(g, static_cast<int>(m)))] <
+                            st.seq[static_cast<size_t>(member_flat(g, best))])
           best = static_cast<int>(m);
       }
       st.choice[st.gi].push_back(best);
-      retire(st, member_block(best));
+      retire(st, member_flat(g, best));
       ++st.slot;
     }
     next_group(st);
